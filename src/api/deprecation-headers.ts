@@ -1,0 +1,39 @@
+import { formatHttpDate, parseHttpDate } from './http-date.ts';
+import type { HeaderValue } from './rate-limit-headers.ts';
+
+/** RFC 9745: `Deprecation: @1688169599`, a Structured Field Date (Unix seconds after an "@"). */
+export function formatDeprecation(date: Date): string {
+  return `@${Math.floor(date.getTime() / 1000)}`;
+}
+
+export function parseDeprecation(value: HeaderValue): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = /^@(-?\d{1,15})$/.exec(value.trim());
+  return m ? new Date(Number(m[1]) * 1000) : undefined;
+}
+
+/** RFC 8594: `Sunset: <IMF-fixdate>`. */
+export const formatSunset = formatHttpDate;
+
+export function parseSunset(value: HeaderValue): Date | undefined {
+  return typeof value === 'string' ? parseHttpDate(value) : undefined;
+}
+
+export interface LinkValue {
+  uri: string;
+  rel: string[];
+}
+
+/** Just enough of RFC 8288 to find `rel="sunset"`: `<uri>; rel="a b", <uri2>; rel=c`. */
+export function parseLinks(value: HeaderValue): LinkValue[] {
+  if (typeof value !== 'string') return [];
+  const links: LinkValue[] = [];
+  for (const m of value.matchAll(/<([^>]*)>((?:\s*;\s*[^;,]+)*)/g)) {
+    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(m[2] ?? '');
+    links.push({
+      uri: m[1] ?? '',
+      rel: (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/).filter(Boolean),
+    });
+  }
+  return links;
+}

@@ -1,0 +1,15 @@
+/** Exit codes, documented in --help and the README; CI pipelines branch on them. */
+export const EXIT = {
+  OK: 0,
+  /** Reserved for failed thresholds and regressions. */
+  THRESHOLDS_FAILED: 1,
+  /** Bad flags, files or scenarios. */
+  USAGE: 2,
+  /** The target could not be reached. */
+  UNREACHABLE: 3,
+  /** `serve` could not listen (address in use, no permission). */
+  LISTEN_FAILED: 4,
+  /** A bug of ours (sysexits' EX_SOFTWARE), never a verdict on the target. */
+  INTERNAL: 70,
+  INTERRUPTED: 130,
+} as const;

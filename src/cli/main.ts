@@ -1,0 +1,39 @@
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { InputError } from '../api/input-error.ts';
+import { EXIT } from './exit-codes.ts';
+import { serve, serveOptions } from './serve.ts';
+
+const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds, 2 bad usage or input, 3 target unreachable,
+4 cannot listen, 70 internal error, 130 interrupted.`;
+
+/** Usage errors are one line on stderr and exit 2: pipelines read the code, people read the line. */
+function fail(message: string, exitCode: number = EXIT.USAGE): never {
+  process.stderr.write(`petstore-load: ${message}\n`);
+  process.exit(exitCode);
+}
+
+try {
+  await yargs(hideBin(process.argv))
+    .scriptName('petstore-load')
+    .usage('$0 <command> [options]')
+    .command(
+      'serve',
+      'Start the reference pet store server (rate limits, deprecation, fault injection)',
+      serveOptions,
+      serve,
+    )
+    .demandCommand(1, 'name a command (see --help)')
+    .strict()
+    .epilogue(EPILOGUE)
+    .help()
+    .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .fail((message, error) => {
+      if (error) throw error;
+      fail(message.split('\n')[0] ?? 'bad usage');
+    })
+    .parseAsync();
+} catch (error) {
+  if (error instanceof InputError) fail(error.message, error.exitCode);
+  fail(`internal error: ${(error as Error).message}`, EXIT.INTERNAL);
+}

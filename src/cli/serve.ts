@@ -1,0 +1,201 @@
+import type { Argv } from 'yargs';
+import { DEMO_KEYS } from '../api/demo-keys.ts';
+import { parseDuration } from '../api/duration.ts';
+import { InputError } from '../api/input-error.ts';
+import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
+import { OMITTABLE_HEADERS, type OmittableHeader } from '../server/faults.ts';
+import { type RunningServer, type ServerOptions, startServer } from '../server/index.ts';
+import { EXIT } from './exit-codes.ts';
+import { readJsonFile } from './read-json-file.ts';
+
+export function serveOptions(yargs: Argv) {
+  return yargs
+    .group(
+      [
+        'host',
+        'port',
+        'plans',
+        'keys',
+        'time-scale',
+        'sunset',
+        'seed-data',
+        'rate-limit',
+        'ban-after',
+        'ban-duration',
+      ],
+      'Server:',
+    )
+    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+    .option('port', { type: 'number', default: 8080, describe: 'Port to listen on (0: a free port)' })
+    .option('plans', {
+      type: 'string',
+      describe: 'JSON file overriding plan limits, e.g. {"enterprise":{"perMinute":20000}}',
+    })
+    .option('keys', { type: 'string', describe: 'JSON file of API key -> plan, replacing the demo keys' })
+    .option('time-scale', {
+      type: 'number',
+      default: 1,
+      describe: 'Divide every rate-limit window and the ban by N (60: a minute lasts 1 s)',
+    })
+    .option('sunset', {
+      type: 'string',
+      describe: 'Sunset date of the deprecated getPetById (ISO 8601); after it, 410',
+    })
+    .option('seed-data', {
+      type: 'number',
+      default: 20,
+      describe: 'Pets to create at start (with categories and stock)',
+    })
+    .option('rate-limit', {
+      type: 'boolean',
+      default: true,
+      describe: 'Rate limiting (--no-rate-limit turns it and its headers off)',
+    })
+    .option('ban-after', {
+      type: 'number',
+      default: 5,
+      describe: 'Requests a key may send after a 429 before it is banned',
+    })
+    .option('ban-duration', {
+      type: 'string',
+      default: '10m',
+      describe: 'Length of the temporary ban (scaled by --time-scale)',
+    })
+    .group(
+      [
+        'fault-latency',
+        'fault-jitter',
+        'fault-stall',
+        'fault-error-rate',
+        'fault-reset-rate',
+        'fault-omit-header',
+        'fault-wrong-remaining',
+        'fault-reset-as-delta',
+        'fault-no-retry-after',
+        'fault-limiter-leak',
+        'fault-seed',
+      ],
+      'Fault injection (off by default; for proving checks):',
+    )
+    .option('fault-latency', {
+      type: 'string',
+      describe: 'Add a fixed latency to every response (e.g. 50ms)',
+    })
+    .option('fault-jitter', { type: 'string', describe: 'Add a random latency in [0, D) (e.g. 20ms)' })
+    .option('fault-stall', {
+      type: 'string',
+      describe: 'Stall all requests for D every P, as D/P (e.g. 1s/10s)',
+    })
+    .option('fault-error-rate', { type: 'number', describe: 'Share (0..1) of requests answered 500' })
+    .option('fault-reset-rate', { type: 'number', describe: 'Share (0..1) of connections reset' })
+    .option('fault-omit-header', {
+      type: 'string',
+      choices: [...OMITTABLE_HEADERS],
+      describe: 'Leave this rate-limit header out',
+    })
+    .option('fault-wrong-remaining', { type: 'number', describe: 'Add N to the true X-RateLimit-Remaining' })
+    .option('fault-reset-as-delta', {
+      type: 'boolean',
+      describe: 'Send X-RateLimit-Reset as seconds-until, not Unix time',
+    })
+    .option('fault-no-retry-after', { type: 'boolean', describe: 'Send 429 without Retry-After' })
+    .option('fault-limiter-leak', { type: 'number', describe: 'Let N extra requests through per window' })
+    .option('fault-seed', { type: 'number', describe: 'Seed of the random faults, for repeatable runs' });
+}
+
+type ServeArgs = Awaited<ReturnType<typeof serveOptions>['argv']>;
+
+function parseStall(text: string) {
+  const parts = text.split('/');
+  if (parts.length !== 2) throw new InputError(`--fault-stall: '${text}' is not D/P (e.g. 1s/10s)`);
+  return {
+    forMs: parseDuration(parts[0] as string, '--fault-stall'),
+    everyMs: parseDuration(parts[1] as string, '--fault-stall'),
+  };
+}
+
+function parseKeys(path: string): Record<string, string> {
+  const keys = readJsonFile(path, '--keys');
+  if (
+    !keys ||
+    typeof keys !== 'object' ||
+    Array.isArray(keys) ||
+    !Object.values(keys).every((v) => typeof v === 'string')
+  ) {
+    throw new InputError(`--keys ${path}: expected a JSON object of "key": "plan"`);
+  }
+  if (Object.keys(keys).length === 0) throw new InputError(`--keys ${path}: no keys`);
+  return keys as Record<string, string>;
+}
+
+/** Turns parsed flags into ServerOptions; every mistake is an InputError naming the flag. */
+export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
+  const sunset = args.sunset === undefined ? undefined : new Date(args.sunset);
+  if (sunset && Number.isNaN(sunset.getTime()))
+    throw new InputError(`--sunset: '${args.sunset}' is not a date`);
+  const number = (name: string, value: number | undefined) => {
+    if (value !== undefined && Number.isNaN(value)) throw new InputError(`--${name}: expected a number`);
+    return value;
+  };
+  return {
+    host: args.host,
+    port: number('port', args.port),
+    plans: args.plans
+      ? applyPlanOverrides(DEFAULT_PLANS, readJsonFile(args.plans, '--plans'), `--plans ${args.plans}`)
+      : undefined,
+    keys: args.keys ? parseKeys(args.keys) : undefined,
+    timeScale: number('time-scale', args.timeScale),
+    sunset,
+    seedData: number('seed-data', args.seedData),
+    rateLimit: args.rateLimit,
+    banAfter: number('ban-after', args.banAfter),
+    banDurationMs: parseDuration(args.banDuration, '--ban-duration'),
+    faults: {
+      latencyMs:
+        args.faultLatency === undefined ? undefined : parseDuration(args.faultLatency, '--fault-latency'),
+      jitterMs:
+        args.faultJitter === undefined ? undefined : parseDuration(args.faultJitter, '--fault-jitter'),
+      stall: args.faultStall === undefined ? undefined : parseStall(args.faultStall),
+      errorRate: number('fault-error-rate', args.faultErrorRate),
+      resetRate: number('fault-reset-rate', args.faultResetRate),
+      omitHeader: args.faultOmitHeader as OmittableHeader | undefined,
+      wrongRemaining: number('fault-wrong-remaining', args.faultWrongRemaining),
+      resetAsDelta: args.faultResetAsDelta,
+      noRetryAfter: args.faultNoRetryAfter,
+      limiterLeak: number('fault-limiter-leak', args.faultLimiterLeak),
+      seed: number('fault-seed', args.faultSeed),
+    },
+  };
+}
+
+export async function serve(args: ServeArgs): Promise<void> {
+  const options = serverOptionsFromArgs(args);
+  let server: RunningServer;
+  try {
+    server = await startServer(options);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InputError(
+      `cannot listen on ${options.host}:${options.port}: ${code ?? (error as Error).message}`,
+      EXIT.LISTEN_FAILED,
+    );
+  }
+  console.log(`listening on ${server.url}`);
+  if (options.keys) {
+    console.log(`API keys: ${Object.keys(options.keys).length} from ${args.keys}`);
+  } else {
+    console.log('demo keys (Authorization: Bearer <key>):');
+    for (const [key, plan] of Object.entries(DEMO_KEYS)) console.log(`  ${key.padEnd(20)} ${plan}`);
+  }
+  if (options.timeScale !== 1)
+    console.log(`time scale ${options.timeScale}: a minute window lasts ${60 / (options.timeScale ?? 1)} s`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      console.log(`${signal}: stopping`);
+      server.close().then(resolve, resolve);
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}

@@ -1,0 +1,241 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { addOpenApiVocabulary } from '../api/ajv.ts';
+import { DEMO_KEYS } from '../api/demo-keys.ts';
+import type { Operation } from '../api/operations.ts';
+import { DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
+import type { LoadedSpec } from '../api/spec.ts';
+import { ApiError } from './api-error.ts';
+import { FaultInjector } from './faults.ts';
+import { HANDLERS } from './handlers.ts';
+import { SERVER_DEFAULTS, type ServerOptions } from './options.ts';
+import { type LimitDecision, PlanLimiter } from './rate-limiter.ts';
+import { type DeprecationInfo, writeDeprecationHeaders, writeRateLimitHeaders } from './response-headers.ts';
+import { PetStore } from './store.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rateLimit: LimitDecision | undefined;
+  }
+  interface FastifyContextConfig {
+    operation?: Operation;
+    deprecation?: DeprecationInfo;
+    public?: boolean;
+  }
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/** Fastify's own error codes that are the client's fault, mapped to the seed's statuses and codes. */
+function toApiError(error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.validation) return new ApiError(400, 'bad_request', error.message);
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      // The seed: a content type other than application/json is a 400, not a 415.
+      return new ApiError(400, 'unsupported_media_type', 'the request body must be sent as application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', `the request body is over ${BODY_LIMIT} bytes`);
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500)
+    return new ApiError(status, status === 404 ? 'not_found' : 'bad_request', error.message);
+  return new ApiError(500, 'internal_error', 'internal error');
+}
+
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody());
+}
+
+/** `Authorization: Bearer <key>`; the scheme is case-insensitive (RFC 9110). */
+function bearerKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const m = /^bearer +([^\s]+) *$/i.exec(header);
+  return m?.[1];
+}
+
+/** Two compilers: path and query strings are coerced to their types, bodies never are. */
+function validatorCompilers() {
+  const coercing = addOpenApiVocabulary(new Ajv({ strict: false, coerceTypes: 'array', useDefaults: true }));
+  const exact = addOpenApiVocabulary(new Ajv({ strict: false, useDefaults: true }));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? exact : coercing).compile(schema);
+}
+
+function routeSchema(op: Operation) {
+  const part = (where: 'path' | 'query') => {
+    const params = op.parameters.filter((p) => p.in === where);
+    if (params.length === 0) return undefined;
+    return {
+      type: 'object',
+      properties: Object.fromEntries(params.map((p) => [p.name, p.schema ?? {}])),
+      required: params.filter((p) => p.required).map((p) => p.name),
+    };
+  };
+  const schema = { params: part('path'), querystring: part('query'), body: op.requestBody?.schema };
+  return Object.fromEntries(Object.entries(schema).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * JSON only: fastify's text/plain parser goes, so any other media type is refused (and mapped to the
+ * seed's 400). An empty body parses as "no body": clients that always send the content type are not
+ * punished on DELETE, and operations that need a body still fail validation with a clear message.
+ */
+function jsonOnly(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError(400, 'bad_request', 'the request body is not valid JSON'), undefined);
+    }
+  });
+}
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  store: PetStore;
+}
+
+export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
+  const timeScale = options.timeScale ?? SERVER_DEFAULTS.timeScale;
+  const plans: PlanTable = Object.fromEntries(
+    Object.entries(options.plans ?? DEFAULT_PLANS).map(([name, plan]) => [name, scalePlan(plan, timeScale)]),
+  );
+  const planOfKey = new Map<string, Plan>(
+    Object.entries(options.keys ?? DEMO_KEYS).map(([key, plan]) => [key, plans[plan] as Plan]),
+  );
+  const anonymousPlan = plans.free as Plan;
+  const faults = new FaultInjector(options.faults);
+  const faultOptions = options.faults ?? {};
+  const limiter =
+    options.rateLimit === false
+      ? undefined
+      : new PlanLimiter(
+          plans,
+          {
+            after: options.banAfter ?? SERVER_DEFAULTS.banAfter,
+            seconds: (options.banDurationMs ?? SERVER_DEFAULTS.banDurationMs) / 1000 / timeScale,
+          },
+          faultOptions.limiterLeak ?? 0,
+        );
+  const store = new PetStore();
+  store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: false,
+    // The document lists no HEAD operations; the server answers exactly what it documents.
+    exposeHeadRoutes: false,
+  });
+  jsonOnly(app);
+  app.setValidatorCompiler(validatorCompilers());
+  app.decorateRequest('rateLimit', undefined);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (faults.active) {
+      await faults.delay();
+      if (faults.maybeReset(request, reply)) return reply;
+    }
+    const key = bearerKey(request);
+    const plan = key === undefined ? undefined : planOfKey.get(key);
+    if (limiter) {
+      // Requests without a valid key are limited per client address, so that they get headers too.
+      const decision = plan
+        ? await limiter.admit(`key:${key}`, plan)
+        : await limiter.admit(`addr:${request.ip}`, anonymousPlan);
+      request.rateLimit = decision;
+      if (decision.outcome === 'rate_limited') {
+        return sendError(
+          reply,
+          new ApiError(429, 'rate_limited', 'rate limit exceeded; retry after the Retry-After delay'),
+        );
+      }
+      if (decision.outcome === 'banned') {
+        return sendError(
+          reply,
+          new ApiError(429, 'temporarily_banned', 'temporarily banned for requests sent while rate limited'),
+        );
+      }
+    }
+    if (!plan && !request.routeOptions.config.public) {
+      reply.header('www-authenticate', 'Bearer');
+      return sendError(
+        reply,
+        new ApiError(401, 'unauthorized', key === undefined ? 'missing API key' : 'invalid API key'),
+      );
+    }
+    if (faults.active && faults.shouldFail()) {
+      return sendError(reply, new ApiError(500, 'internal_error', 'injected fault'));
+    }
+    return undefined;
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.rateLimit) writeRateLimitHeaders(reply, request.rateLimit, Date.now(), faultOptions);
+    const deprecation = request.routeOptions.config?.deprecation;
+    if (deprecation) writeDeprecationHeaders(reply, deprecation);
+    return payload;
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error(error);
+    return sendError(reply, apiError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]?.slice(0, 200);
+    return sendError(reply, new ApiError(404, 'not_found', `no operation matches ${request.method} ${path}`));
+  });
+
+  const documentText = readFileSync(spec.source, 'utf8');
+  app.get('/openapi.yaml', { config: { public: true } }, (_request, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(documentText),
+  );
+
+  for (const op of spec.operations) {
+    const handler = HANDLERS[op.id];
+    if (!handler) throw new Error(`the reference server has no handler for operation '${op.id}'`);
+    const sunset = op.deprecated ? (options.sunset ?? op.sunset) : undefined;
+    const deprecation = op.deprecated ? { deprecation: op.deprecation, sunset } : undefined;
+    app.route({
+      method: op.method,
+      url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
+      schema: routeSchema(op),
+      config: { operation: op, deprecation },
+      // After its sunset a deprecated operation is gone, whatever the request looked like.
+      onRequest: sunset
+        ? async (_request, reply) => {
+            if (Date.now() >= sunset.getTime()) {
+              return sendError(
+                reply,
+                new ApiError(410, 'gone', `${op.id} was retired on ${sunset.toISOString()}`),
+              );
+            }
+            return undefined;
+          }
+        : undefined,
+      handler: async (request, reply) => {
+        const [status, body] = handler(store, {
+          params: request.params as Record<string, number>,
+          query: request.query as Record<string, unknown>,
+          body: request.body,
+        });
+        reply.code(status);
+        return body === undefined ? reply.send() : reply.send(body);
+      },
+    });
+  }
+  return { app, store };
+}

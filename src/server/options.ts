@@ -1,0 +1,83 @@
+import { DEMO_KEYS } from '../api/demo-keys.ts';
+import { InputError } from '../api/input-error.ts';
+import { DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
+import type { FaultOptions } from './faults.ts';
+
+export interface ServerOptions {
+  /** Default 127.0.0.1: the reference server is a loopback target. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Plan table; default the seed's. */
+  plans?: PlanTable;
+  /** API key -> plan name; default the four demo keys. */
+  keys?: Record<string, string>;
+  /** Divides every rate-limit window and the ban by this; default 1. */
+  timeScale?: number;
+  /** When getPetById stops working; default the document's `x-sunset`. */
+  sunset?: Date;
+  /** Pets to create at start (with categories and stock); default 20. */
+  seedData?: number;
+  /** False turns the limiter off (and with it the X-RateLimit-* headers), for measuring its cost. */
+  rateLimit?: boolean;
+  /** Requests after a 429 before the ban; default 5. */
+  banAfter?: number;
+  /** Ban length in unscaled ms; default 10 minutes. */
+  banDurationMs?: number;
+  faults?: FaultOptions;
+  /** Fastify's request log; default off (it costs throughput). */
+  logger?: boolean;
+}
+
+export const SERVER_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 0,
+  timeScale: 1,
+  seedData: 20,
+  banAfter: 5,
+  banDurationMs: 600_000,
+} as const;
+
+/** Catches, with one line each, what a programmatic caller or the CLI could get wrong. */
+export function validateServerOptions(options: ServerOptions): void {
+  const plans = options.plans ?? DEFAULT_PLANS;
+  for (const [key, plan] of Object.entries(options.keys ?? DEMO_KEYS)) {
+    if (!plans[plan])
+      throw new InputError(
+        `keys: a key maps to unknown plan '${plan}' (known: ${Object.keys(plans).join(', ')})`,
+      );
+    if (!/^[\x21-\x7e]+$/.test(key))
+      throw new InputError('keys: a key must be printable ASCII without spaces');
+  }
+  if (!plans.free)
+    throw new InputError("plans: a 'free' plan is required (it limits unauthenticated requests)");
+  const positive = { timeScale: options.timeScale, banDurationMs: options.banDurationMs };
+  for (const [name, value] of Object.entries(positive)) {
+    if (value !== undefined && !(Number.isFinite(value) && value > 0))
+      throw new InputError(`${name} must be a positive number`);
+  }
+  const whole = { port: options.port, seedData: options.seedData, banAfter: options.banAfter };
+  for (const [name, value] of Object.entries(whole)) {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0))
+      throw new InputError(`${name} must be a whole number`);
+  }
+  if (options.port !== undefined && options.port > 65_535) throw new InputError('port must be at most 65535');
+  if (options.sunset && Number.isNaN(options.sunset.getTime()))
+    throw new InputError('sunset is not a valid date');
+  const f = options.faults ?? {};
+  for (const [name, value] of Object.entries({ errorRate: f.errorRate, resetRate: f.resetRate })) {
+    if (value !== undefined && !(value >= 0 && value <= 1))
+      throw new InputError(`fault ${name} must be between 0 and 1`);
+  }
+  for (const [name, value] of Object.entries({
+    latencyMs: f.latencyMs,
+    jitterMs: f.jitterMs,
+    limiterLeak: f.limiterLeak,
+  })) {
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0))
+      throw new InputError(`fault ${name} must be >= 0`);
+  }
+  if (f.stall && !(f.stall.everyMs > 0 && f.stall.forMs >= 0 && f.stall.forMs < f.stall.everyMs)) {
+    throw new InputError('fault stall: the stall must be shorter than its period (e.g. 1s/10s)');
+  }
+}

@@ -1,0 +1,42 @@
+import type { FastifyReply } from 'fastify';
+import { formatDeprecation, formatSunset } from '../api/deprecation-headers.ts';
+import { RATE_LIMIT_HEADER } from '../api/rate-limit-headers.ts';
+import type { FaultOptions } from './faults.ts';
+import type { LimitDecision } from './rate-limiter.ts';
+
+/**
+ * Writes X-RateLimit-* (and Retry-After on a rejection) from the limiter's decision. Header values are
+ * whole seconds, rounded up, so that a client waiting for them never comes back before the quota
+ * has: with time-scaled windows this makes them coarse, never early.
+ */
+export function writeRateLimitHeaders(
+  reply: FastifyReply,
+  d: LimitDecision,
+  now: number,
+  faults: FaultOptions,
+): void {
+  const resetSeconds = faults.resetAsDelta
+    ? Math.ceil((d.resetAt - now) / 1000)
+    : Math.ceil(d.resetAt / 1000);
+  reply.header(RATE_LIMIT_HEADER.limit, d.limit);
+  reply.header(RATE_LIMIT_HEADER.remaining, d.remaining + (faults.wrongRemaining ?? 0));
+  reply.header(RATE_LIMIT_HEADER.reset, Math.max(0, resetSeconds));
+  if (d.retryAt !== undefined && !faults.noRetryAfter) {
+    reply.header(RATE_LIMIT_HEADER.retryAfter, Math.max(1, Math.ceil((d.retryAt - now) / 1000)));
+  }
+  if (faults.omitHeader) reply.removeHeader(faults.omitHeader);
+}
+
+export interface DeprecationInfo {
+  deprecation: Date | undefined;
+  sunset: Date | undefined;
+}
+
+/** RFC 9745 Deprecation, RFC 8594 Sunset and the `Link rel="sunset"` that points at the document. */
+export function writeDeprecationHeaders(reply: FastifyReply, info: DeprecationInfo): void {
+  if (info.deprecation) reply.header('deprecation', formatDeprecation(info.deprecation));
+  if (info.sunset) {
+    reply.header('sunset', formatSunset(info.sunset));
+    reply.header('link', '</openapi.yaml>; rel="sunset"');
+  }
+}
