@@ -1,0 +1,51 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../bin/petstore-load.js', import.meta.url));
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `petstore-load serve` in its own process, so that the load generator and the server do not
+ * share one event loop (on a 2-core machine each gets a core) and the figures are the server's own.
+ */
+export function spawnServer(args: string[]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error(`server did not start in 20 s: ${output}`)), 20_000);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    };
+    child.stderr?.on('data', (chunk) => {
+      output += chunk;
+    });
+    const onEarlyExit = (code: number | null) => fail(new Error(`server exited with ${code}: ${output}`));
+    child.once('exit', onEarlyExit);
+    child.stdout?.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      child.removeListener('exit', onEarlyExit);
+      resolve({
+        url: match[1] as string,
+        child,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,389 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
+import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
+import { FAULT_NAMES, FaultInjector, type FaultOptions, OMITTABLE_HEADERS } from '../../src/server/faults.ts';
+import { type RunningServer, type ServerOptions, startServer } from '../../src/server/index.ts';
+import { call, type Reply, sleep } from '../helpers/http.ts';
+
+/**
+ * Every fault of FaultOptions, observed from the outside on a real listening server: present when
+ * switched on, absent when off. Timing margins are generous (a loaded 2-core CI machine), and each
+ * "on" assertion is paired with an "off" one so that a fault that does nothing, or leaks into the
+ * normal server, is caught.
+ */
+
+/** 6000 per (unscaled) minute: plenty for the timing tests, which must never meet a 429. */
+const BIG_KEY = 'enterprise-demo-key';
+const HEADERS = [RATE_LIMIT_HEADER.limit, RATE_LIMIT_HEADER.remaining, RATE_LIMIT_HEADER.reset] as const;
+/** Free plan of 5 per minute (and 1000 per day), for the tests that exhaust a window. */
+const SMALL_PLANS = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 5, perDay: 1000 } });
+/** With the small plans: a minute window lasts 10 s, far longer than any burst of the tests. */
+const SMALL_TIME_SCALE = 6;
+
+const servers: RunningServer[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+async function start(faults: FaultOptions | undefined, options: ServerOptions = {}): Promise<string> {
+  const server = await startServer({ ...options, faults, seedData: 5 });
+  servers.push(server);
+  return server.url;
+}
+
+/** A server started on first use and shared by the tests that call this. */
+function shared(faults: FaultOptions | undefined, options: ServerOptions = {}): () => Promise<string> {
+  let url: Promise<string> | undefined;
+  return () => {
+    url ??= start(faults, options);
+    return url;
+  };
+}
+
+/**
+ * The server without faults that the "off" tests share (server starts cost ~0.3 s each). Each test
+ * that asserts on the rate-limit state uses a key of its own: free-demo-key for wrongRemaining,
+ * pro-demo-key for resetAsDelta, no key (the client address) for omitHeader; the enterprise key is
+ * for the timing tests, which never look at its quota.
+ */
+const plain = shared(undefined);
+/** Small plans without faults, with one key per test that exhausts a window. */
+const smallPlain = shared(undefined, {
+  plans: SMALL_PLANS,
+  timeScale: SMALL_TIME_SCALE,
+  keys: { 'retry-after-key': 'free', 'leak-key': 'free' },
+});
+
+function int(reply: Reply, name: string): number {
+  const value = reply.headers[name];
+  expect(typeof value, `header ${name}`).toBe('string');
+  expect(value, `header ${name}`).toMatch(/^\d+$/);
+  return Number(value);
+}
+
+/** Response time of one request, in ms, measured by the client. */
+async function timed(url: string): Promise<number> {
+  const started = performance.now();
+  const reply = await call(url, '/pets', { key: BIG_KEY });
+  const elapsed = performance.now() - started;
+  expect(reply.status).toBe(200);
+  return elapsed;
+}
+
+async function sequentialTimes(url: string, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) times.push(await timed(url));
+  return times;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+};
+
+/** Outcome of one request: its status, or the code of the error undici threw. */
+async function outcome(url: string): Promise<number | string> {
+  try {
+    return (await call(url, '/pets', { key: BIG_KEY })).status;
+  } catch (error) {
+    const e = error as { code?: string; cause?: { code?: string } };
+    return e.code ?? e.cause?.code ?? String(error);
+  }
+}
+
+describe('no faults', () => {
+  it('the injector is inactive without faults, and with faults switched off explicitly', () => {
+    expect(new FaultInjector({}).active).toBe(false);
+    expect(new FaultInjector().active).toBe(false);
+    // A seed alone injects nothing, nor do zero rates and false flags.
+    expect(new FaultInjector({ seed: 3 }).active).toBe(false);
+    expect(
+      new FaultInjector({ latencyMs: 0, errorRate: 0, resetRate: 0, resetAsDelta: false, noRetryAfter: false })
+        .active,
+    ).toBe(false);
+  });
+
+  it.each(FAULT_NAMES)('the injector is active with %s alone', (name) => {
+    const values: Required<Omit<FaultOptions, 'seed'>> = {
+      latencyMs: 10,
+      jitterMs: 10,
+      stall: { everyMs: 1000, forMs: 100 },
+      errorRate: 0.1,
+      resetRate: 0.1,
+      omitHeader: RATE_LIMIT_HEADER.reset,
+      wrongRemaining: 1,
+      resetAsDelta: true,
+      noRetryAfter: true,
+      limiterLeak: 1,
+    };
+    expect(new FaultInjector({ [name]: values[name] }).active).toBe(true);
+  });
+
+  it('a burst against a server without faults is all 2xx with the three rate-limit headers', async () => {
+    const url = await plain();
+    const replies = await Promise.all(Array.from({ length: 20 }, () => call(url, '/pets', { key: BIG_KEY })));
+    for (const reply of replies) {
+      expect(reply.status).toBeGreaterThanOrEqual(200);
+      expect(reply.status).toBeLessThan(300);
+      for (const name of HEADERS) expect(reply.headers[name], name).toMatch(/^\d+$/);
+      expect(int(reply, RATE_LIMIT_HEADER.remaining)).toBeLessThanOrEqual(int(reply, RATE_LIMIT_HEADER.limit));
+    }
+  });
+});
+
+describe('latencyMs', () => {
+  it('adds the latency to every response', async () => {
+    const url = await start({ latencyMs: 60 });
+    const times = await sequentialTimes(url, 5);
+    // Timers may fire up to a millisecond early; the client's measure encloses the server's wait.
+    for (const t of times) expect(t).toBeGreaterThanOrEqual(58);
+  });
+
+  it('without it, responses are well under that', async () => {
+    const url = await plain();
+    await timed(url); // the first one opens the connection
+    const times = await sequentialTimes(url, 5);
+    expect(median(times)).toBeLessThan(30);
+  });
+});
+
+describe('jitterMs', () => {
+  const JITTER = 300;
+
+  it('spreads response times over [0, jitterMs), repeatably with a seed', async () => {
+    // Two servers with the same seed draw the same delays, in the same order. Both are started, and
+    // sent one request each (the first draw, on a cold server), before the measured ones.
+    const urls = [await start({ jitterMs: JITTER, seed: 42 }), await start({ jitterMs: JITTER, seed: 42 })];
+    await Promise.all(urls.map(timed));
+    const [a, b] = (await Promise.all(urls.map((url) => sequentialTimes(url, 10)))) as [number[], number[]];
+    const spread = Math.max(...a) - Math.min(...a);
+    expect(spread).toBeGreaterThanOrEqual(JITTER / 4);
+    expect(Math.max(...a, ...b)).toBeLessThan(JITTER + 200);
+    // Independent draws would differ by ~JITTER * 0.29 at the median; a shared seed, by the noise.
+    const differences = a.map((t, i) => Math.abs(t - (b[i] as number)));
+    expect(median(differences)).toBeLessThan(30);
+  });
+
+  it('without it, response times are narrow', async () => {
+    const url = await plain();
+    await timed(url);
+    const times = await sequentialTimes(url, 10);
+    expect(Math.max(...times) - Math.min(...times)).toBeLessThan(JITTER / 3);
+  });
+});
+
+describe('stall', () => {
+  const STALL = { everyMs: 1000, forMs: 400 };
+
+  /**
+   * 25 requests at random moments over ~2 s (one in each 80 ms slot, so that every part of the stall
+   * period is hit): when each was sent and when it finished, in ms.
+   */
+  async function spreadRequests(url: string) {
+    await timed(url).catch(() => undefined); // open a connection (it may itself be stalled)
+    return Promise.all(
+      Array.from({ length: 25 }, async (_, i) => {
+        await sleep(i * 80 + Math.random() * 80);
+        const sent = performance.now();
+        const reply = await call(url, '/pets', { key: BIG_KEY });
+        const done = performance.now();
+        expect(reply.status).toBe(200);
+        return { wait: done - sent, done };
+      }),
+    );
+  }
+
+  it('requests arriving during a stall wait until it ends, the longest close to forMs; none without', async () => {
+    // On and off side by side, to halve the time.
+    const [results, withoutStall] = await Promise.all([
+      start({ stall: STALL }).then(spreadRequests),
+      plain().then(spreadRequests),
+    ]);
+    const stalled = results.filter((r) => r.wait >= 100);
+    const quick = results.filter((r) => r.wait < 100);
+    // ~40% of the moments fall in a stall; ~60% do not.
+    expect(stalled.length).toBeGreaterThanOrEqual(3);
+    expect(quick.length).toBeGreaterThanOrEqual(5);
+    const longest = Math.max(...results.map((r) => r.wait));
+    expect(longest).toBeGreaterThanOrEqual(STALL.forMs * 0.6);
+    expect(longest).toBeLessThan(STALL.forMs + 300);
+    // They all end together with the stall: their ends are whole periods apart.
+    const first = stalled[0]?.done as number;
+    for (const r of stalled) {
+      const offset = (((r.done - first) % STALL.everyMs) + STALL.everyMs) % STALL.everyMs;
+      expect(Math.min(offset, STALL.everyMs - offset)).toBeLessThan(100);
+    }
+    expect(Math.max(...withoutStall.map((r) => r.wait))).toBeLessThan(200);
+  });
+});
+
+/** Both rates switched off explicitly (rather than left out). */
+const zeroRates = shared({ errorRate: 0, resetRate: 0, seed: 1 });
+
+describe('errorRate', () => {
+  it('answers a share of requests 500 with an Error body, still with the rate-limit headers', async () => {
+    const run = async () => {
+      const url = await start({ errorRate: 0.5, seed: 7 });
+      const replies: Reply[] = [];
+      for (let i = 0; i < 40; i++) replies.push(await call(url, '/pets', { key: BIG_KEY }));
+      return replies;
+    };
+    const [replies, again] = await Promise.all([run(), run()]);
+    const failed = replies.filter((r) => r.status === 500);
+    expect(failed.length).toBeGreaterThanOrEqual(8);
+    expect(failed.length).toBeLessThanOrEqual(32);
+    expect(replies.filter((r) => r.status === 200).length).toBe(40 - failed.length);
+    for (const reply of failed) {
+      expect(reply.headers['content-type']).toMatch(/^application\/json/);
+      expect(reply.body).toEqual({ code: 'internal_error', status: 500, message: expect.any(String) });
+      for (const name of HEADERS) expect(reply.headers[name], name).toMatch(/^\d+$/);
+    }
+    // The seed makes the run repeatable.
+    expect(again.map((r) => r.status)).toEqual(replies.map((r) => r.status));
+  });
+
+  it('with errorRate 0, no request fails', async () => {
+    const url = await zeroRates();
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) statuses.push((await call(url, '/pets', { key: BIG_KEY })).status);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+});
+
+describe('resetRate', () => {
+  const CONNECTION_ERRORS = ['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'ECONNREFUSED'];
+
+  it('resets the connection of a share of requests', async () => {
+    const url = await start({ resetRate: 0.5, seed: 11 });
+    const outcomes: (number | string)[] = [];
+    for (let i = 0; i < 30; i++) outcomes.push(await outcome(url));
+    const errors = outcomes.filter((o) => typeof o === 'string');
+    expect(errors.length).toBeGreaterThanOrEqual(5);
+    for (const code of errors) expect(CONNECTION_ERRORS).toContain(code);
+    expect(outcomes.filter((o) => o === 200).length).toBe(30 - errors.length);
+    expect(outcomes.filter((o) => o === 200).length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('with resetRate 0, every request is answered', async () => {
+    const url = await zeroRates();
+    const outcomes: (number | string)[] = [];
+    for (let i = 0; i < 50; i++) outcomes.push(await outcome(url));
+    expect(outcomes.filter((o) => o !== 200)).toEqual([]);
+  });
+});
+
+describe('omitHeader', () => {
+  it.each(OMITTABLE_HEADERS)('leaves %s out of every response, and only it', async (omitted) => {
+    const url = await start({ omitHeader: omitted });
+    // An accepted request and a rejected one (no key): both carry rate-limit headers normally.
+    const replies = [
+      await call(url, '/pets', { key: BIG_KEY }),
+      await call(url, '/pets', { key: null }),
+      await call(url, '/pets', { key: BIG_KEY }),
+    ];
+    expect(replies.map((r) => r.status)).toEqual([200, 401, 200]);
+    for (const reply of replies) {
+      expect(reply.headers[omitted]).toBeUndefined();
+      for (const name of HEADERS.filter((h) => h !== omitted)) expect(reply.headers[name], name).toMatch(/^\d+$/);
+    }
+  });
+
+  it('without it, all three are present', async () => {
+    const url = await plain();
+    const reply = await call(url, '/pets', { key: null });
+    expect(reply.status).toBe(401);
+    for (const name of HEADERS) expect(reply.headers[name], name).toMatch(/^\d+$/);
+  });
+});
+
+describe('wrongRemaining', () => {
+  it('adds N to Remaining: the first response of a window shows more left than the limit', async () => {
+    const url = await start({ wrongRemaining: 10 });
+    const reply = await call(url, '/pets');
+    expect(reply.status).toBe(200);
+    const limit = int(reply, RATE_LIMIT_HEADER.limit);
+    expect(limit).toBe(60);
+    expect(int(reply, RATE_LIMIT_HEADER.remaining)).toBe(limit - 1 + 10);
+    expect(int(reply, RATE_LIMIT_HEADER.remaining)).toBeGreaterThan(limit);
+  });
+
+  it('without it, Remaining stays within Limit and drops by one per request', async () => {
+    const url = await plain();
+    const remaining: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const reply = await call(url, '/pets');
+      expect(reply.status).toBe(200);
+      const value = int(reply, RATE_LIMIT_HEADER.remaining);
+      expect(value).toBeLessThanOrEqual(int(reply, RATE_LIMIT_HEADER.limit));
+      remaining.push(value);
+    }
+    expect(remaining).toEqual([59, 58, 57, 56, 55]);
+  });
+});
+
+describe('resetAsDelta', () => {
+  it('sends Reset as a small number of seconds, not a Unix time', async () => {
+    const url = await start({ resetAsDelta: true });
+    const reply = await call(url, '/pets');
+    const reset = int(reply, RATE_LIMIT_HEADER.reset);
+    // The free minute window: at most 60 s away.
+    expect(reset).toBeGreaterThanOrEqual(0);
+    expect(reset).toBeLessThanOrEqual(60);
+    expect(reset).toBeLessThan(Date.now() / 1000 - 1_000_000);
+  });
+
+  it('without it, Reset is a Unix time at or after now, within the window', async () => {
+    const url = await plain();
+    const before = Math.floor(Date.now() / 1000);
+    const reply = await call(url, '/pets', { key: 'pro-demo-key' });
+    const after = Math.ceil(Date.now() / 1000);
+    const reset = int(reply, RATE_LIMIT_HEADER.reset);
+    expect(reset).toBeGreaterThanOrEqual(before);
+    expect(reset).toBeLessThanOrEqual(after + 61);
+  });
+});
+
+describe('noRetryAfter', () => {
+  async function exhaust(url: string, key = 'free-demo-key'): Promise<Reply> {
+    for (let i = 0; i < 5; i++) expect((await call(url, '/pets', { key })).status).toBe(200);
+    const reply = await call(url, '/pets', { key });
+    expect(reply.status).toBe(429);
+    expect(reply.body).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(int(reply, RATE_LIMIT_HEADER.remaining)).toBe(0);
+    return reply;
+  }
+
+  it('sends 429 without Retry-After', async () => {
+    const url = await start({ noRetryAfter: true }, { plans: SMALL_PLANS, timeScale: SMALL_TIME_SCALE });
+    const reply = await exhaust(url);
+    expect(reply.headers[RATE_LIMIT_HEADER.retryAfter]).toBeUndefined();
+  });
+
+  it('without it, the 429 has a Retry-After within the window', async () => {
+    const reply = await exhaust(await smallPlain(), 'retry-after-key');
+    const retryAfter = int(reply, RATE_LIMIT_HEADER.retryAfter);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60 / SMALL_TIME_SCALE);
+  });
+});
+
+describe('limiterLeak', () => {
+  async function burst(url: string, key = 'free-demo-key'): Promise<Reply[]> {
+    const replies: Reply[] = [];
+    for (let i = 0; i < 10; i++) replies.push(await call(url, '/pets', { key }));
+    return replies;
+  }
+
+  it('lets N extra requests through per window while the headers still claim the plan limit', async () => {
+    const url = await start({ limiterLeak: 3 }, { plans: SMALL_PLANS, timeScale: SMALL_TIME_SCALE });
+    const replies = await burst(url);
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 429]);
+    for (const reply of replies) expect(int(reply, RATE_LIMIT_HEADER.limit)).toBe(5);
+  });
+
+  it('without it, exactly the plan limit is accepted', async () => {
+    const replies = await burst(await smallPlain(), 'leak-key');
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
+    for (const reply of replies) expect(int(reply, RATE_LIMIT_HEADER.limit)).toBe(5);
+  });
+});
