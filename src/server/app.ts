@@ -61,12 +61,45 @@ function bearerKey(request: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
-/** Two compilers: path and query strings are coerced to their types, bodies never are. */
-function validatorCompilers() {
-  const coercing = addOpenApiVocabulary(new Ajv({ strict: false, coerceTypes: 'array', useDefaults: true }));
-  const exact = addOpenApiVocabulary(new Ajv({ strict: false, useDefaults: true }));
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    (httpPart === 'body' ? exact : coercing).compile(schema);
+const INTEGER = /^-?\d{1,16}$/;
+const NUMBER = /^-?\d{1,16}(\.\d+)?$/;
+
+/**
+ * Path and query values arrive as strings. Ajv's own coercion takes anything Number() reads (`0x1`,
+ * `1e1`, ` 1 `, '' as 0), so only plain decimal text is turned into a number here; anything else
+ * stays a string and fails the type check with a 400.
+ */
+function coerceStrings(data: unknown, schema: { properties?: Record<string, { type?: string }> }): void {
+  if (!data || typeof data !== 'object') return;
+  const record = data as Record<string, unknown>;
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const value = record[name];
+    if (typeof value !== 'string') continue;
+    if (
+      property.type === 'integer' ? INTEGER.test(value) : property.type === 'number' && NUMBER.test(value)
+    ) {
+      record[name] = Number(value);
+    } else if (property.type === 'boolean' && (value === 'true' || value === 'false')) {
+      record[name] = value === 'true';
+    }
+  }
+}
+
+/** Bodies are validated as sent; path and query strings get the strict coercion above first. */
+function validatorCompiler() {
+  const ajv = addOpenApiVocabulary(new Ajv({ strict: false, useDefaults: true }));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+    const validate = ajv.compile(schema);
+    if (httpPart === 'body') return validate;
+    const withCoercion = (data: unknown) => {
+      coerceStrings(data, schema);
+      const ok = validate(data);
+      withCoercion.errors = validate.errors;
+      return ok;
+    };
+    withCoercion.errors = validate.errors;
+    return withCoercion;
+  };
 }
 
 function routeSchema(op: Operation) {
@@ -131,22 +164,8 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
   const store = new PetStore();
   store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);
 
-  const app = Fastify({
-    logger: options.logger ?? false,
-    bodyLimit: BODY_LIMIT,
-    return503OnClosing: false,
-    // The document lists no HEAD operations; the server answers exactly what it documents.
-    exposeHeadRoutes: false,
-  });
-  jsonOnly(app);
-  app.setValidatorCompiler(validatorCompilers());
-  app.decorateRequest('rateLimit', undefined);
-
-  app.addHook('onRequest', async (request, reply) => {
-    if (faults.active) {
-      await faults.delay();
-      if (faults.maybeReset(request, reply)) return reply;
-    }
+  /** Limiter, then authentication: answers 429 or 401 itself and returns true, or lets the request on. */
+  async function guard(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const key = bearerKey(request);
     const plan = key === undefined ? undefined : planOfKey.get(key);
     if (limiter) {
@@ -156,25 +175,59 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
         : await limiter.admit(`addr:${request.ip}`, anonymousPlan);
       request.rateLimit = decision;
       if (decision.outcome === 'rate_limited') {
-        return sendError(
+        sendError(
           reply,
           new ApiError(429, 'rate_limited', 'rate limit exceeded; retry after the Retry-After delay'),
         );
+        return true;
       }
       if (decision.outcome === 'banned') {
-        return sendError(
+        sendError(
           reply,
           new ApiError(429, 'temporarily_banned', 'temporarily banned for requests sent while rate limited'),
         );
+        return true;
       }
     }
-    if (!plan && !request.routeOptions.config.public) {
+    if (!plan && !request.routeOptions.config?.public) {
       reply.header('www-authenticate', 'Bearer');
-      return sendError(
+      sendError(
         reply,
         new ApiError(401, 'unauthorized', key === undefined ? 'missing API key' : 'invalid API key'),
       );
+      return true;
     }
+    return false;
+  }
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: false,
+    // The document lists no HEAD operations; the server answers exactly what it documents.
+    exposeHeadRoutes: false,
+    // A URL the router cannot decode (`/pets/%ZZ`) is still an API request: limited, authenticated,
+    // and answered with an Error object and the rate-limit headers like any other 400.
+    frameworkErrors: (error, request, reply) => {
+      guard(request, reply)
+        .then((replied) => {
+          if (replied) return;
+          if (request.rateLimit) writeRateLimitHeaders(reply, request.rateLimit, Date.now(), faultOptions);
+          sendError(reply, new ApiError(400, 'bad_request', error.message));
+        })
+        .catch(() => sendError(reply, new ApiError(500, 'internal_error', 'internal error')));
+    },
+  });
+  jsonOnly(app);
+  app.setValidatorCompiler(validatorCompiler());
+  app.decorateRequest('rateLimit', undefined);
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (faults.active) {
+      await faults.delay();
+      if (faults.maybeReset(request, reply)) return reply;
+    }
+    if (await guard(request, reply)) return reply;
     if (faults.active && faults.shouldFail()) {
       return sendError(reply, new ApiError(500, 'internal_error', 'injected fault'));
     }

@@ -170,10 +170,23 @@ describe('400 Bad Request', () => {
     expectError(await call(server.url, '/pets?status=lost'), 400, 'bad_request', op('listPets'));
   });
 
+  // BUG (reported, not fixed here): path and query integers are coerced with Ajv's `coerceTypes`,
+  // which takes anything Number() reads: `/pets/0x1` and `/pets/%201%20` return pet 1, `/pets/1e1`
+  // pet 10, `/pets/%20` looks up pet 0, `?limit=0x3` gives 3 items. The document calls these
+  // integers and promises 400 for an invalid path or query parameter. Drop `.fails` once fixed.
+  it('refuses path ids and query integers that are not decimal integers', async () => {
+    for (const id of ['0x1', '%201%20', '1e1', '0b11', '+2', '%20']) {
+      expectError(await call(server.url, `/pets/${id}`), 400, 'bad_request', op('getPetById'));
+    }
+    for (const query of ['limit=0x3', 'limit=1e1', 'offset=%20', 'categoryId=%20']) {
+      expectError(await call(server.url, `/pets?${query}`), 400, 'bad_request', op('listPets'));
+    }
+  });
+
   // BUG (reported, not fixed here): a path with malformed percent-encoding gets fastify's own
   // `{"error","code":"FST_ERR_BAD_URL","message","statusCode"}` body, without `status`, without the
   // X-RateLimit-* headers, and before the API key is even looked at. Drop `.fails` once fixed.
-  it.fails('answers a malformed percent-encoded path with an Error object (BUG: FST_ERR_BAD_URL)', async () => {
+  it('answers a malformed percent-encoded path with an Error object', async () => {
     const reply = await call(server.url, '/pets/%ZZ');
     expectError(reply, 400, 'bad_request', op('getPetById'));
   });
@@ -254,7 +267,9 @@ describe('409 Conflict', () => {
     const placed = await call(server.url, '/store/orders', { method: 'POST', body: { petId: 2 } });
     expect(placed.status).toBe(201);
     const orderId = (placed.body as { id: number }).id;
-    expect((await call(server.url, `/store/orders/${orderId}/complete`, { method: 'POST' })).status).toBe(200);
+    expect((await call(server.url, `/store/orders/${orderId}/complete`, { method: 'POST' })).status).toBe(
+      200,
+    );
     const again = await call(server.url, `/store/orders/${orderId}/complete`, { method: 'POST' });
     expectError(again, 409, 'order_complete', op('completeOrder'));
     const cancel = await call(server.url, `/store/orders/${orderId}`, { method: 'DELETE' });

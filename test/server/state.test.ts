@@ -67,11 +67,14 @@ describe('PetStore state rules', () => {
       expect(store.getInventoryItem(pet.id)).toEqual({ petId: pet.id, quantity: 1, status: 'available' });
     });
 
-    it.each(['available', 'pending', 'sold'] as const)('keeps an explicit status %s on the entry', (status) => {
-      const pet = store.createPet({ name: 'Rex', categoryId: dogs, status });
-      expect(pet.status).toBe(status);
-      expect(store.getInventoryItem(pet.id)).toEqual({ petId: pet.id, quantity: 1, status });
-    });
+    it.each(['available', 'pending', 'sold'] as const)(
+      'keeps an explicit status %s on the entry',
+      (status) => {
+        const pet = store.createPet({ name: 'Rex', categoryId: dogs, status });
+        expect(pet.status).toBe(status);
+        expect(store.getInventoryItem(pet.id)).toEqual({ petId: pet.id, quantity: 1, status });
+      },
+    );
 
     it('refuses an unknown category with 400 unknown_category and creates nothing', () => {
       expectApiError(() => store.createPet({ name: 'Rex', categoryId: 99 }), 400, 'unknown_category');
@@ -362,7 +365,11 @@ describe('PetStore state rules', () => {
             if (!m) {
               expectApiError(() => s.placeOrder({ petId: id }), 400, 'unknown_pet');
             } else if (c.quantity > m.stock) {
-              expectApiError(() => s.placeOrder({ petId: id, quantity: c.quantity }), 409, 'insufficient_stock');
+              expectApiError(
+                () => s.placeOrder({ petId: id, quantity: c.quantity }),
+                409,
+                'insufficient_stock',
+              );
             } else {
               const order = s.placeOrder({ petId: id, quantity: c.quantity, complete: c.complete });
               orders.set(order.id, { pet: id, quantity: c.quantity, complete: c.complete });
@@ -416,7 +423,11 @@ describe('PetStore state rules', () => {
           expect(pets.map((p) => p.id)).toEqual([...model.keys()]);
           for (const pet of pets) {
             const m = model.get(pet.id)!;
-            expect(s.getInventoryItem(pet.id)).toEqual({ petId: pet.id, quantity: m.stock, status: pet.status });
+            expect(s.getInventoryItem(pet.id)).toEqual({
+              petId: pet.id,
+              quantity: m.stock,
+              status: pet.status,
+            });
             expect(pet.status).toBe(m.status);
           }
           expect(s.listOrders(ALL).map((o) => o.id)).toEqual([...orders.keys()]);
@@ -465,7 +476,10 @@ describe('state rules through HTTP', () => {
 
   it('runs an order through pending and sold', async () => {
     const petId = idOf(await post('/pets', { name: 'C', categoryId }));
-    const stock = await call(server.url, `/store/inventory/${petId}`, { method: 'PUT', body: { quantity: 2 } });
+    const stock = await call(server.url, `/store/inventory/${petId}`, {
+      method: 'PUT',
+      body: { quantity: 2 },
+    });
     expect(stock.body).toEqual({ petId, quantity: 2, status: 'available' });
 
     const order = await post('/store/orders', { petId, quantity: 2 });
@@ -521,7 +535,8 @@ describe('state rules through HTTP', () => {
     const other = idOf(await post('/categories', { name: 'Cats' }));
     const created: number[] = [];
     for (let i = 0; i < 4; i++) created.push(idOf(await post('/pets', { name: `G${i}`, categoryId: other })));
-    const ids = async (path: string) => ((await call(server.url, path)).body as { id: number }[]).map((p) => p.id);
+    const ids = async (path: string) =>
+      ((await call(server.url, path)).body as { id: number }[]).map((p) => p.id);
     expect(await ids(`/pets?categoryId=${other}`)).toEqual(created);
     expect(await ids(`/pets?categoryId=${other}&limit=2&offset=1`)).toEqual(created.slice(1, 3));
     expect(await ids(`/pets?categoryId=${other}&status=pending`)).toEqual([]);
