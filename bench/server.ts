@@ -8,8 +8,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { spawnServer } from '../src/cli/embedded-server.ts';
 import { median, writeBenchReport } from './report.ts';
-import { spawnServer } from './spawn-server.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const duration = Number(process.env.BENCH_DURATION ?? 5);

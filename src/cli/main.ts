@@ -13,6 +13,13 @@ function fail(message: string, exitCode: number = EXIT.USAGE): never {
   process.exit(exitCode);
 }
 
+// A reader that goes away (`serve | head -1`) must not turn into a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 try {
   await yargs(hideBin(process.argv))
     .scriptName('petstore-load')
@@ -29,8 +36,8 @@ try {
     .help()
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((message, error) => {
-      if (error) throw error;
-      fail(message.split('\n')[0] ?? 'bad usage');
+      if (error && error.name !== 'YError') throw error;
+      fail(message.replace(/\s*\n\s*/g, ' ').trim() || 'bad usage');
     })
     .parseAsync();
 } catch (error) {

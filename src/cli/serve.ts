@@ -5,11 +5,34 @@ import { InputError } from '../api/input-error.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { OMITTABLE_HEADERS, type OmittableHeader } from '../server/faults.ts';
 import { type RunningServer, type ServerOptions, startServer } from '../server/index.ts';
+import { validateServerOptions } from '../server/options.ts';
 import { EXIT } from './exit-codes.ts';
 import { readJsonFile } from './read-json-file.ts';
 
 export function serveOptions(yargs: Argv) {
+  // A value flag given without its value (`--port`) is an error, not a silent default.
   return yargs
+    .parserConfiguration({ 'strip-dashed': false })
+    .requiresArg([
+      'port',
+      'host',
+      'plans',
+      'keys',
+      'time-scale',
+      'sunset',
+      'seed-data',
+      'ban-after',
+      'ban-duration',
+      'fault-latency',
+      'fault-jitter',
+      'fault-stall',
+      'fault-error-rate',
+      'fault-reset-rate',
+      'fault-omit-header',
+      'fault-wrong-remaining',
+      'fault-limiter-leak',
+      'fault-seed',
+    ])
     .group(
       [
         'host',
@@ -168,8 +191,34 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
   };
 }
 
+/** validateServerOptions speaks of option names; the CLI user typed flags. */
+const FLAG_OF: Record<string, string> = {
+  timeScale: '--time-scale',
+  banDurationMs: '--ban-duration',
+  banAfter: '--ban-after',
+  seedData: '--seed-data',
+  port: '--port',
+  'fault errorRate': '--fault-error-rate',
+  'fault resetRate': '--fault-reset-rate',
+  'fault latencyMs': '--fault-latency',
+  'fault jitterMs': '--fault-jitter',
+  'fault limiterLeak': '--fault-limiter-leak',
+  'fault stall': '--fault-stall',
+  sunset: '--sunset',
+};
+
 export async function serve(args: ServeArgs): Promise<void> {
   const options = serverOptionsFromArgs(args);
+  try {
+    validateServerOptions(options);
+  } catch (error) {
+    let message = (error as Error).message;
+    for (const [name, flag] of Object.entries(FLAG_OF))
+      if (message.startsWith(`${name} `)) message = `${flag}${message.slice(name.length)}`;
+    if (message.startsWith('keys:')) message = `--keys ${args.keys}${message.slice(4)}`;
+    if (message.startsWith('plans:')) message = `--plans ${args.plans}${message.slice(5)}`;
+    throw new InputError(message);
+  }
   let server: RunningServer;
   try {
     server = await startServer(options);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { seededRandom } from '../api/random.ts';
 import { RATE_LIMIT_HEADER } from '../api/rate-limit-headers.ts';
 
 export const OMITTABLE_HEADERS = [
@@ -51,19 +52,8 @@ export const FAULT_NAMES = [
   'limiterLeak',
 ] as const satisfies readonly (keyof FaultOptions)[];
 
-/** mulberry32: a tiny seeded PRNG, so a faulty run can be replayed exactly. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+// Unref'd: an injected delay still pending must not keep a closed server's process alive.
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export class FaultInjector {
   private readonly random: () => number;
@@ -71,7 +61,7 @@ export class FaultInjector {
   readonly active: boolean;
 
   constructor(readonly options: FaultOptions = {}) {
-    this.random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+    this.random = seededRandom(options.seed);
     this.active = FAULT_NAMES.some((name) => {
       const value = options[name];
       return value !== undefined && value !== false && value !== 0;

