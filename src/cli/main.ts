@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { InputError } from '../api/input-error.ts';
 import { EXIT } from './exit-codes.ts';
+import { run, runOptions } from './run.ts';
 import { serve, serveOptions } from './serve.ts';
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds, 2 bad usage or input, 3 target unreachable,
@@ -24,6 +25,14 @@ try {
   await yargs(hideBin(process.argv))
     .scriptName('petstore-load')
     .usage('$0 <command> [options]')
+    .command(
+      'run [scenario]',
+      'Run a scenario: plan-aware traffic across the operations, recorded into result.json',
+      runOptions,
+      async (args) => {
+        process.exitCode = await run(args);
+      },
+    )
     .command(
       'serve',
       'Start the reference pet store server (rate limits, deprecation, fault injection)',

@@ -1,0 +1,251 @@
+import { connect } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { demoKeyFor } from '../api/demo-keys.ts';
+import { parseDuration } from '../api/duration.ts';
+import { InputError } from '../api/input-error.ts';
+import { applyPlanOverrides, DEFAULT_PLANS, getPlan, scalePlan } from '../api/plans.ts';
+import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
+import { ApiClient } from '../client/client.ts';
+import { now } from '../client/clock.ts';
+import { Recorder } from '../record/recorder.ts';
+import { buildResult } from '../result/build.ts';
+import { writeResult } from '../result/write.ts';
+import type { Rate } from '../scenario/define.ts';
+import { runScenario, SetupError } from '../scenario/engine.ts';
+import { loadScenario } from '../scenario/load.ts';
+import { resolveWorkload } from '../scenario/workload.ts';
+import { type ServerProcess, spawnServer } from './embedded-server.ts';
+import { EXIT } from './exit-codes.ts';
+import { readJsonFile } from './read-json-file.ts';
+import { formatSummary } from './summary.ts';
+
+/** The embedded server compresses time so a default run crosses several windows in seconds. */
+export const EMBEDDED_TIME_SCALE = 10;
+const TOOL_VERSION = '0.1.0';
+
+export function runOptions(yargs: Argv) {
+  return yargs
+    .positional('scenario', {
+      type: 'string',
+      default: 'mixed-traffic',
+      describe: 'A name in scenarios/ or a path to a .ts file',
+    })
+    .option('base-url', {
+      type: 'string',
+      describe: 'Target; without it the reference server is started on 127.0.0.1',
+    })
+    .option('api-key', {
+      type: 'string',
+      describe: 'API key (or env PETSTORE_API_KEY); never printed or written',
+    })
+    .option('plan', { type: 'string', describe: "Plan to pace for (default: the scenario's, else free)" })
+    .option('plans', { type: 'string', describe: 'JSON file overriding plan limits and windows' })
+    .option('time-scale', {
+      type: 'number',
+      describe: `Divide the plan's windows by N (the embedded server runs at ${EMBEDDED_TIME_SCALE})`,
+    })
+    .option('duration', { type: 'string', describe: 'Run length, e.g. 30s (overrides the scenario)' })
+    .option('rate', {
+      type: 'string',
+      describe: "Open model: iterations per second, or a share of the plan like '100%'",
+    })
+    .option('vus', { type: 'number', describe: 'Closed model: virtual users' })
+    .option('iterations', { type: 'number', describe: 'Stop after this many iterations' })
+    .option('out', {
+      type: 'string',
+      describe: 'Directory for result.json (default reports/<scenario>-<time>/)',
+    })
+    .option('spec', { type: 'string', describe: 'OpenAPI document of the target (default ours)' })
+    .option('enforce', {
+      choices: ['on', 'off'],
+      describe: 'Plan pacing; off (raw mode) exceeds quotas on purpose',
+    })
+    .option('allow-ban-risk', {
+      type: 'boolean',
+      default: false,
+      describe: 'In raw mode, also lift the ban guard',
+    })
+    .option('timeout', { type: 'string', default: '10s', describe: 'Request timeout' })
+    .option('max-attempts', {
+      type: 'number',
+      default: 3,
+      describe: 'Attempts for 5xx and transport errors (idempotent methods)',
+    })
+    .option('seed', { type: 'number', describe: 'Seed of the flow choices, for repeatable runs' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'No terminal summary' })
+    .requiresArg([
+      'base-url',
+      'api-key',
+      'plan',
+      'plans',
+      'time-scale',
+      'duration',
+      'rate',
+      'vus',
+      'iterations',
+      'out',
+      'spec',
+      'timeout',
+      'max-attempts',
+      'seed',
+    ])
+    .conflicts('rate', 'vus');
+}
+
+type RunArgs = Awaited<ReturnType<typeof runOptions>['argv']>;
+
+/** Base URL without credentials: what a result and a message may show. */
+function publicTarget(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
+}
+
+function reachable(url: URL, timeoutMs = 3000): Promise<boolean> {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return new Promise((done) => {
+    // A TCP connect, not an HTTP request: checking the target must not spend its quota.
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port, timeout: timeoutMs });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+    socket.once('timeout', () => finish(false));
+  });
+}
+
+export async function run(args: RunArgs): Promise<number> {
+  const scenario = await loadScenario(args.scenario as string);
+  const spec = await loadSpec(args.spec ?? DEFAULT_SPEC_PATH);
+  const plans = args.plans
+    ? applyPlanOverrides(DEFAULT_PLANS, readJsonFile(args.plans, '--plans'), `--plans ${args.plans}`)
+    : DEFAULT_PLANS;
+  const planName = args.plan ?? scenario.plan ?? 'free';
+  const plan = getPlan(plans, planName);
+  const embedded = args.baseUrl === undefined;
+  const timeScale = args.timeScale ?? (embedded ? EMBEDDED_TIME_SCALE : 1);
+  if (!(timeScale > 0)) throw new InputError('--time-scale must be a positive number');
+  const windows = scalePlan(plan, timeScale).windows;
+  const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
+  const timeoutMs = parseDuration(args.timeout, '--timeout');
+  if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
+    throw new InputError('--max-attempts must be a whole number >= 1');
+  const shortest = [...windows].sort((a, b) => a.seconds - b.seconds)[0];
+  const planRate = shortest ? shortest.limit / shortest.seconds : 0;
+  const workload = resolveWorkload(scenario.workload, planRate, {
+    durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
+    rate:
+      args.rate === undefined ? undefined : /%$/.test(args.rate) ? (args.rate as Rate) : Number(args.rate),
+    vus: args.vus,
+    iterations: args.iterations,
+  });
+
+  let server: ServerProcess | undefined;
+  let baseUrl: URL;
+  let apiKey = args.apiKey ?? process.env.PETSTORE_API_KEY;
+  if (embedded) {
+    const serverArgs = ['--time-scale', String(timeScale)];
+    if (args.plans) serverArgs.push('--plans', args.plans);
+    server = await spawnServer(serverArgs);
+    process.once('exit', () => server?.child.kill());
+    baseUrl = new URL(server.url);
+    apiKey ??= demoKeyFor(planName);
+  } else {
+    try {
+      baseUrl = new URL(args.baseUrl as string);
+    } catch {
+      throw new InputError(`--base-url: '${args.baseUrl}' is not a URL`);
+    }
+    if (!/^https?:$/.test(baseUrl.protocol)) throw new InputError('--base-url must be http:// or https://');
+    if (!(await reachable(baseUrl)))
+      throw new InputError(`target ${publicTarget(baseUrl)} is unreachable`, EXIT.UNREACHABLE);
+  }
+
+  const interrupt = new AbortController();
+  let interruptedBy: string | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interruptedBy = signal;
+    interrupt.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const startedWall = now();
+  const recorder = new Recorder({ startedAt: startedWall, windows });
+  const client = new ApiClient({
+    baseUrl: baseUrl.href,
+    apiKey,
+    keyLabel: planName,
+    operations: spec.operations,
+    windows,
+    enforce,
+    allowBanRisk: args.allowBanRisk,
+    timeoutMs,
+    maxAttempts: args.maxAttempts,
+    connections: Math.max(1, Math.min(256, workload.maxInFlight)),
+    sink: recorder,
+  });
+
+  try {
+    let output: Awaited<ReturnType<typeof runScenario>>;
+    try {
+      output = await runScenario({
+        scenario,
+        workload,
+        client,
+        signal: interrupt.signal,
+        seed: args.seed,
+        onWorkload: (running) => recorder.measure(running),
+      });
+    } catch (error) {
+      if (error instanceof SetupError) {
+        const unreachable = !embedded && !(await reachable(baseUrl));
+        throw new InputError(
+          `scenario ${scenario.name}: ${error.message}`,
+          unreachable ? EXIT.UNREACHABLE : EXIT.USAGE,
+        );
+      }
+      throw error;
+    }
+    const result = buildResult({
+      meta: {
+        toolVersion: TOOL_VERSION,
+        nodeVersion: process.version,
+        scenario: scenario.name,
+        ...(scenario.description ? { description: scenario.description } : {}),
+        target: publicTarget(baseUrl),
+        embeddedTarget: embedded,
+        plan: planName,
+        startedAt: new Date(output.startedAt).toISOString(),
+        endedAt: new Date(output.endedAt).toISOString(),
+        partial: output.interrupted,
+        ...(interruptedBy ? { interruptedBy } : {}),
+      },
+      config: {
+        workload: workload.describe,
+        enforce,
+        allowBanRisk: args.allowBanRisk,
+        timeScale,
+        windows,
+        timeoutMs,
+        maxAttempts: args.maxAttempts,
+        spec: args.spec ?? 'petstore.openapi.yaml (built in)',
+      },
+      recorder,
+      operations: spec.operations,
+      workload: output.workload,
+    });
+    const stamp = new Date(output.startedAt).toISOString().replace(/[:.]/g, '-');
+    const dir = resolve(args.out ?? join('reports', `${scenario.name}-${stamp}`));
+    const path = writeResult(dir, result);
+    if (!args.quiet) console.log(formatSummary(result, path));
+    else console.log(path);
+    return output.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    await client.close();
+    await server?.stop();
+  }
+}

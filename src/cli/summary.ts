@@ -1,0 +1,54 @@
+import type { RunResult } from '../result/types.ts';
+
+const pad = (text: string, width: number, right = false) =>
+  right ? text.padStart(width) : text.padEnd(width);
+const fmt = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFixed(digits));
+
+/** The end-of-run table: per operation and overall, then checks and compliance in a few lines. */
+export function formatSummary(result: RunResult, resultPath: string): string {
+  const lines: string[] = [];
+  const m = result.meta;
+  lines.push(
+    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ' (PARTIAL: interrupted)' : ''}`,
+  );
+  const header = ['operation', 'count', 'rate/s', 'p50 ms', 'p95 ms', 'p99 ms', '429s', 'failed checks'];
+  const widths = [22, 8, 8, 8, 8, 8, 6, 13];
+  lines.push(header.map((h, i) => pad(h, widths[i] as number, i > 0)).join(' '));
+  const row = (name: string, s: RunResult['overall']) =>
+    [
+      name,
+      String(s.requests),
+      fmt(s.rate),
+      fmt(s.service.p50, 2),
+      fmt(s.service.p95, 2),
+      fmt(s.service.p99, 2),
+      String(s.rateLimited),
+      String(s.checkFailures),
+    ]
+      .map((c, i) => pad(c, widths[i] as number, i > 0))
+      .join(' ');
+  for (const [id, s] of Object.entries(result.operations)) lines.push(row(id + (s.deprecated ? '*' : ''), s));
+  lines.push(row('all', result.overall));
+  const c = result.compliance;
+  lines.push(
+    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of the plan rate (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
+  );
+  const failed = result.checks.filter((ch) => ch.failures > 0);
+  const total = result.checks.reduce((n, ch) => n + ch.passes + ch.failures, 0);
+  lines.push(
+    failed.length === 0
+      ? `checks: all ${result.checks.length} passed (${total} evaluations)`
+      : `checks: ${failed.length} failing:`,
+  );
+  for (const ch of failed)
+    lines.push(
+      `  ${ch.id}: ${ch.failures} failed, e.g. ${ch.samples[0]?.operation} ${ch.samples[0]?.status}: ${ch.samples[0]?.detail}`,
+    );
+  const w = result.workload;
+  lines.push(`iterations ${w.iterations} (failed ${w.failedIterations}, dropped ${w.droppedIterations})`);
+  for (const [name, f] of Object.entries(w.flows))
+    if (f.firstError) lines.push(`  flow ${name}: ${f.failures} failed, first: ${f.firstError}`);
+  if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
+  lines.push(`result written to ${resultPath}`);
+  return lines.join('\n');
+}

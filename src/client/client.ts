@@ -1,0 +1,269 @@
+import { setMaxListeners } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool } from 'undici';
+import type { Operation } from '../api/operations.ts';
+import type { RateWindow } from '../api/plans.ts';
+import { readRateLimitHeaders } from '../api/rate-limit-headers.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
+import type { AttemptSink } from '../record/attempt.ts';
+import { fullJitterMs, RetryBudget } from './backoff.ts';
+import { now, sleepUntil } from './clock.ts';
+import { AbortedError, Gate } from './gate.ts';
+import { Pacer } from './pacer.ts';
+
+export interface ClientOptions {
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <key>`; never written anywhere. */
+  apiKey: string | undefined;
+  /** Names the key in results instead of the key itself (the plan name). */
+  keyLabel: string;
+  operations: Operation[];
+  /** The plan's windows, time-scaled to the target's clock. */
+  windows: RateWindow[];
+  /** Pacing on (default) or raw mode. The ban guard is on in both unless `allowBanRisk`. */
+  enforce?: boolean;
+  allowBanRisk?: boolean;
+  timeoutMs?: number;
+  /** Attempts for 5xx and transport errors on idempotent methods (default 3). */
+  maxAttempts?: number;
+  /** Retries after 429 per call (default 5): each waits at least the server's delay. */
+  maxRateLimitRetries?: number;
+  /** Full-jitter backoff for 5xx and transport errors (default 100 ms .. 10 s). */
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+  /**
+   * Full-jitter backoff for a 429 that gives neither Retry-After nor Reset (default 1 s .. 60 s):
+   * slower than for 5xx because hurried retries after a 429 are what the seed's ban punishes.
+   */
+  rateLimitBackoffBaseMs?: number;
+  rateLimitBackoffCapMs?: number;
+  /** Share of requests that may be 5xx/transport retries (default 0.1). */
+  retryBudget?: number;
+  connections?: number;
+  sink: AttemptSink;
+}
+
+export interface CallInput {
+  path?: Record<string, string | number>;
+  query?: { [name: string]: string | number | boolean | undefined } | object;
+  body?: unknown;
+  /** Open model: when the iteration was due, for coordinated-omission-corrected response time. */
+  scheduledAt?: number;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  ok: boolean;
+  headers: IncomingHttpHeaders;
+  body: T;
+  /** Transport error code when status is 0. */
+  error?: string;
+  attempts: number;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+function expandPath(op: Operation, values: Record<string, string | number> = {}): string {
+  return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`${op.id}: path parameter '${name}' is missing`);
+    return encodeURIComponent(String(value));
+  });
+}
+
+function queryString(query: CallInput['query']): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) params.append(k, String(v));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/**
+ * The plan-aware client: every request of a key passes its Gate (pacing, server budget, 429 pause),
+ * every attempt goes to the recorder, and 429s, 5xx and transport errors are retried under the rules
+ * below rather than surfaced to the scenario as failures it must handle.
+ */
+export class ApiClient {
+  readonly operations: ReadonlyMap<string, Operation>;
+  private readonly pool: Pool;
+  private readonly pacer: Pacer;
+  private readonly gate: Gate;
+  private readonly budget: RetryBudget;
+  private readonly baseHeaders: Record<string, string>;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private stop = new AbortController();
+
+  constructor(private readonly options: ClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/$/, '');
+    this.operations = new Map(options.operations.map((op) => [op.id, op]));
+    this.pool = new Pool(this.origin, { connections: options.connections ?? 64, keepAliveTimeout: 30_000 });
+    this.pacer = new Pacer({
+      windows: options.windows,
+      enforce: options.enforce ?? true,
+      maxOvershoot: options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
+    });
+    setMaxListeners(0, this.stop.signal);
+    this.gate = new Gate(this.pacer, () => this.stop.signal);
+    this.budget = new RetryBudget(options.retryBudget ?? 0.1);
+    this.baseHeaders = { accept: 'application/json' };
+    if (options.apiKey !== undefined) this.baseHeaders.authorization = `Bearer ${options.apiKey}`;
+  }
+
+  async call<T = unknown>(operationId: string, input: CallInput = {}): Promise<ApiResponse<T>> {
+    const op = this.operations.get(operationId);
+    if (!op) throw new Error(`unknown operation '${operationId}'`);
+    const o = this.options;
+    const path = `${this.basePath}${expandPath(op, input.path)}${queryString(input.query)}`;
+    const headers =
+      input.body === undefined
+        ? this.baseHeaders
+        : { ...this.baseHeaders, 'content-type': 'application/json' };
+    const body = input.body === undefined ? undefined : JSON.stringify(input.body);
+    const maxAttempts = o.maxAttempts ?? 3;
+    const maxRateLimitRetries = o.maxRateLimitRetries ?? 5;
+    this.budget.request();
+    // Response time runs from when the call was due (the open model's schedule) or made: a call that
+    // waits behind a slow generator shows it. Retries are measured from their own send.
+    const dueAt = input.scheduledAt ?? now();
+    let rateLimitRetries = 0;
+    let extraBackoffMs = 0;
+
+    for (let attempt = 1; ; attempt++) {
+      const admission = await this.gate.acquire();
+      const signal = this.stop.signal;
+      const sentAt = now();
+      const seq = this.pacer.sent(sentAt);
+      let status = 0;
+      let responseHeaders: IncomingHttpHeaders | undefined;
+      let text = '';
+      let errorCode: string | undefined;
+      try {
+        const response = await this.pool.request({
+          path,
+          method: op.method,
+          headers,
+          body,
+          signal,
+          headersTimeout: o.timeoutMs ?? 10_000,
+          bodyTimeout: o.timeoutMs ?? 10_000,
+        });
+        status = response.statusCode;
+        responseHeaders = response.headers;
+        text = await response.body.text();
+      } catch (error) {
+        errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
+      }
+      const receivedAt = now();
+      if (signal.aborted) {
+        // Cut off by the end of the run: neither a response nor a transport error to count.
+        this.pacer.observe(seq, undefined, receivedAt);
+        this.gate.responded();
+        throw new AbortedError('run stopped');
+      }
+      const rateLimit = responseHeaders ? readRateLimitHeaders(responseHeaders) : undefined;
+      this.pacer.observe(seq, rateLimit, receivedAt);
+      this.gate.responded();
+
+      let json: unknown;
+      if (text && String(responseHeaders?.['content-type'] ?? '').includes('json')) {
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+      }
+
+      let retryAt: number | undefined;
+      if (status === 429 && rateLimitRetries < maxRateLimitRetries && !signal.aborted) {
+        rateLimitRetries++;
+        retryAt =
+          receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
+        // The pause applies to the whole key: no request of any virtual user leaves before it ends.
+        this.pacer.pause(retryAt);
+      } else if (
+        (status >= 500 || status === 0) &&
+        IDEMPOTENT.has(op.method) &&
+        attempt < maxAttempts &&
+        !signal.aborted &&
+        this.budget.tryRetry()
+      ) {
+        retryAt = receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000);
+      }
+
+      o.sink.record({
+        operation: op,
+        attempt,
+        keyLabel: o.keyLabel,
+        scheduledAt: attempt === 1 ? dueAt : undefined,
+        sentAt,
+        receivedAt,
+        status,
+        errorCode,
+        headers: responseHeaders,
+        text,
+        json,
+        pacingWaitMs: admission.pacingWaitMs,
+        backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
+        retried: retryAt !== undefined,
+      });
+
+      if (retryAt === undefined) {
+        const result: ApiResponse<T> = {
+          status,
+          ok: status >= 200 && status < 300,
+          headers: responseHeaders ?? {},
+          body: (json ?? text) as T,
+          attempts: attempt,
+        };
+        if (errorCode !== undefined) result.error = errorCode;
+        return result;
+      }
+      if (status !== 429) {
+        const before = now();
+        await sleepUntil(retryAt, signal);
+        extraBackoffMs = now() - before;
+      } else {
+        extraBackoffMs = 0;
+      }
+    }
+  }
+
+  /**
+   * How long a 429 pauses the key: Retry-After if valid (never shortened), else until
+   * X-RateLimit-Reset, else exponential backoff with full jitter. A small margin covers the server's
+   * clock granularity, since its headers are whole seconds.
+   */
+  private rateLimitDelayMs(
+    headers: IncomingHttpHeaders | undefined,
+    reset: number | undefined,
+    retries: number,
+    at: number,
+  ): number {
+    const margin = 5;
+    const retryAfter = parseRetryAfter(headers?.['retry-after']);
+    if (retryAfter) return retryAfterDelayMs(retryAfter, at) + margin;
+    if (reset !== undefined && reset * 1000 > at) return reset * 1000 - at + margin;
+    const o = this.options;
+    return (
+      fullJitterMs(retries, o.rateLimitBackoffBaseMs ?? 1000, o.rateLimitBackoffCapMs ?? 60_000) + margin
+    );
+  }
+
+  /**
+   * Ends every wait (pacing, pause, backoff) and every request in flight with AbortedError; calls
+   * made afterwards work as before. A run calls it when its time is up and the grace has passed.
+   */
+  interrupt(): void {
+    this.stop.abort();
+    this.stop = new AbortController();
+    setMaxListeners(0, this.stop.signal);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

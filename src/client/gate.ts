@@ -1,0 +1,72 @@
+import { now, sleepUntil } from './clock.ts';
+import type { Pacer } from './pacer.ts';
+
+export interface Admission {
+  /** Time spent waiting for pacing (quota spacing, the server's budget, in-flight limits), ms. */
+  pacingWaitMs: number;
+  /** Time spent waiting out a 429's pause, ms. */
+  backoffWaitMs: number;
+}
+
+export class AbortedError extends Error {
+  override readonly name = 'AbortedError';
+}
+
+/**
+ * Admits the sends of one key one at a time, in arrival order, each when its Pacer allows. A single
+ * queue (not one timer per caller) is what makes the spacing exact under any concurrency.
+ */
+export class Gate {
+  private chain: Promise<unknown> = Promise.resolve();
+  private responseWaiters: (() => void)[] = [];
+
+  constructor(
+    readonly pacer: Pacer,
+    /** Read at each wait: the client swaps it when it interrupts waiting callers. */
+    private readonly currentSignal: () => AbortSignal,
+  ) {}
+
+  private get signal(): AbortSignal {
+    return this.currentSignal();
+  }
+
+  /** Call after `pacer.observe`, so a sender waiting for an answer can go on. */
+  responded(): void {
+    const waiters = this.responseWaiters;
+    this.responseWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  acquire(): Promise<Admission> {
+    const queuedAt = now();
+    const admitted = this.chain.then(() => this.waitTurn(queuedAt));
+    this.chain = admitted.catch(() => undefined);
+    return admitted;
+  }
+
+  private async waitTurn(queuedAt: number): Promise<Admission> {
+    let pausedTill = 0;
+    for (;;) {
+      if (this.signal?.aborted) throw new AbortedError('run stopped');
+      const t = now();
+      const { at, cause } = this.pacer.earliest(t);
+      if (at <= t) break;
+      if (cause === 'pause') pausedTill = Math.max(pausedTill, at);
+      if (at === Number.POSITIVE_INFINITY) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            this.signal?.removeEventListener('abort', done);
+            resolve();
+          };
+          this.responseWaiters.push(done);
+          this.signal?.addEventListener('abort', done, { once: true });
+        });
+      } else {
+        await sleepUntil(at, this.signal);
+      }
+    }
+    const admittedAt = now();
+    const backoffWaitMs = Math.max(0, Math.min(admittedAt, pausedTill) - queuedAt);
+    return { pacingWaitMs: admittedAt - queuedAt - backoffWaitMs, backoffWaitMs };
+  }
+}

@@ -1,0 +1,165 @@
+import type { RateWindow } from '../api/plans.ts';
+import type { RateLimitState } from '../api/rate-limit-headers.ts';
+
+export interface PacerOptions {
+  /** Plan windows, already time-scaled to the target's clock. */
+  windows: RateWindow[];
+  /**
+   * false: no pacing at all (raw mode); only pauses after a 429 and the ban guard remain.
+   * Raw mode exists to exceed a quota on purpose and measure the server's limiter.
+   */
+  enforce: boolean;
+  /** Margin added to every window span for arrival jitter; default 0.5% of the shortest window, 5..250 ms. */
+  guardMs?: number;
+  /**
+   * How many requests beyond the server's reported budget may be in flight at once. Each one is a
+   * likely 429, and the seed's ban punishes repeated requests after a 429: 2 keeps far below our
+   * reference server's 5 while still letting raw mode see the limiter work.
+   */
+  maxOvershoot?: number;
+}
+
+/** A ring of the last `limit` send times of one window: the sliding-log form of a quota. */
+class SendLog {
+  private readonly times: Float64Array;
+  private next = 0;
+  private count = 0;
+  constructor(
+    readonly limit: number,
+    readonly spanMs: number,
+  ) {
+    this.times = new Float64Array(limit);
+  }
+  /** Earliest time the (limit+1)-th send after the oldest kept one may leave. */
+  earliest(): number {
+    return this.count < this.limit
+      ? Number.NEGATIVE_INFINITY
+      : (this.times[this.next] as number) + this.spanMs;
+  }
+  add(at: number): void {
+    this.times[this.next] = at;
+    this.next = (this.next + 1) % this.limit;
+    if (this.count < this.limit) this.count++;
+  }
+}
+
+/**
+ * Decides when the next request of one API key may leave. Three rules, all of which must allow it:
+ *
+ * 1. Quota pacing (enforce on): in any span of window + guard, at most `limit` sends, for every
+ *    window of the plan (a sliding log, which keeps any fixed window of the server within its limit
+ *    whatever its phase), and an even spacing of (window + guard) / limit for the shortest window so
+ *    that traffic is smooth rather than a burst at each window start.
+ * 2. Server feedback: a response that says `Remaining: r` leaves r sends for the rest of that window,
+ *    minus those we sent after it; when that budget is spent we hold until the reported reset. This
+ *    keeps us in step when the server counts differently or another client shares the key.
+ * 3. Pause: after a 429, nothing leaves until its Retry-After has passed (the ban guard).
+ */
+export class Pacer {
+  private readonly logs: SendLog[];
+  private readonly spacingMs: number;
+  private readonly maxOvershoot: number;
+  /** The next slot of the even spacing; it advances on a grid so that late timers do not lower the rate. */
+  private nextSlot = Number.NEGATIVE_INFINITY;
+  private seq = 0;
+  /** Sends not yet answered. */
+  inFlight = 0;
+  /** Nothing leaves before this time (epoch ms). */
+  pausedUntil = 0;
+  /** Budget from the latest feedback: requests left, as of send number `budgetSeq`, valid until `budgetUntil`. */
+  private budget = Number.POSITIVE_INFINITY;
+  private budgetSeq = 0;
+  private budgetUntil = 0;
+  private budgetFromSeq = -1;
+  /** Per window limit: latest receive time of a response that was first in its window (an upper bound of the window's start). */
+  private readonly windowStarts = new Map<number, number>();
+  private readonly windowMsByLimit: Map<number, number>;
+
+  constructor(readonly options: PacerOptions) {
+    const shortest = [...options.windows].sort((a, b) => a.seconds - b.seconds)[0];
+    const guard = options.guardMs ?? Math.min(250, Math.max(5, (shortest?.seconds ?? 0) * 1000 * 0.005));
+    this.logs = options.enforce
+      ? options.windows.map((w) => new SendLog(w.limit, w.seconds * 1000 + guard))
+      : [];
+    this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
+    this.maxOvershoot = options.maxOvershoot ?? 2;
+    this.windowMsByLimit = new Map(options.windows.map((w) => [w.limit, w.seconds * 1000]));
+  }
+
+  /** Requests the server still admits by its last word, after the ones sent since; Infinity if unknown. */
+  private remainingBudget(now: number): number {
+    if (now >= this.budgetUntil) return Number.POSITIVE_INFINITY;
+    return this.budget - (this.seq - this.budgetSeq);
+  }
+
+  /**
+   * Earliest time one more send may leave, or Infinity when it must wait for a response (too many
+   * requests in flight beyond the budget). `pacing` is the part owed to pacing, `pause` to a 429.
+   */
+  earliest(now: number): { at: number; cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight' } {
+    if (this.pausedUntil > now) return { at: this.pausedUntil, cause: 'pause' };
+    let at = now;
+    let cause: 'ready' | 'pacing' | 'budget' | 'inflight' = 'ready';
+    if (this.nextSlot > at) {
+      at = this.nextSlot;
+      cause = 'pacing';
+    }
+    for (const log of this.logs) {
+      const t = log.earliest();
+      if (t > at) {
+        at = t;
+        cause = 'pacing';
+      }
+    }
+    const budget = this.remainingBudget(now);
+    if (budget <= 0) {
+      if (this.options.enforce) {
+        if (this.budgetUntil > at) {
+          at = this.budgetUntil;
+          cause = 'budget';
+        }
+      } else if (budget <= -this.maxOvershoot || this.inFlight > this.maxOvershoot) {
+        // Raw mode past the budget: wait for an answer (or the reset) before risking more 429s.
+        return { at: this.inFlight > 0 ? Number.POSITIVE_INFINITY : this.budgetUntil, cause: 'inflight' };
+      }
+    }
+    return { at, cause };
+  }
+
+  /** Records a send; returns its sequence number for `observe`. */
+  sent(at: number): number {
+    // On time or a little late: the next slot is one spacing after this one, so a timer that fired
+    // late is made up for. After an idle spell the grid restarts from now (at most one slot of credit).
+    this.nextSlot = Math.max(this.nextSlot, at - this.spacingMs) + this.spacingMs;
+    for (const log of this.logs) log.add(at);
+    this.inFlight++;
+    return ++this.seq;
+  }
+
+  /** Feedback from the response to send `seq` (received at `at`), or undefined for a transport error. */
+  observe(seq: number, headers: RateLimitState | undefined, at: number): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
+    // Responses can come back out of order: only a later send's word replaces the budget.
+    if (seq < this.budgetFromSeq && at < this.budgetUntil) return;
+    // Reset is whole seconds, rounded up: holding until it can waste most of a second per window.
+    // For a window we saw begin (the response that left limit - 1), its start + length is a tighter
+    // bound, assuming the fixed windows our plans describe.
+    let until = headers.reset * 1000;
+    const windowMs = headers.limit === undefined ? undefined : this.windowMsByLimit.get(headers.limit);
+    if (windowMs !== undefined && headers.limit !== undefined) {
+      if (headers.remaining === headers.limit - 1) this.windowStarts.set(headers.limit, at);
+      const start = this.windowStarts.get(headers.limit);
+      if (start !== undefined && start + windowMs > at && start + windowMs < until) until = start + windowMs;
+    }
+    if (until <= at) return;
+    this.budgetFromSeq = seq;
+    this.budget = headers.remaining;
+    this.budgetSeq = seq;
+    this.budgetUntil = until;
+  }
+
+  pause(until: number): void {
+    if (until > this.pausedUntil) this.pausedUntil = until;
+  }
+}

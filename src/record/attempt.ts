@@ -1,0 +1,36 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Operation } from '../api/operations.ts';
+
+/**
+ * One HTTP attempt, as the client hands it to the recorder. Every attempt is recorded, retries
+ * included, so that nothing a retry hides (a 429, a 500, a reset) is lost from the figures.
+ * Times are epoch ms with sub-ms resolution.
+ */
+export interface AttemptRecord {
+  operation: Operation;
+  /** 1 for the first attempt of a call. */
+  attempt: number;
+  /** Label of the key (its plan), never the key itself. */
+  keyLabel: string;
+  /** Open model: when the iteration was scheduled to start; response time is measured from here. */
+  scheduledAt: number | undefined;
+  sentAt: number;
+  receivedAt: number;
+  /** 0 for a transport error. */
+  status: number;
+  /** Transport error code (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...). */
+  errorCode: string | undefined;
+  headers: IncomingHttpHeaders | undefined;
+  /** Raw body text ('' for none). */
+  text: string;
+  /** Parsed JSON body, or undefined when the body is not JSON. */
+  json: unknown;
+  pacingWaitMs: number;
+  backoffWaitMs: number;
+  /** This attempt is followed by a retry. */
+  retried: boolean;
+}
+
+export interface AttemptSink {
+  record(attempt: AttemptRecord): void;
+}

@@ -1,0 +1,62 @@
+import * as hdr from 'hdr-histogram-js';
+
+export type Histogram = hdr.Histogram;
+
+/**
+ * Latency histograms in microseconds, 3 significant digits, growing as needed: the HdrHistogram
+ * defaults every HdrHistogram tool reads, so encoded results can be merged and plotted elsewhere.
+ */
+export function newHistogram(): Histogram {
+  return hdr.build({
+    bitBucketSize: 32,
+    autoResize: true,
+    numberOfSignificantValueDigits: 3,
+    useWebAssembly: false,
+  });
+}
+
+/** HdrHistogram's standard compressed form (V2 encoding, deflated, base64). */
+export function encodeHistogram(histogram: Histogram): string {
+  return hdr.encodeIntoCompressedBase64(histogram);
+}
+
+export function decodeHistogram(encoded: string): Histogram {
+  return hdr.decodeFromCompressedBase64(encoded, 32, false);
+}
+
+export const PERCENTILES = [50, 75, 90, 95, 99, 99.9] as const;
+
+export interface LatencyStats {
+  count: number;
+  /** Milliseconds, from microsecond histograms. */
+  p50: number;
+  p75: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  'p99.9': number;
+  min: number;
+  max: number;
+  mean: number;
+  stdev: number;
+}
+
+const ms = (us: number) => Math.round(us) / 1000;
+
+export function latencyStats(h: Histogram): LatencyStats {
+  const empty = h.totalCount === 0;
+  const at = (p: number) => (empty ? 0 : ms(h.getValueAtPercentile(p)));
+  return {
+    count: h.totalCount,
+    p50: at(50),
+    p75: at(75),
+    p90: at(90),
+    p95: at(95),
+    p99: at(99),
+    'p99.9': at(99.9),
+    min: empty ? 0 : ms(h.minNonZeroValue),
+    max: empty ? 0 : ms(h.maxValue),
+    mean: empty ? 0 : ms(h.mean),
+    stdev: empty ? 0 : ms(h.stdDeviation),
+  };
+}

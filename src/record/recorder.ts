@@ -1,0 +1,112 @@
+import type { RateWindow } from '../api/plans.ts';
+import { readRateLimitHeaders } from '../api/rate-limit-headers.ts';
+import type { AttemptRecord, AttemptSink } from './attempt.ts';
+import { CHECKS } from './checks/catalogue.ts';
+import type { Check, CheckContext } from './checks/check.ts';
+import { responseSchemaCheck } from './checks/schema-check.ts';
+import { CheckTally } from './checks/tally.ts';
+import { type Histogram, newHistogram } from './histogram.ts';
+import { Timeline } from './timeline.ts';
+import { ViolationCounter } from './violations.ts';
+
+/** Everything counted for one operation (and, with the same shape, for the whole run). */
+export class OperationStats {
+  /** Sent to received, µs: what the server and network took. */
+  readonly service: Histogram = newHistogram();
+  /**
+   * Due to received, less our own pacing and backoff waits, µs: what a user arriving on schedule
+   * would have seen, including any lag of the generator (the coordinated-omission correction).
+   */
+  readonly response: Histogram = newHistogram();
+  requests = 0;
+  readonly statuses: Record<string, number> = {};
+  rateLimited = 0;
+  retries = 0;
+  readonly transportErrors: Record<string, number> = {};
+  pacingWaitMs = 0;
+  backoffWaitMs = 0;
+  /** Responses of this operation that failed at least one check. */
+  checkFailures = 0;
+
+  add(a: AttemptRecord, serviceUs: number, responseUs: number): void {
+    this.requests++;
+    this.service.recordValue(serviceUs);
+    this.response.recordValue(responseUs);
+    if (a.status === 0) {
+      const code = a.errorCode ?? 'unknown';
+      this.transportErrors[code] = (this.transportErrors[code] ?? 0) + 1;
+    } else {
+      this.statuses[a.status] = (this.statuses[a.status] ?? 0) + 1;
+    }
+    if (a.status === 429) this.rateLimited++;
+    if (a.retried) this.retries++;
+    this.pacingWaitMs += a.pacingWaitMs;
+    this.backoffWaitMs += a.backoffWaitMs;
+  }
+}
+
+export interface RecorderOptions {
+  /** Epoch ms; the timeline counts seconds from here. */
+  startedAt: number;
+  /** The plan's windows as the target counts them, for the header checks. */
+  windows: RateWindow[];
+  checks?: readonly Check[];
+}
+
+/** The sink the client writes every attempt to: histograms, counters, checks, violations, timeline. */
+export class Recorder implements AttemptSink {
+  readonly overall = new OperationStats();
+  readonly operations = new Map<string, OperationStats>();
+  readonly checks: CheckTally;
+  readonly violations = new ViolationCounter();
+  readonly timeline: Timeline;
+  /**
+   * Requests the limiter let through while the workload ran (setup and teardown excluded): the
+   * numerator of quota utilisation. The engine says when the workload starts and stops.
+   */
+  admittedDuringWorkload = 0;
+  private measuring = false;
+
+  measure(on: boolean): void {
+    this.measuring = on;
+  }
+
+  constructor(private readonly options: RecorderOptions) {
+    this.checks = new CheckTally(options.checks ?? [...CHECKS, responseSchemaCheck()]);
+    this.timeline = new Timeline(options.startedAt);
+  }
+
+  record(a: AttemptRecord): void {
+    let stats = this.operations.get(a.operation.id);
+    if (!stats) {
+      stats = new OperationStats();
+      this.operations.set(a.operation.id, stats);
+    }
+    const serviceUs = Math.max(1, Math.round((a.receivedAt - a.sentAt) * 1000));
+    const due = a.scheduledAt ?? a.sentAt;
+    const responseUs = Math.max(
+      serviceUs,
+      Math.round((a.receivedAt - due - a.pacingWaitMs - a.backoffWaitMs) * 1000),
+    );
+    stats.add(a, serviceUs, responseUs);
+    this.overall.add(a, serviceUs, responseUs);
+    this.timeline.add(a.receivedAt, a.status, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
+    this.violations.observe(a);
+    if (this.measuring && a.status !== 0 && a.status !== 429) this.admittedDuringWorkload++;
+    if (a.status !== 0 && a.headers) {
+      const ctx: CheckContext = {
+        attempt: a,
+        op: a.operation,
+        status: a.status,
+        headers: a.headers,
+        rateLimit: readRateLimitHeaders(a.headers),
+        windows: this.options.windows,
+        nowSeconds: a.receivedAt / 1000,
+      };
+      if (this.checks.evaluate(ctx) > 0) {
+        stats.checkFailures++;
+        this.overall.checkFailures++;
+      }
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import { type Histogram, newHistogram } from './histogram.ts';
+
+export interface TimelinePoint {
+  /** Seconds since the run started. */
+  t: number;
+  requests: number;
+  ok: number;
+  rateLimited: number;
+  /** Transport errors and 5xx. */
+  errors: number;
+  /** Service time percentiles of the second, ms. */
+  p50: number;
+  p99: number;
+  pacingWaitMs: number;
+  backoffWaitMs: number;
+}
+
+interface Bucket extends TimelinePoint {
+  histogram: Histogram | undefined;
+}
+
+/** Per-second counts and latency; a second's histogram is folded into p50/p99 once it is over. */
+export class Timeline {
+  private readonly buckets = new Map<number, Bucket>();
+  private readonly spare: Histogram[] = [];
+  private latest = 0;
+
+  constructor(private readonly startedAt: number) {}
+
+  add(at: number, status: number, serviceUs: number, pacingWaitMs: number, backoffWaitMs: number): void {
+    const t = Math.max(0, Math.floor((at - this.startedAt) / 1000));
+    let b = this.buckets.get(t);
+    if (!b) {
+      b = {
+        t,
+        requests: 0,
+        ok: 0,
+        rateLimited: 0,
+        errors: 0,
+        p50: 0,
+        p99: 0,
+        pacingWaitMs: 0,
+        backoffWaitMs: 0,
+        histogram: this.spare.pop() ?? newHistogram(),
+      };
+      this.buckets.set(t, b);
+    }
+    b.requests++;
+    if (status >= 200 && status < 300) b.ok++;
+    else if (status === 429) b.rateLimited++;
+    else if (status === 0 || status >= 500) b.errors++;
+    b.pacingWaitMs += pacingWaitMs;
+    b.backoffWaitMs += backoffWaitMs;
+    b.histogram?.recordValue(serviceUs);
+    if (t > this.latest) {
+      this.latest = t;
+      // Responses arrive at most a few seconds out of order (the request timeout bounds it).
+      for (const old of this.buckets.values()) if (old.t < t - 15) this.fold(old);
+    }
+  }
+
+  private fold(b: Bucket): void {
+    if (!b.histogram) return;
+    b.p50 = b.histogram.totalCount ? b.histogram.getValueAtPercentile(50) / 1000 : 0;
+    b.p99 = b.histogram.totalCount ? b.histogram.getValueAtPercentile(99) / 1000 : 0;
+    b.histogram.reset();
+    this.spare.push(b.histogram);
+    b.histogram = undefined;
+  }
+
+  snapshot(): TimelinePoint[] {
+    for (const b of this.buckets.values()) this.fold(b);
+    return [...this.buckets.values()]
+      .sort((a, b) => a.t - b.t)
+      .map(({ histogram: _, ...point }) => ({
+        ...point,
+        pacingWaitMs: Math.round(point.pacingWaitMs),
+        backoffWaitMs: Math.round(point.backoffWaitMs),
+      }));
+  }
+}

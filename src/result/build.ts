@@ -1,0 +1,80 @@
+import type { Operation } from '../api/operations.ts';
+import { encodeHistogram, latencyStats } from '../record/histogram.ts';
+import type { OperationStats, Recorder } from '../record/recorder.ts';
+import {
+  type OperationSummary,
+  type ResultMeta,
+  type RunConfig,
+  type RunResult,
+  SCHEMA_VERSION,
+  type WorkloadSummary,
+} from './types.ts';
+
+function summarise(stats: OperationStats, seconds: number): OperationSummary {
+  return {
+    requests: stats.requests,
+    rate: seconds > 0 ? stats.requests / seconds : 0,
+    statuses: { ...stats.statuses },
+    rateLimited: stats.rateLimited,
+    rateLimitedRate: stats.requests ? stats.rateLimited / stats.requests : 0,
+    retries: stats.retries,
+    transportErrors: { ...stats.transportErrors },
+    pacingWaitMs: Math.round(stats.pacingWaitMs),
+    backoffWaitMs: Math.round(stats.backoffWaitMs),
+    checkFailures: stats.checkFailures,
+    service: latencyStats(stats.service),
+    response: latencyStats(stats.response),
+    histograms: { service: encodeHistogram(stats.service), response: encodeHistogram(stats.response) },
+  };
+}
+
+export interface BuildInput {
+  meta: Omit<ResultMeta, 'tool' | 'durationSeconds'>;
+  config: RunConfig;
+  recorder: Recorder;
+  operations: Operation[];
+  workload: WorkloadSummary;
+}
+
+export function buildResult({ meta, config, recorder, operations, workload }: BuildInput): RunResult {
+  const seconds = Math.max(0.001, (Date.parse(meta.endedAt) - Date.parse(meta.startedAt)) / 1000);
+  const overall = summarise(recorder.overall, seconds);
+  const admitted = recorder.admittedDuringWorkload;
+  const shortest = [...config.windows].sort((a, b) => a.seconds - b.seconds)[0];
+  const planRate = shortest ? shortest.limit / shortest.seconds : 0;
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    meta: { tool: 'petstore-load', ...meta, durationSeconds: Math.round(seconds * 1000) / 1000 },
+    config,
+    overall,
+    operations: Object.fromEntries(
+      operations
+        .filter((op) => recorder.operations.has(op.id))
+        .map((op) => [
+          op.id,
+          {
+            method: op.method,
+            path: op.path,
+            deprecated: op.deprecated,
+            stability: op.stability,
+            ...summarise(recorder.operations.get(op.id) as OperationStats, seconds),
+          },
+        ]),
+    ),
+    timeline: recorder.timeline.snapshot(),
+    checks: recorder.checks.snapshot(),
+    compliance: {
+      rateLimited: overall.rateLimited,
+      rateLimitedRate: overall.rateLimitedRate,
+      retries: overall.retries,
+      violations: recorder.violations.count,
+      violationSamples: [...recorder.violations.samples],
+      pacingWaitMs: overall.pacingWaitMs,
+      backoffWaitMs: overall.backoffWaitMs,
+      admitted,
+      planRate,
+      quotaUtilization: planRate > 0 ? admitted / seconds / planRate : 0,
+    },
+    workload,
+  };
+}

@@ -1,0 +1,107 @@
+import type { RateWindow } from '../api/plans.ts';
+import type { CheckResult } from '../record/checks/tally.ts';
+import type { LatencyStats } from '../record/histogram.ts';
+import type { TimelinePoint } from '../record/timeline.ts';
+
+export const SCHEMA_VERSION = 1;
+
+/**
+ * The one result contract every step after `run` reads (report, compare, merge, thresholds).
+ * Additive changes keep schemaVersion 1; anything that changes a meaning bumps it.
+ */
+export interface RunResult {
+  schemaVersion: typeof SCHEMA_VERSION;
+  meta: ResultMeta;
+  config: RunConfig;
+  overall: OperationSummary;
+  operations: Record<string, OperationSummary & OperationInfo>;
+  timeline: TimelinePoint[];
+  checks: CheckResult[];
+  compliance: Compliance;
+  workload: WorkloadSummary;
+}
+
+export interface ResultMeta {
+  tool: 'petstore-load';
+  toolVersion: string;
+  nodeVersion: string;
+  scenario: string;
+  description?: string;
+  /** Base URL without credentials, query or fragment. */
+  target: string;
+  /** True when the run started the reference server itself. */
+  embeddedTarget: boolean;
+  plan: string;
+  startedAt: string;
+  endedAt: string;
+  durationSeconds: number;
+  /** True when the run was interrupted; the figures cover the part that ran. */
+  partial: boolean;
+  interruptedBy?: string;
+}
+
+export interface RunConfig {
+  workload: Record<string, unknown>;
+  enforce: boolean;
+  allowBanRisk: boolean;
+  timeScale: number;
+  /** Plan windows as the target counts them (after time scale). */
+  windows: RateWindow[];
+  timeoutMs: number;
+  maxAttempts: number;
+  spec: string;
+}
+
+export interface OperationInfo {
+  method: string;
+  path: string;
+  deprecated: boolean;
+  stability: string;
+}
+
+export interface OperationSummary {
+  requests: number;
+  /** Requests per second over the run. */
+  rate: number;
+  statuses: Record<string, number>;
+  rateLimited: number;
+  /** rateLimited / requests. */
+  rateLimitedRate: number;
+  retries: number;
+  transportErrors: Record<string, number>;
+  pacingWaitMs: number;
+  backoffWaitMs: number;
+  /** Responses that failed at least one check. */
+  checkFailures: number;
+  /** Sent to received, ms. */
+  service: LatencyStats;
+  /** Due to received, less pacing and backoff waits (coordinated-omission corrected), ms. */
+  response: LatencyStats;
+  /** HdrHistogram compressed base64, values in µs. */
+  histograms: { service: string; response: string };
+}
+
+export interface Compliance {
+  rateLimited: number;
+  rateLimitedRate: number;
+  retries: number;
+  /** Requests sent inside a Retry-After window, counted from timestamps. */
+  violations: number;
+  violationSamples: { operation: string; sentAt: number; pauseUntil: number }[];
+  pacingWaitMs: number;
+  backoffWaitMs: number;
+  /** Responses other than 429 and transport errors while the workload ran (not setup, not teardown). */
+  admitted: number;
+  /** Requests per second the plan allows (shortest window). */
+  planRate: number;
+  /** admitted rate / plan rate. */
+  quotaUtilization: number;
+}
+
+export interface WorkloadSummary {
+  iterations: number;
+  /** Open model: iterations not started because the in-flight cap was reached. */
+  droppedIterations: number;
+  failedIterations: number;
+  flows: Record<string, { iterations: number; failures: number; firstError?: string }>;
+}

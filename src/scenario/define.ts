@@ -1,0 +1,82 @@
+import type { Api } from '../client/petstore-api.ts';
+
+export type Duration = string | number;
+/** Iterations per second, or a share of the plan's request rate: '100%'. */
+export type Rate = number | `${number}%`;
+
+/** Open model (k6's arrival-rate executors): iterations start on a schedule whatever the responses. */
+export interface ConstantArrivalRate {
+  executor: 'constant-arrival-rate';
+  rate: Rate;
+  duration?: Duration;
+  /** Iterations in flight at most; one more due is dropped and counted (dropped_iterations). */
+  maxInFlight?: number;
+  iterations?: number;
+}
+
+export interface RampingArrivalRate {
+  executor: 'ramping-arrival-rate';
+  startRate?: Rate;
+  stages: { target: Rate; duration: Duration }[];
+  maxInFlight?: number;
+  iterations?: number;
+}
+
+/** Closed model (k6's VU executors): N virtual users, each starting its next iteration when the last ends. */
+export interface ConstantVus {
+  executor: 'constant-vus';
+  vus: number;
+  duration?: Duration;
+  /** Pause between a VU's iterations: fixed, or a [min, max] range drawn uniformly. */
+  thinkTime?: Duration | [Duration, Duration];
+  iterations?: number;
+}
+
+export interface RampingVus {
+  executor: 'ramping-vus';
+  startVUs?: number;
+  stages: { target: number; duration: Duration }[];
+  thinkTime?: Duration | [Duration, Duration];
+  iterations?: number;
+}
+
+export type Workload = ConstantArrivalRate | RampingArrivalRate | ConstantVus | RampingVus;
+
+export interface FlowContext<D> {
+  /** What setup returned. */
+  data: D;
+  /** Virtual user number (closed model) or iteration slot (open model). */
+  vu: number;
+  /** Iteration number across the run, from 0. */
+  iteration: number;
+  /** Seeded random in [0, 1): the same seed replays the same choices. */
+  random(): number;
+  pick<T>(items: readonly T[]): T;
+}
+
+export interface Flow<D> {
+  name: string;
+  /** Relative share of iterations (default 1). */
+  weight?: number;
+  run(api: Api, ctx: FlowContext<D>): Promise<void>;
+}
+
+export interface Scenario<D = unknown> {
+  name: string;
+  description?: string;
+  /** Plan the client paces for (default free). */
+  plan?: string;
+  workload: Workload;
+  /** Raw mode: no pacing, to exceed the quota on purpose (the ban guard stays). */
+  enforce?: boolean;
+  setup?(api: Api): Promise<D> | D;
+  flows: Flow<D>[];
+  teardown?(api: Api, data: D): Promise<void> | void;
+  /** Threshold expressions (`p99<300ms`, `rate_limited<1%`); evaluated by the report step. */
+  thresholds?: string[];
+}
+
+/** Identity at run time; it gives scenario files their types (as k6's options object does). */
+export function defineScenario<D>(scenario: Scenario<D>): Scenario<D> {
+  return scenario;
+}

@@ -1,0 +1,178 @@
+import { seededRandom } from '../api/random.ts';
+import type { ApiClient, CallInput } from '../client/client.ts';
+import { now, sleepUntil } from '../client/clock.ts';
+import { AbortedError } from '../client/gate.ts';
+import { type Api, type CallFn, petstoreApi } from '../client/petstore-api.ts';
+import type { WorkloadSummary } from '../result/types.ts';
+import type { Flow, FlowContext, Scenario } from './define.ts';
+import type { ResolvedWorkload } from './workload.ts';
+
+export interface EngineInput<D> {
+  scenario: Scenario<D>;
+  workload: ResolvedWorkload;
+  client: ApiClient;
+  /** Aborted on SIGINT/SIGTERM: no new iteration starts, in-flight ones get the grace. */
+  signal: AbortSignal;
+  seed?: number;
+  /** How long in-flight iterations may finish after the end (default 2 s). */
+  graceMs?: number;
+  /** Told when the workload (not setup or teardown) starts and stops, for quota utilisation. */
+  onWorkload?(running: boolean): void;
+}
+
+export interface EngineOutput {
+  workload: WorkloadSummary;
+  interrupted: boolean;
+  /** Epoch ms when traffic started (after setup) and stopped (before teardown). */
+  startedAt: number;
+  endedAt: number;
+}
+
+export class SetupError extends Error {
+  override readonly name = 'SetupError';
+}
+
+function flowPicker<D>(flows: Flow<D>[], random: () => number): () => Flow<D> {
+  const total = flows.reduce((sum, f) => sum + (f.weight ?? 1), 0);
+  return () => {
+    let x = random() * total;
+    for (const f of flows) {
+      x -= f.weight ?? 1;
+      if (x < 0) return f;
+    }
+    return flows[flows.length - 1] as Flow<D>;
+  };
+}
+
+/**
+ * Runs setup, the workload and teardown of a scenario through one client. The open model schedules
+ * iteration starts by the clock and records each call's due time, so a late generator or a slow
+ * server shows in response time; the closed model runs N virtual users back to back.
+ */
+export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutput> {
+  const { scenario, workload, client, signal } = input;
+  const random = seededRandom(input.seed);
+  const pickFlow = flowPicker(scenario.flows, random);
+  const summary: WorkloadSummary = {
+    iterations: 0,
+    droppedIterations: 0,
+    failedIterations: 0,
+    flows: Object.fromEntries(scenario.flows.map((f) => [f.name, { iterations: 0, failures: 0 }])),
+  };
+  const plainApi = petstoreApi(client.call.bind(client) as CallFn);
+
+  let data: D;
+  try {
+    data = (await scenario.setup?.(plainApi)) as D;
+  } catch (error) {
+    throw new SetupError(`setup failed: ${(error as Error).message}`);
+  }
+
+  input.onWorkload?.(true);
+  const startedAt = now();
+  const deadline = startedAt + workload.durationMs;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  signal.addEventListener('abort', onSignal, { once: true });
+  const timer = setTimeout(onSignal, workload.durationMs);
+  let started = 0;
+  const inFlight = new Set<Promise<void>>();
+  const more = () =>
+    !stop.signal.aborted && (workload.iterations === undefined || started < workload.iterations);
+
+  const iterate = async (vu: number, scheduledAt: number | undefined): Promise<void> => {
+    const iteration = started++;
+    const flow = pickFlow();
+    let due = scheduledAt;
+    const call: CallFn = (operationId, callInput: CallInput = {}) => {
+      const first = due;
+      due = undefined;
+      return client.call(operationId, first === undefined ? callInput : { ...callInput, scheduledAt: first });
+    };
+    const ctx: FlowContext<D> = {
+      data,
+      vu,
+      iteration,
+      random,
+      pick: (items) => items[Math.floor(random() * items.length)] as (typeof items)[number],
+    };
+    const stats = summary.flows[flow.name] as WorkloadSummary['flows'][string];
+    try {
+      await flow.run(petstoreApi(call) as Api, ctx);
+      stats.iterations++;
+      summary.iterations++;
+    } catch (error) {
+      if (error instanceof AbortedError) return;
+      stats.iterations++;
+      stats.failures++;
+      summary.iterations++;
+      summary.failedIterations++;
+      stats.firstError ??= String((error as Error).message ?? error).slice(0, 300);
+    }
+  };
+
+  const track = (p: Promise<void>) => {
+    inFlight.add(p);
+    p.finally(() => inFlight.delete(p));
+  };
+
+  if (workload.kind === 'open') {
+    let next = startedAt;
+    while (more()) {
+      const elapsed = next - startedAt;
+      if (elapsed >= workload.durationMs) break;
+      const rate = workload.rateAt(elapsed);
+      if (rate <= 0) {
+        next += 100;
+        await sleepUntil(next, stop.signal);
+        continue;
+      }
+      await sleepUntil(next, stop.signal);
+      if (!more()) break;
+      // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
+      if (inFlight.size >= workload.maxInFlight) summary.droppedIterations++;
+      else track(iterate(inFlight.size, next));
+      next += 1000 / rate;
+    }
+  } else {
+    const vus = new Set<number>();
+    const runVu = async (id: number) => {
+      while (more() && id < Math.round(workload.vusAt(now() - startedAt))) {
+        await iterate(id, undefined);
+        const [min, max] = workload.thinkMs;
+        if (max > 0) await sleepUntil(now() + min + random() * (max - min), stop.signal);
+      }
+      vus.delete(id);
+    };
+    while (more() && now() < deadline) {
+      const target = Math.round(workload.vusAt(now() - startedAt));
+      for (let id = 0; id < target; id++) {
+        if (!vus.has(id)) {
+          vus.add(id);
+          track(runVu(id));
+        }
+      }
+      await sleepUntil(Math.min(deadline, now() + 50), stop.signal);
+      if (workload.iterations !== undefined && started >= workload.iterations && inFlight.size === 0) break;
+    }
+  }
+  stop.abort();
+  clearTimeout(timer);
+  signal.removeEventListener('abort', onSignal);
+
+  // In-flight iterations get a grace to finish; then every wait and request still open is cut.
+  const grace = new Promise<void>((resolve) => setTimeout(resolve, input.graceMs ?? 2000).unref());
+  await Promise.race([Promise.allSettled([...inFlight]), grace]);
+  if (inFlight.size > 0) client.interrupt();
+  await Promise.allSettled([...inFlight]);
+  // The end counts the grace: responses that arrive in it were admitted during the workload.
+  const endedAt = now();
+  input.onWorkload?.(false);
+
+  try {
+    await scenario.teardown?.(plainApi, data);
+  } catch {
+    // A failed teardown must not lose the measurements; the run's figures are already complete.
+  }
+  return { workload: summary, interrupted: signal.aborted, startedAt, endedAt };
+}

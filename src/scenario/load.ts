@@ -1,0 +1,75 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { InputError } from '../api/input-error.ts';
+import type { Scenario } from './define.ts';
+
+export const SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
+
+/** `mixed-traffic` names scenarios/mixed-traffic.ts; anything with a slash or an extension is a path. */
+export function scenarioPath(nameOrPath: string): string {
+  if (/[\\/]/.test(nameOrPath) || /\.[cm]?[jt]s$/.test(nameOrPath)) {
+    return isAbsolute(nameOrPath) ? nameOrPath : resolve(process.cwd(), nameOrPath);
+  }
+  return resolve(SCENARIOS_DIR, `${nameOrPath}.ts`);
+}
+
+function fail(source: string, problem: string): never {
+  throw new InputError(`scenario ${source}: ${problem}`);
+}
+
+/** Checks the parts a scenario file can get wrong before any request is sent. */
+export function validateScenario(value: unknown, source: string): Scenario {
+  if (!value || typeof value !== 'object')
+    fail(source, 'the default export is not a scenario (use defineScenario)');
+  const s = value as Record<string, unknown>;
+  if (typeof s.name !== 'string' || !s.name) fail(source, 'name must be a non-empty string');
+  if (!s.workload || typeof s.workload !== 'object') fail(source, 'workload is missing');
+  if (!Array.isArray(s.flows) || s.flows.length === 0) fail(source, 'flows must be a non-empty list');
+  const names = new Set<string>();
+  for (const [i, f] of (s.flows as Record<string, unknown>[]).entries()) {
+    if (!f || typeof f.name !== 'string' || !f.name)
+      fail(source, `flows[${i}].name must be a non-empty string`);
+    if (names.has(f.name as string)) fail(source, `flows[${i}].name '${f.name}' is used twice`);
+    names.add(f.name as string);
+    if (typeof f.run !== 'function') fail(source, `flows[${i}].run must be a function`);
+    if (
+      f.weight !== undefined &&
+      !(typeof f.weight === 'number' && f.weight > 0 && Number.isFinite(f.weight))
+    ) {
+      fail(source, `flows[${i}].weight must be a positive number`);
+    }
+  }
+  for (const hook of ['setup', 'teardown'] as const) {
+    if (s[hook] !== undefined && typeof s[hook] !== 'function') fail(source, `${hook} must be a function`);
+  }
+  if (s.plan !== undefined && typeof s.plan !== 'string') fail(source, 'plan must be a plan name');
+  if (s.enforce !== undefined && typeof s.enforce !== 'boolean')
+    fail(source, 'enforce must be true or false');
+  if (
+    s.thresholds !== undefined &&
+    !(Array.isArray(s.thresholds) && s.thresholds.every((t) => typeof t === 'string'))
+  ) {
+    fail(source, 'thresholds must be a list of strings');
+  }
+  return value as Scenario;
+}
+
+/** Imports a scenario module (TypeScript through tsx, no build step) and validates it. */
+export async function loadScenario(nameOrPath: string): Promise<Scenario> {
+  const path = scenarioPath(nameOrPath);
+  if (!existsSync(path)) {
+    throw new InputError(`scenario '${nameOrPath}': no such file (${path})`);
+  }
+  let module: Record<string, unknown>;
+  try {
+    module = await import(pathToFileURL(path).href);
+  } catch (error) {
+    const message =
+      String((error as Error).message ?? error)
+        .split('\n')
+        .find((l) => l.trim()) ?? 'failed to load';
+    throw new InputError(`scenario ${nameOrPath}: does not load: ${message.trim()}`);
+  }
+  return validateScenario(module.default ?? module.scenario, nameOrPath);
+}
