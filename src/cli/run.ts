@@ -6,13 +6,11 @@ import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan, scalePlan } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
-import { ApiClient } from '../client/client.ts';
-import { now } from '../client/clock.ts';
-import { Recorder } from '../record/recorder.ts';
-import { buildResult } from '../result/build.ts';
+import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
 import type { Rate } from '../scenario/define.ts';
-import { runScenario, SetupError } from '../scenario/engine.ts';
+import { SetupError } from '../scenario/engine.ts';
+import { executeScenario } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
@@ -22,7 +20,6 @@ import { formatSummary } from './summary.ts';
 
 /** The embedded server compresses time so a default run crosses several windows in seconds. */
 export const EMBEDDED_TIME_SCALE = 10;
-const TOOL_VERSION = '0.1.0';
 
 export function runOptions(yargs: Argv) {
   return yargs
@@ -171,32 +168,28 @@ export async function run(args: RunArgs): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  const startedWall = now();
-  const recorder = new Recorder({ startedAt: startedWall, windows });
-  const client = new ApiClient({
-    baseUrl: baseUrl.href,
-    apiKey,
-    keyLabel: planName,
-    operations: spec.operations,
-    windows,
-    enforce,
-    allowBanRisk: args.allowBanRisk,
-    timeoutMs,
-    maxAttempts: args.maxAttempts,
-    connections: Math.max(1, Math.min(256, workload.maxInFlight)),
-    sink: recorder,
-  });
-
   try {
-    let output: Awaited<ReturnType<typeof runScenario>>;
+    let result: RunResult;
     try {
-      output = await runScenario({
+      result = await executeScenario({
         scenario,
         workload,
-        client,
+        baseUrl: baseUrl.href,
+        target: publicTarget(baseUrl),
+        embeddedTarget: embedded,
+        apiKey,
+        operations: spec.operations,
+        plan: planName,
+        windows,
+        timeScale,
+        enforce,
+        allowBanRisk: args.allowBanRisk,
+        timeoutMs,
+        maxAttempts: args.maxAttempts,
+        spec: args.spec ?? 'petstore.openapi.yaml (built in)',
         signal: interrupt.signal,
+        interruptedBy: () => interruptedBy,
         seed: args.seed,
-        onWorkload: (running) => recorder.measure(running),
       });
     } catch (error) {
       if (error instanceof SetupError) {
@@ -208,44 +201,15 @@ export async function run(args: RunArgs): Promise<number> {
       }
       throw error;
     }
-    const result = buildResult({
-      meta: {
-        toolVersion: TOOL_VERSION,
-        nodeVersion: process.version,
-        scenario: scenario.name,
-        ...(scenario.description ? { description: scenario.description } : {}),
-        target: publicTarget(baseUrl),
-        embeddedTarget: embedded,
-        plan: planName,
-        startedAt: new Date(output.startedAt).toISOString(),
-        endedAt: new Date(output.endedAt).toISOString(),
-        partial: output.interrupted,
-        ...(interruptedBy ? { interruptedBy } : {}),
-      },
-      config: {
-        workload: workload.describe,
-        enforce,
-        allowBanRisk: args.allowBanRisk,
-        timeScale,
-        windows,
-        timeoutMs,
-        maxAttempts: args.maxAttempts,
-        spec: args.spec ?? 'petstore.openapi.yaml (built in)',
-      },
-      recorder,
-      operations: spec.operations,
-      workload: output.workload,
-    });
-    const stamp = new Date(output.startedAt).toISOString().replace(/[:.]/g, '-');
+    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `${scenario.name}-${stamp}`));
     const path = writeResult(dir, result);
     if (!args.quiet) console.log(formatSummary(result, path));
     else console.log(path);
-    return output.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
+    return result.meta.partial ? EXIT.INTERRUPTED : EXIT.OK;
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
-    await client.close();
     await server?.stop();
   }
 }

@@ -74,6 +74,9 @@ export class Pacer {
   /** Per window limit: latest receive time of a response that was first in its window (an upper bound of the window's start). */
   private readonly windowStarts = new Map<number, number>();
   private readonly windowMsByLimit: Map<number, number>;
+  /** The limit the server last described, at first the plan's shortest window's. */
+  private lastLimit: number;
+  private readonly shortestMs: number;
 
   constructor(readonly options: PacerOptions) {
     const shortest = [...options.windows].sort((a, b) => a.seconds - b.seconds)[0];
@@ -84,11 +87,24 @@ export class Pacer {
     this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
     this.maxOvershoot = options.maxOvershoot ?? 2;
     this.windowMsByLimit = new Map(options.windows.map((w) => [w.limit, w.seconds * 1000]));
+    this.lastLimit = shortest?.limit ?? Number.POSITIVE_INFINITY;
+    this.shortestMs = (shortest?.seconds ?? 1) * 1000;
   }
 
-  /** Requests the server still admits by its last word, after the ones sent since; Infinity if unknown. */
+  /**
+   * Requests the server still admits by its last word, after the ones sent since. When that word has
+   * lapsed (its window is over) or none came yet, pacing mode says Infinity: the sliding log already
+   * bounds any burst. Raw mode assumes a fresh window of the last limit seen (or the plan's), so
+   * that the requests piled up behind a pause do not all leave at once and earn a ban.
+   */
   private remainingBudget(now: number): number {
-    if (now >= this.budgetUntil) return Number.POSITIVE_INFINITY;
+    if (now >= this.budgetUntil) {
+      if (this.options.enforce) return Number.POSITIVE_INFINITY;
+      this.budget = this.lastLimit;
+      this.budgetSeq = this.seq;
+      this.budgetFromSeq = this.seq;
+      this.budgetUntil = now + (this.windowMsByLimit.get(this.lastLimit) ?? this.shortestMs);
+    }
     return this.budget - (this.seq - this.budgetSeq);
   }
 
@@ -140,6 +156,7 @@ export class Pacer {
   observe(seq: number, headers: RateLimitState | undefined, at: number): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
+    if (headers.limit !== undefined) this.lastLimit = headers.limit;
     // Responses can come back out of order: only a later send's word replaces the budget.
     if (seq < this.budgetFromSeq && at < this.budgetUntil) return;
     // Reset is whole seconds, rounded up: holding until it can waste most of a second per window.
@@ -154,8 +171,10 @@ export class Pacer {
     }
     if (until <= at) return;
     this.budgetFromSeq = seq;
-    this.budget = headers.remaining;
-    this.budgetSeq = seq;
+    // Requests still in flight may reach the server after this one even if sent before it (another
+    // connection, a queue): count them all against the budget. Over-counting only makes us careful.
+    this.budget = headers.remaining - this.inFlight;
+    this.budgetSeq = this.seq;
     this.budgetUntil = until;
   }
 
