@@ -8,6 +8,8 @@ export interface Admission {
   backoffWaitMs: number;
 }
 
+const PACING_TOLERANCE_MS = 1;
+
 export class AbortedError extends Error {
   override readonly name = 'AbortedError';
 }
@@ -50,7 +52,10 @@ export class Gate {
       if (this.signal?.aborted) throw new AbortedError('run stopped');
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
-      if (at <= t) break;
+      // A timer cannot wait less than about a millisecond; pacing's grid makes up for a send that
+      // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
+      // 429 is never cut short.
+      if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) break;
       if (cause === 'pause') pausedTill = Math.max(pausedTill, at);
       if (at === Number.POSITIVE_INFINITY) {
         await new Promise<void>((resolve) => {

@@ -19,8 +19,14 @@ export interface PacerOptions {
   maxOvershoot?: number;
 }
 
-/** A ring of the last `limit` send times of one window: the sliding-log form of a quota. */
-class SendLog {
+interface QuotaLog {
+  /** Earliest time one more send keeps the quota, given the sends kept. */
+  earliest(): number;
+  add(at: number): void;
+}
+
+/** A ring of the last `limit` send times of one window: the sliding-log form of a quota, exact. */
+class SendLog implements QuotaLog {
   private readonly times: Float64Array;
   private next = 0;
   private count = 0;
@@ -30,7 +36,6 @@ class SendLog {
   ) {
     this.times = new Float64Array(limit);
   }
-  /** Earliest time the (limit+1)-th send after the oldest kept one may leave. */
   earliest(): number {
     return this.count < this.limit
       ? Number.NEGATIVE_INFINITY
@@ -42,6 +47,54 @@ class SendLog {
     if (this.count < this.limit) this.count++;
   }
 }
+
+/**
+ * The same quota for limits too large to keep every send time (a custom plan of millions a day):
+ * counts per 1/1000 of the span. A send is taken to have happened at its bucket's end, so the bound
+ * errs on the side of waiting, by at most one bucket.
+ */
+class BucketLog implements QuotaLog {
+  private static readonly BUCKETS = 1000;
+  private readonly counts = new Float64Array(BucketLog.BUCKETS);
+  private readonly bucketMs: number;
+  private current = -1;
+  private total = 0;
+  constructor(
+    readonly limit: number,
+    readonly spanMs: number,
+  ) {
+    this.bucketMs = spanMs / BucketLog.BUCKETS;
+  }
+  private advance(at: number): void {
+    const index = Math.floor(at / this.bucketMs);
+    if (this.current < 0) this.current = index;
+    for (let i = this.current + 1; i <= index && i <= this.current + BucketLog.BUCKETS; i++) {
+      const slot = i % BucketLog.BUCKETS;
+      this.total -= this.counts[slot] as number;
+      this.counts[slot] = 0;
+    }
+    if (index > this.current) this.current = index;
+  }
+  earliest(): number {
+    if (this.total < this.limit) return Number.NEGATIVE_INFINITY;
+    // Full: wait until the oldest non-empty bucket leaves the span.
+    for (let i = this.current - BucketLog.BUCKETS + 1; i <= this.current; i++) {
+      if ((this.counts[((i % BucketLog.BUCKETS) + BucketLog.BUCKETS) % BucketLog.BUCKETS] as number) > 0) {
+        return (i + 1) * this.bucketMs + this.spanMs;
+      }
+    }
+    return Number.NEGATIVE_INFINITY;
+  }
+  add(at: number): void {
+    this.advance(at);
+    const slot = this.current % BucketLog.BUCKETS;
+    this.counts[slot] = (this.counts[slot] as number) + 1;
+    this.total++;
+  }
+}
+
+/** Exact logs cost 8 bytes a send of the limit; past this, buckets. */
+const EXACT_LOG_LIMIT = 100_000;
 
 /**
  * Decides when the next request of one API key may leave. Three rules, all of which must allow it:
@@ -56,7 +109,7 @@ class SendLog {
  * 3. Pause: after a 429, nothing leaves until its Retry-After has passed (the ban guard).
  */
 export class Pacer {
-  private readonly logs: SendLog[];
+  private readonly logs: QuotaLog[];
   private readonly spacingMs: number;
   private readonly maxOvershoot: number;
   /** The next slot of the even spacing; it advances on a grid so that late timers do not lower the rate. */

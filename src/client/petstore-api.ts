@@ -39,24 +39,63 @@ export interface Api {
   updateInventory(petId: number, body: { quantity: number }): Promise<ApiResponse<InventoryItem>>;
 }
 
+/**
+ * Methods live on the prototype: the engine makes one per iteration, and a literal of sixteen
+ * closures per iteration is measurable on the generator's hot path. (So call them as methods,
+ * `api.listPets()`, rather than pulling them off the object.)
+ */
+class PetstoreApi implements Api {
+  constructor(readonly call: CallFn) {}
+  listPets(query?: { status?: PetStatus; categoryId?: number } & Page) {
+    return this.call<Pet[]>('listPets', { query });
+  }
+  createPet(body: NewPet) {
+    return this.call<Pet>('createPet', { body });
+  }
+  getPetById(petId: number) {
+    return this.call<Pet>('getPetById', { path: { petId } });
+  }
+  updatePet(petId: number, body: NewPet) {
+    return this.call<Pet>('updatePet', { path: { petId }, body });
+  }
+  deletePet(petId: number) {
+    return this.call<undefined>('deletePet', { path: { petId } });
+  }
+  listCategories(query?: Page) {
+    return this.call<Category[]>('listCategories', { query });
+  }
+  createCategory(body: NewCategory) {
+    return this.call<Category>('createCategory', { body });
+  }
+  getCategory(categoryId: number) {
+    return this.call<Category>('getCategory', { path: { categoryId } });
+  }
+  listOrders(query?: Page) {
+    return this.call<Order[]>('listOrders', { query });
+  }
+  placeOrder(body: NewOrder) {
+    return this.call<Order>('placeOrder', { body });
+  }
+  getOrder(orderId: number) {
+    return this.call<Order>('getOrder', { path: { orderId } });
+  }
+  deleteOrder(orderId: number) {
+    return this.call<undefined>('deleteOrder', { path: { orderId } });
+  }
+  completeOrder(orderId: number) {
+    return this.call<Order>('completeOrder', { path: { orderId } });
+  }
+  listInventory(query?: { status?: PetStatus } & Page) {
+    return this.call<InventoryItem[]>('listInventory', { query });
+  }
+  getInventoryItem(petId: number) {
+    return this.call<InventoryItem>('getInventoryItem', { path: { petId } });
+  }
+  updateInventory(petId: number, body: { quantity: number }) {
+    return this.call<InventoryItem>('updateInventory', { path: { petId }, body });
+  }
+}
+
 export function petstoreApi(call: CallFn): Api {
-  return {
-    call,
-    listPets: (query) => call('listPets', { query }),
-    createPet: (body) => call('createPet', { body }),
-    getPetById: (petId) => call('getPetById', { path: { petId } }),
-    updatePet: (petId, body) => call('updatePet', { path: { petId }, body }),
-    deletePet: (petId) => call('deletePet', { path: { petId } }),
-    listCategories: (query) => call('listCategories', { query }),
-    createCategory: (body) => call('createCategory', { body }),
-    getCategory: (categoryId) => call('getCategory', { path: { categoryId } }),
-    listOrders: (query) => call('listOrders', { query }),
-    placeOrder: (body) => call('placeOrder', { body }),
-    getOrder: (orderId) => call('getOrder', { path: { orderId } }),
-    deleteOrder: (orderId) => call('deleteOrder', { path: { orderId } }),
-    completeOrder: (orderId) => call('completeOrder', { path: { orderId } }),
-    listInventory: (query) => call('listInventory', { query }),
-    getInventoryItem: (petId) => call('getInventoryItem', { path: { petId } }),
-    updateInventory: (petId, body) => call('updateInventory', { path: { petId }, body }),
-  };
+  return new PetstoreApi(call);
 }

@@ -1,0 +1,112 @@
+/**
+ * bench:generator: CPU time per request of the generator — `run`'s pipeline with pacing, recording
+ * and every check on — beside autocannon's and a bare undici loop's, same target (getPetById on the
+ * reference server, in its own process, enterprise key with limits that never bind), same
+ * connections, in rotating order after a warm-up round of each (the server's JIT and ours). Only the
+ * generator's process CPU is counted; medians and their ratios are what to quote.
+ */
+import { cpuUsage } from 'node:process';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+import { loadSpec } from '../src/api/spec.ts';
+import { spawnServer } from '../src/cli/embedded-server.ts';
+import { runFlow, unlimitedPlansFile } from './harness.ts';
+import { median, writeBenchReport } from './report.ts';
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const duration = Number(process.env.BENCH_DURATION ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+const { path: plansPath, plans } = unlimitedPlansFile();
+const server = await spawnServer(['--plans', plansPath]);
+const cpuMs = () => {
+  const u = cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+type Tool = 'run' | 'autocannon' | 'undici';
+type Sample = { requests: number; cpuMs: number; usPerRequest: number; rps: number };
+const samples: Record<Tool, Sample[]> = { run: [], autocannon: [], undici: [] };
+// Parsed once, outside every measurement: the figure is the request path, not start-up.
+const { operations } = await loadSpec();
+
+async function bareUndici(): Promise<number> {
+  const pool = new Pool(server.url, { connections });
+  const headers = { authorization: 'Bearer enterprise-demo-key' };
+  const end = Date.now() + duration * 1000;
+  let requests = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const response = await pool.request({ path: '/pets/1', method: 'GET', headers });
+        await response.body.text();
+        requests++;
+      }
+    }),
+  );
+  await pool.close();
+  return requests;
+}
+
+async function measure(tool: Tool): Promise<Sample> {
+  const cpuBefore = cpuMs();
+  let requests: number;
+  if (tool === 'undici') {
+    requests = await bareUndici();
+  } else if (tool === 'autocannon') {
+    const result = await autocannon({
+      url: `${server.url}/pets/1`,
+      connections,
+      duration,
+      headers: { authorization: 'Bearer enterprise-demo-key' },
+    });
+    requests = result.requests.total;
+  } else {
+    const result = await runFlow({
+      url: server.url,
+      plan: 'enterprise',
+      plans,
+      operations,
+      workload: { executor: 'constant-vus', vus: connections, duration: `${duration}s` },
+      flow: { name: 'get-pet', run: async (api) => void (await api.getPetById(1)) },
+    });
+    requests = result.overall.requests;
+  }
+  const spent = cpuMs() - cpuBefore;
+  return { requests, cpuMs: spent, usPerRequest: (spent * 1000) / requests, rps: requests / duration };
+}
+
+try {
+  console.log(
+    `getPetById, ${connections} connections, ${rounds} rounds of ${duration} s per tool, after a warm-up round`,
+  );
+  const tools: Tool[] = ['run', 'autocannon', 'undici'];
+  for (const tool of tools) await measure(tool);
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the order so that drift in machine load does not favour one tool.
+    const order = tools.map((_, i) => tools[(i + round) % tools.length] as Tool);
+    for (const tool of order) {
+      const s = await measure(tool);
+      samples[tool].push(s);
+      console.log(
+        `round ${round + 1} ${tool.padEnd(10)}: ${s.requests} requests, ${s.rps.toFixed(0)} req/s, ${s.usPerRequest.toFixed(1)} µs CPU per request`,
+      );
+    }
+  }
+} finally {
+  await server.stop();
+}
+const run = median(samples.run.map((s) => s.usPerRequest));
+const ac = median(samples.autocannon.map((s) => s.usPerRequest));
+const bare = median(samples.undici.map((s) => s.usPerRequest));
+console.log(
+  `\nmedian CPU per request  run: ${run.toFixed(1)} µs   autocannon: ${ac.toFixed(1)} µs   bare undici: ${bare.toFixed(1)} µs`,
+);
+console.log(
+  `ratios  run/autocannon: ${(run / ac).toFixed(2)}x   run/undici: ${(run / bare).toFixed(2)}x   undici/autocannon: ${(bare / ac).toFixed(2)}x`,
+);
+const medianUsPerRequest = { run, autocannon: ac, undici: bare };
+const ratios = { runToAutocannon: run / ac, runToUndici: run / bare, undiciToAutocannon: bare / ac };
+console.log(
+  `written ${writeBenchReport('bench-generator', { connections, duration, rounds, samples, medianUsPerRequest, ratios })}`,
+);
