@@ -135,7 +135,11 @@ export class Pacer {
     const shortest = [...options.windows].sort((a, b) => a.seconds - b.seconds)[0];
     const guard = options.guardMs ?? Math.min(250, Math.max(5, (shortest?.seconds ?? 0) * 1000 * 0.005));
     this.logs = options.enforce
-      ? options.windows.map((w) => new SendLog(w.limit, w.seconds * 1000 + guard))
+      ? options.windows.map((w) =>
+          w.limit <= EXACT_LOG_LIMIT
+            ? new SendLog(w.limit, w.seconds * 1000 + guard)
+            : new BucketLog(w.limit, w.seconds * 1000 + guard),
+        )
       : [];
     this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
     this.maxOvershoot = options.maxOvershoot ?? 2;
