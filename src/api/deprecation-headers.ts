@@ -15,8 +15,13 @@ export function parseDeprecation(value: HeaderValue): Date | undefined {
 /** RFC 8594: `Sunset: <IMF-fixdate>`. */
 export const formatSunset = formatHttpDate;
 
+// A deprecated operation sends the same Sunset on every response: parse each distinct value once.
+let lastSunset: { value: string; date: Date | undefined } | undefined;
+
 export function parseSunset(value: HeaderValue): Date | undefined {
-  return typeof value === 'string' ? parseHttpDate(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  if (lastSunset?.value !== value) lastSunset = { value, date: parseHttpDate(value) };
+  return lastSunset.date;
 }
 
 export interface LinkValue {

@@ -63,12 +63,26 @@ export interface ApiResponse<T = unknown> {
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
-function expandPath(op: Operation, values: Record<string, string | number> = {}): string {
-  return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+/** A path template split once into literal text and parameter names: `/pets/{petId}` -> ['/pets/', 'petId', '']. */
+type PathTemplate = string[];
+
+function compilePath(path: string): PathTemplate {
+  return path.split(/\{([^}]+)\}/);
+}
+
+function expandPath(
+  op: Operation,
+  template: PathTemplate,
+  values: Record<string, string | number> = {},
+): string {
+  let out = template[0] as string;
+  for (let i = 1; i < template.length; i += 2) {
+    const name = template[i] as string;
     const value = values[name];
     if (value === undefined) throw new Error(`${op.id}: path parameter '${name}' is missing`);
-    return encodeURIComponent(String(value));
-  });
+    out += encodeURIComponent(String(value)) + (template[i + 1] as string);
+  }
+  return out;
 }
 
 function queryString(query: CallInput['query']): string {
@@ -86,7 +100,8 @@ function queryString(query: CallInput['query']): string {
  */
 export class ApiClient {
   readonly operations: ReadonlyMap<string, Operation>;
-  private readonly pool: Pool;
+  private readonly templates: ReadonlyMap<Operation, PathTemplate>;
+  private pool: Pool;
   private readonly pacer: Pacer;
   private readonly gate: Gate;
   private readonly budget: RetryBudget;
@@ -100,7 +115,8 @@ export class ApiClient {
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/$/, '');
     this.operations = new Map(options.operations.map((op) => [op.id, op]));
-    this.pool = new Pool(this.origin, { connections: options.connections ?? 64, keepAliveTimeout: 30_000 });
+    this.templates = new Map(options.operations.map((op) => [op, compilePath(op.path)]));
+    this.pool = this.newPool();
     this.pacer = new Pacer({
       windows: options.windows,
       enforce: options.enforce ?? true,
@@ -117,7 +133,7 @@ export class ApiClient {
     const op = this.operations.get(operationId);
     if (!op) throw new Error(`unknown operation '${operationId}'`);
     const o = this.options;
-    const path = `${this.basePath}${expandPath(op, input.path)}${queryString(input.query)}`;
+    const path = `${this.basePath}${expandPath(op, this.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
     const headers =
       input.body === undefined
         ? this.baseHeaders
@@ -147,7 +163,6 @@ export class ApiClient {
           method: op.method,
           headers,
           body,
-          signal,
           headersTimeout: o.timeoutMs ?? 10_000,
           bodyTimeout: o.timeoutMs ?? 10_000,
         });
@@ -204,6 +219,7 @@ export class ApiClient {
         status,
         errorCode,
         headers: responseHeaders,
+        rateLimit,
         text,
         json,
         pacingWaitMs: admission.pacingWaitMs,
@@ -261,6 +277,15 @@ export class ApiClient {
     this.stop.abort();
     this.stop = new AbortController();
     setMaxListeners(0, this.stop.signal);
+    // Requests in flight end with the old pool. Destroying a pool, rather than giving every request
+    // an AbortSignal, keeps a listener registration off each request of the hot path.
+    const old = this.pool;
+    this.pool = this.newPool();
+    old.destroy().catch(() => undefined);
+  }
+
+  private newPool(): Pool {
+    return new Pool(this.origin, { connections: this.options.connections ?? 64, keepAliveTimeout: 30_000 });
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
+import type { RateLimitState } from '../api/rate-limit-headers.ts';
 
 /**
  * One HTTP attempt, as the client hands it to the recorder. Every attempt is recorded, retries
@@ -21,6 +22,8 @@ export interface AttemptRecord {
   /** Transport error code (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...). */
   errorCode: string | undefined;
   headers: IncomingHttpHeaders | undefined;
+  /** The X-RateLimit-* headers as the client read them for pacing (read once, used twice). */
+  rateLimit?: RateLimitState;
   /** Raw body text ('' for none). */
   text: string;
   /** Parsed JSON body, or undefined when the body is not JSON. */

@@ -99,7 +99,7 @@ export class Recorder implements AttemptSink {
         op: a.operation,
         status: a.status,
         headers: a.headers,
-        rateLimit: readRateLimitHeaders(a.headers),
+        rateLimit: a.rateLimit ?? readRateLimitHeaders(a.headers),
         windows: this.options.windows,
         nowSeconds: a.receivedAt / 1000,
       };

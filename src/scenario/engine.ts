@@ -1,8 +1,8 @@
 import { seededRandom } from '../api/random.ts';
-import type { ApiClient, CallInput } from '../client/client.ts';
+import type { ApiClient, ApiResponse, CallInput } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { AbortedError } from '../client/gate.ts';
-import { type Api, type CallFn, petstoreApi } from '../client/petstore-api.ts';
+import { type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
 import type { WorkloadSummary } from '../result/types.ts';
 import type { Flow, FlowContext, Scenario } from './define.ts';
 import type { ResolvedWorkload } from './workload.ts';
@@ -30,6 +30,34 @@ export interface EngineOutput {
 
 export class SetupError extends Error {
   override readonly name = 'SetupError';
+}
+
+/** One iteration's API: its first call carries the iteration's due time (open model). */
+class IterationApi extends PetstoreApi {
+  constructor(
+    private readonly client: ApiClient,
+    private due: number | undefined,
+  ) {
+    super(client.call.bind(client) as CallFn);
+  }
+  override call<T = unknown>(operationId: string, input: CallInput = {}): Promise<ApiResponse<T>> {
+    const due = this.due;
+    if (due === undefined) return this.client.call<T>(operationId, input);
+    this.due = undefined;
+    return this.client.call<T>(operationId, { ...input, scheduledAt: due });
+  }
+}
+
+class IterationContext<D> implements FlowContext<D> {
+  constructor(
+    readonly data: D,
+    readonly vu: number,
+    readonly iteration: number,
+    readonly random: () => number,
+  ) {}
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.random() * items.length)] as T;
+  }
 }
 
 function flowPicker<D>(flows: Flow<D>[], random: () => number): () => Flow<D> {
@@ -83,22 +111,10 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   const iterate = async (vu: number, scheduledAt: number | undefined): Promise<void> => {
     const iteration = started++;
     const flow = pickFlow();
-    let due = scheduledAt;
-    const call: CallFn = (operationId, callInput: CallInput = {}) => {
-      const first = due;
-      due = undefined;
-      return client.call(operationId, first === undefined ? callInput : { ...callInput, scheduledAt: first });
-    };
-    const ctx: FlowContext<D> = {
-      data,
-      vu,
-      iteration,
-      random,
-      pick: (items) => items[Math.floor(random() * items.length)] as (typeof items)[number],
-    };
+    const ctx = new IterationContext(data, vu, iteration, random);
     const stats = summary.flows[flow.name] as WorkloadSummary['flows'][string];
     try {
-      await flow.run(petstoreApi(call) as Api, ctx);
+      await flow.run(new IterationApi(client, scheduledAt), ctx);
       stats.iterations++;
       summary.iterations++;
     } catch (error) {
