@@ -7,11 +7,13 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/;
  * Parses the durations users type on the command line and in scenarios: `250ms`, `30s`, `1.5m`, `2h`, `1d`.
  * A bare number is milliseconds. Strict on purpose: `30 seconds` or `-1s` is an error, not a guess.
  */
-export function parseDuration(text: string | number, what = 'duration'): number {
+export function parseDuration(text: string | number | undefined | null, what = 'duration'): number {
   if (typeof text === 'number') {
     if (Number.isFinite(text) && text >= 0) return text;
     throw new InputError(`${what}: expected a non-negative duration, got ${text}`);
   }
+  if (typeof text !== 'string')
+    throw new InputError(`${what}: a duration is required (examples: 250ms, 30s, 2m)`);
   const match = DURATION.exec(text.trim());
   if (!match) throw new InputError(`${what}: '${text}' is not a duration (examples: 250ms, 30s, 2m, 1h, 1d)`);
   return Number(match[1]) * (UNIT_MS[match[2] ?? 'ms'] ?? 1);

@@ -112,6 +112,17 @@ function reachable(url: URL, timeoutMs = 3000): Promise<boolean> {
   });
 }
 
+function parseRateFlag(text: string): Rate {
+  if (/^\d+(\.\d+)?%$/.test(text)) return text as Rate;
+  const rate = Number(text);
+  if (text.trim() === '' || !Number.isFinite(rate) || rate < 0) {
+    throw new InputError(
+      `--rate: '${text}' is not a rate (iterations per second, or a share of the plan like 80%)`,
+    );
+  }
+  return rate;
+}
+
 export async function run(args: RunArgs): Promise<number> {
   const scenario = await loadScenario(args.scenario as string);
   const spec = await loadSpec(args.spec ?? DEFAULT_SPEC_PATH);
@@ -132,8 +143,7 @@ export async function run(args: RunArgs): Promise<number> {
   const planRate = shortest ? shortest.limit / shortest.seconds : 0;
   const workload = resolveWorkload(scenario.workload, planRate, {
     durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
-    rate:
-      args.rate === undefined ? undefined : /%$/.test(args.rate) ? (args.rate as Rate) : Number(args.rate),
+    rate: args.rate === undefined ? undefined : parseRateFlag(args.rate),
     vus: args.vus,
     iterations: args.iterations,
   });

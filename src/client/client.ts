@@ -198,7 +198,7 @@ export class ApiClient {
         retryAt =
           receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
         // The pause applies to the whole key: no request of any virtual user leaves before it ends.
-        this.pacer.pause(retryAt);
+        this.pacer.pause(retryAt, receivedAt);
       } else if (
         (status >= 500 || status === 0) &&
         IDEMPOTENT.has(op.method) &&

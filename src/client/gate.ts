@@ -47,7 +47,6 @@ export class Gate {
   }
 
   private async waitTurn(queuedAt: number): Promise<Admission> {
-    let pausedTill = 0;
     for (;;) {
       if (this.signal?.aborted) throw new AbortedError('run stopped');
       const t = now();
@@ -56,7 +55,6 @@ export class Gate {
       // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
       // 429 is never cut short.
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) break;
-      if (cause === 'pause') pausedTill = Math.max(pausedTill, at);
       if (at === Number.POSITIVE_INFINITY) {
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -71,7 +69,10 @@ export class Gate {
       }
     }
     const admittedAt = now();
-    const backoffWaitMs = Math.max(0, Math.min(admittedAt, pausedTill) - queuedAt);
+    // Time this caller spent inside the key's latest pause counts as backoff, whether it waited at the
+    // head of the queue or behind others; the rest of its wait was pacing.
+    const { pausedFrom, pausedUntil } = this.pacer;
+    const backoffWaitMs = Math.max(0, Math.min(admittedAt, pausedUntil) - Math.max(queuedAt, pausedFrom));
     return { pacingWaitMs: admittedAt - queuedAt - backoffWaitMs, backoffWaitMs };
   }
 }

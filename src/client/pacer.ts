@@ -117,8 +117,9 @@ export class Pacer {
   private seq = 0;
   /** Sends not yet answered. */
   inFlight = 0;
-  /** Nothing leaves before this time (epoch ms). */
+  /** Nothing leaves before this time (epoch ms); the pause began at `pausedFrom`. */
   pausedUntil = 0;
+  pausedFrom = 0;
   /** Budget from the latest feedback: requests left, as of send number `budgetSeq`, valid until `budgetUntil`. */
   private budget = Number.POSITIVE_INFINITY;
   private budgetSeq = 0;
@@ -235,7 +236,10 @@ export class Pacer {
     this.budgetUntil = until;
   }
 
-  pause(until: number): void {
-    if (until > this.pausedUntil) this.pausedUntil = until;
+  pause(until: number, from: number = Number.NEGATIVE_INFINITY): void {
+    if (until <= this.pausedUntil) return;
+    // A pause that extends one still running keeps its start.
+    if (this.pausedUntil <= from) this.pausedFrom = from;
+    this.pausedUntil = until;
   }
 }

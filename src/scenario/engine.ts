@@ -153,10 +153,17 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   } else {
     const vus = new Set<number>();
     const runVu = async (id: number) => {
+      let sinceYield = 0;
       while (more() && id < Math.round(workload.vusAt(now() - startedAt))) {
         await iterate(id, undefined);
         const [min, max] = workload.thinkMs;
         if (max > 0) await sleepUntil(now() + min + random() * (max - min), stop.signal);
+        else if (++sinceYield >= 64) {
+          // A flow with no I/O (or one that throws at once) only yields microtasks: without a turn of
+          // the event loop now and then, the deadline timer and SIGINT would never run.
+          sinceYield = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
       vus.delete(id);
     };

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
 import { InputError } from '../api/input-error.ts';
 import type { Scenario } from './define.ts';
 
@@ -63,13 +64,28 @@ export async function loadScenario(nameOrPath: string): Promise<Scenario> {
   }
   let module: Record<string, unknown>;
   try {
-    module = await import(pathToFileURL(path).href);
+    // tsImport loads the file as an ES module wherever it lives: a scenario outside a package with
+    // "type": "module" would otherwise be taken for CommonJS and fail.
+    module = await tsImport(pathToFileURL(path).href, import.meta.url);
   } catch (error) {
-    const message =
-      String((error as Error).message ?? error)
-        .split('\n')
-        .find((l) => l.trim()) ?? 'failed to load';
-    throw new InputError(`scenario ${nameOrPath}: does not load: ${message.trim()}`);
+    // esbuild's first line is only "Transform failed with 1 error:"; what and where follow it.
+    const lines = String((error as Error).message ?? error)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !/^Transform failed with \d+ errors?:$/.test(l));
+    throw new InputError(
+      `scenario ${nameOrPath}: does not load: ${lines.slice(0, 2).join(' ') || 'failed to load'}`,
+    );
   }
-  return validateScenario(module.default ?? module.scenario, nameOrPath);
+  // A file outside an ES module package is compiled as CommonJS: its exports arrive one level down,
+  // as the namespace's default.
+  const inner = module.default;
+  const wrapped =
+    inner &&
+    typeof inner === 'object' &&
+    !('flows' in inner) &&
+    ('default' in inner || 'scenario' in inner || !('name' in inner));
+  const source = (wrapped ? inner : module) as Record<string, unknown>;
+  const exported = source.default ?? source.scenario;
+  return validateScenario(exported, nameOrPath);
 }

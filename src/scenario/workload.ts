@@ -68,27 +68,43 @@ export function resolveWorkload(
   overrides: WorkloadOverrides = {},
 ): ResolvedWorkload {
   let w: Workload = declared;
-  if (overrides.rate !== undefined)
+  // --rate and --vus change the model, not the run's length or its iteration bound.
+  const declaredDuration =
+    'duration' in declared && declared.duration !== undefined
+      ? declared.duration
+      : 'stages' in declared && Array.isArray(declared.stages)
+        ? declared.stages.reduce((sum, s, i) => sum + parseDuration(s?.duration, `stages[${i}].duration`), 0)
+        : undefined;
+  if (overrides.rate !== undefined) {
     w = {
       executor: 'constant-arrival-rate',
       rate: overrides.rate,
-      maxInFlight: 'maxInFlight' in w ? w.maxInFlight : undefined,
+      duration: declaredDuration,
+      iterations: declared.iterations,
+      maxInFlight: 'maxInFlight' in declared ? declared.maxInFlight : undefined,
     };
-  if (overrides.vus !== undefined)
+  }
+  if (overrides.vus !== undefined) {
     w = {
       executor: 'constant-vus',
       vus: overrides.vus,
-      thinkTime: 'thinkTime' in w ? w.thinkTime : undefined,
+      duration: declaredDuration,
+      iterations: declared.iterations,
+      thinkTime: 'thinkTime' in declared ? declared.thinkTime : undefined,
     };
+  }
   const iterations = overrides.iterations ?? w.iterations;
   if (iterations !== undefined) whole(iterations, 'workload.iterations');
   const think = 'thinkTime' in w && w.thinkTime !== undefined ? w.thinkTime : 0;
+  if (Array.isArray(think) && think.length !== 2) throw new InputError('thinkTime: a range is [min, max]');
   const thinkMs: [number, number] = Array.isArray(think)
     ? [parseDuration(think[0], 'thinkTime'), parseDuration(think[1], 'thinkTime')]
     : [parseDuration(think, 'thinkTime'), parseDuration(think, 'thinkTime')];
   if (thinkMs[0] > thinkMs[1]) throw new InputError('thinkTime: the range must be [min, max]');
   const maxInFlight =
     'maxInFlight' in w && w.maxInFlight !== undefined ? whole(w.maxInFlight, 'maxInFlight') : 100;
+  if (maxInFlight < 1)
+    throw new InputError('maxInFlight must be at least 1 (with 0 every iteration would be dropped)');
   const fixedDuration = (d: unknown) =>
     overrides.durationMs ?? (d === undefined ? DEFAULT_DURATION_MS : parseDuration(d as string, 'duration'));
 

@@ -1,0 +1,113 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * `petstore-load` as a child process (bin/petstore-load.js through tsx, ~1.5 s a start), for the
+ * tests of the CLI. Each child leads its own process group, so that `killCli` (SIGKILL to the group,
+ * by the child's pid) also stops a reference server it spawned itself; tests call it in `finally`
+ * and `killAllClis` in `afterAll`.
+ */
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(REPO, 'bin', 'petstore-load.js');
+
+export interface Cli {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface CliOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const running = new Set<Cli>();
+
+export function spawnCli(args: string[], env: Record<string, string | undefined> = {}): Cli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    detached: true,
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  // 'close', not 'exit': by then all of stdout and stderr has been read.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  const cli: Cli = { child, stdout: () => out, stderr: () => err, exited };
+  running.add(cli);
+  void exited.then(() => running.delete(cli));
+  return cli;
+}
+
+/**
+ * SIGKILL to the child's process group (the child's pid): the child and any server it spawned. Quiet
+ * when the group is gone already.
+ */
+export function killCli(cli: Cli): void {
+  const pid = cli.child.pid;
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // No such group any more.
+  }
+}
+
+export function killAllClis(): void {
+  for (const cli of running) killCli(cli);
+  running.clear();
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Runs a command that should end on its own within `ms`; kills it (by pid) whatever happens. */
+export async function runCli(
+  args: string[],
+  ms: number,
+  env: Record<string, string | undefined> = {},
+): Promise<CliOutcome> {
+  const cli = spawnCli(args, env);
+  try {
+    const { code, signal } = await withTimeout(cli.exited, ms, `petstore-load ${args.join(' ')}`);
+    return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() };
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`);
+  } finally {
+    killCli(cli);
+  }
+}
+
+/** Every file under `dir`, recursively, with its content. */
+export function readTree(dir: string): { path: string; content: string }[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return { path, content: readFileSync(path, 'utf8') };
+    });
+}
+
+export function readJson(path: string): unknown {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}

@@ -1,0 +1,98 @@
+import { DEFAULT_PLANS, getPlan, type PlanTable, type RateWindow, scalePlan } from '../../src/api/plans.ts';
+import { loadSpec } from '../../src/api/spec.ts';
+import type { AttemptRecord } from '../../src/record/attempt.ts';
+import type { RunResult } from '../../src/result/types.ts';
+import type { Scenario } from '../../src/scenario/define.ts';
+import { executeScenario } from '../../src/scenario/execute.ts';
+import { resolveWorkload, type WorkloadOverrides } from '../../src/scenario/workload.ts';
+import { type ServerOptions, startServer } from '../../src/server/index.ts';
+
+/**
+ * One run as `petstore-load run` does it, in process: a reference server (startServer) and
+ * executeScenario, which wires the plan-aware client, the recorder and the engine (runScenario) and
+ * builds the result, as the CLI does. The server is always closed.
+ */
+
+export interface InProcessRun {
+  scenario: Scenario<unknown>;
+  /** Server options; `timeScale` and `plans` are also what the client paces for. */
+  server?: ServerOptions;
+  /** Plan the client paces for and whose demo key it sends (default the scenario's, else free). */
+  plan?: string;
+  /** Raw mode when false (default: the scenario's, else true). */
+  enforce?: boolean;
+  overrides?: WorkloadOverrides;
+  seed?: number;
+}
+
+export interface InProcessOutcome {
+  result: RunResult;
+  /** Every attempt as the recorder was given it. */
+  attempts: AttemptRecord[];
+  windows: RateWindow[];
+}
+
+const DEMO_KEY: Record<string, string> = {
+  free: 'free-demo-key',
+  pro: 'pro-demo-key',
+  business: 'business-demo-key',
+  enterprise: 'enterprise-demo-key',
+};
+
+/** Loaded once per test file: validating the document costs up to a second on a loaded machine. */
+let specOnce: ReturnType<typeof loadSpec> | undefined;
+
+export async function runInProcess(run: InProcessRun): Promise<InProcessOutcome> {
+  specOnce ??= loadSpec();
+  const spec = await specOnce;
+  const plans: PlanTable = run.server?.plans ?? { ...DEFAULT_PLANS };
+  const timeScale = run.server?.timeScale ?? 1;
+  const planName = run.plan ?? run.scenario.plan ?? 'free';
+  const windows = scalePlan(getPlan(plans, planName), timeScale).windows;
+  const shortest = [...windows].sort((a, b) => a.seconds - b.seconds)[0] as RateWindow;
+  const workload = resolveWorkload(run.scenario.workload, shortest.limit / shortest.seconds, run.overrides);
+  const attempts: AttemptRecord[] = [];
+
+  const server = await startServer({ ...run.server, plans });
+  try {
+    const result = await executeScenario({
+      scenario: run.scenario,
+      workload,
+      baseUrl: server.url,
+      target: server.url,
+      embeddedTarget: false,
+      apiKey: DEMO_KEY[planName] ?? 'free-demo-key',
+      operations: spec.operations,
+      plan: planName,
+      windows,
+      timeScale,
+      enforce: run.enforce ?? run.scenario.enforce ?? true,
+      spec: 'petstore.openapi.yaml (built in)',
+      seed: run.seed,
+      tap: (attempt) => attempts.push(attempt),
+    });
+    return { result, attempts, windows };
+  } finally {
+    await server.close();
+  }
+}
+
+/** Check id -> failures, for assertions that read as a table. */
+export function failuresByCheck(result: RunResult): Record<string, number> {
+  return Object.fromEntries(result.checks.map((c) => [c.id, c.failures]));
+}
+
+/** The ids of the checks with at least one failure, sorted. */
+export function failingChecks(result: RunResult): string[] {
+  return result.checks
+    .filter((c) => c.failures > 0)
+    .map((c) => c.id)
+    .sort();
+}
+
+/** The check results with their first samples, for a failure message that says what went wrong. */
+export function describeChecks(result: RunResult): string {
+  return result.checks
+    .map((c) => `${c.id}: ${c.passes} passed, ${c.failures} failed ${JSON.stringify(c.samples.slice(0, 2))}`)
+    .join('\n');
+}

@@ -1,0 +1,199 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Operation } from '../../src/api/operations.ts';
+import { latencyStats } from '../../src/record/histogram.ts';
+import { Recorder } from '../../src/record/recorder.ts';
+import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operation, T0 } from '../helpers/unit-attempt.ts';
+
+let listPets: Operation;
+let createPet: Operation;
+let getPetById: Operation;
+
+/** One recorder fed with `feed`, for the tests that only read it. */
+let fed: Recorder;
+
+beforeAll(async () => {
+  listPets = await operation('listPets');
+  createPet = await operation('createPet');
+  getPetById = await operation('getPetById');
+  fed = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+  feed(fed);
+});
+
+const pet = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
+
+/** A small run: setup, a workload with a 429, a retry, a reset and a broken response, then teardown. */
+function feed(recorder: Recorder): void {
+  // Setup (not measured).
+  recorder.record(makeAttempt(listPets, { sentAt: T0, receivedAt: T0 + 10, json: [pet] }));
+  recorder.measure(true);
+  recorder.record(makeAttempt(listPets, { sentAt: T0 + 100, receivedAt: T0 + 120, json: [] }));
+  recorder.record(
+    makeAttempt(listPets, {
+      sentAt: T0 + 200,
+      receivedAt: T0 + 210,
+      status: 429,
+      json: errorBody(429, 'rate_limited'),
+      headers: { ...okHeaders(T0 + 210), 'x-ratelimit-remaining': '0', 'retry-after': '1' },
+      retried: true,
+    }),
+  );
+  recorder.record(
+    makeAttempt(createPet, {
+      sentAt: T0 + 1300,
+      receivedAt: T0 + 1340,
+      status: 201,
+      json: pet,
+      pacingWaitMs: 30,
+      backoffWaitMs: 20,
+      scheduledAt: T0 + 1200,
+    }),
+  );
+  // A reset: no status, no headers, retried.
+  recorder.record(
+    makeAttempt(listPets, {
+      sentAt: T0 + 1400,
+      receivedAt: T0 + 1405,
+      status: 0,
+      errorCode: 'ECONNRESET',
+      headers: undefined,
+      retried: true,
+    }),
+  );
+  // A 500 without rate-limit headers: admitted by the limiter, but it fails a check.
+  recorder.record(
+    makeAttempt(listPets, {
+      sentAt: T0 + 1500,
+      receivedAt: T0 + 1510,
+      status: 500,
+      json: errorBody(500, 'internal_error'),
+      headers: { 'content-type': 'application/json' },
+    }),
+  );
+  recorder.measure(false);
+  // Teardown (not measured).
+  recorder.record(makeAttempt(listPets, { sentAt: T0 + 2500, receivedAt: T0 + 2510, json: [] }));
+}
+
+describe('Recorder', () => {
+  it('counts requests, statuses, 429s, retries and transport errors per operation and overall', () => {
+    const recorder = fed;
+    expect(recorder.overall.requests).toBe(7);
+    expect(recorder.overall.statuses).toEqual({ 200: 3, 201: 1, 429: 1, 500: 1 });
+    expect(recorder.overall.transportErrors).toEqual({ ECONNRESET: 1 });
+    expect(recorder.overall.rateLimited).toBe(1);
+    expect(recorder.overall.retries).toBe(2);
+    expect(recorder.overall.pacingWaitMs).toBe(30);
+    expect(recorder.overall.backoffWaitMs).toBe(20);
+    expect([...recorder.operations.keys()].sort()).toEqual(['createPet', 'listPets']);
+    const list = recorder.operations.get('listPets');
+    const create = recorder.operations.get('createPet');
+    expect(list?.requests).toBe(6);
+    expect(list?.statuses).toEqual({ 200: 3, 429: 1, 500: 1 });
+    expect(list?.rateLimited).toBe(1);
+    expect(list?.retries).toBe(2);
+    expect(create?.requests).toBe(1);
+    expect(create?.statuses).toEqual({ 201: 1 });
+    expect(create?.transportErrors).toEqual({});
+    expect(recorder.overall.service.totalCount).toBe(7);
+    expect(list?.service.totalCount).toBe(6);
+  });
+
+  it('counts admitted responses (not 429s, not transport errors) only while measuring', () => {
+    const recorder = fed;
+    // The 200, the 201 and the 500 of the workload; not setup or teardown, not the 429 or the reset.
+    expect(recorder.admittedDuringWorkload).toBe(3);
+  });
+
+  it('runs the checks on every response with headers and counts the responses that fail one', () => {
+    const recorder = fed;
+    expect(recorder.overall.checkFailures).toBe(1);
+    expect(recorder.operations.get('listPets')?.checkFailures).toBe(1);
+    expect(recorder.operations.get('createPet')?.checkFailures).toBe(0);
+    const checks = recorder.checks.snapshot();
+    const headers = checks.find((c) => c.id === 'ratelimit-headers-present');
+    // Six responses with headers (the reset has none).
+    expect(headers).toMatchObject({ passes: 5, failures: 1 });
+    expect(headers?.samples[0]).toMatchObject({ operation: 'listPets', status: 500, at: T0 + 1510 });
+    expect(checks.find((c) => c.id === 'retry-after-on-429')).toMatchObject({ passes: 1, failures: 0 });
+    expect(checks.find((c) => c.id === 'response-schema')).toMatchObject({ passes: 6, failures: 0 });
+    for (const c of checks) if (c.id !== 'ratelimit-headers-present') expect(c.failures, c.id).toBe(0);
+  });
+
+  it('counts a response failing several checks once', () => {
+    const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+    recorder.record(
+      makeAttempt(getPetById, {
+        status: 404,
+        json: { nope: true },
+        headers: { 'content-type': 'text/plain' },
+      }),
+    );
+    expect(recorder.checks.snapshot().filter((c) => c.failures > 0).length).toBeGreaterThan(2);
+    expect(recorder.overall.checkFailures).toBe(1);
+  });
+
+  it('uses the checks it is given', () => {
+    const recorder = new Recorder({
+      startedAt: T0,
+      windows: FREE_WINDOWS,
+      checks: [
+        {
+          id: 'no-404',
+          rule: 'never 404',
+          source: 'test',
+          evaluate: ({ status }) => (status === 404 ? 'a 404' : undefined),
+        },
+      ],
+    });
+    recorder.record(makeAttempt(listPets, { json: [] }));
+    recorder.record(makeAttempt(getPetById, { status: 404, json: errorBody(404) }));
+    expect(recorder.checks.snapshot()).toEqual([
+      expect.objectContaining({ id: 'no-404', passes: 1, failures: 1 }),
+    ]);
+    expect(recorder.operations.get('getPetById')?.checkFailures).toBe(1);
+  });
+
+  it('measures service time from the send and response time from when the call was due, less waits', () => {
+    const recorder = fed;
+    const create = recorder.operations.get('createPet');
+    // Sent 1300, received 1340: 40 ms. Due at 1200, 30 ms pacing and 20 ms backoff: 140 - 50 = 90 ms.
+    expect(latencyStats(create!.service).p50).toBeCloseTo(40, 1);
+    expect(latencyStats(create!.response).p50).toBeCloseTo(90, 1);
+    // Without a schedule, response time is service time.
+    const list = recorder.operations.get('listPets');
+    expect(latencyStats(list!.response).max).toBe(latencyStats(list!.service).max);
+  });
+
+  it('never reports a response time shorter than the service time', () => {
+    const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+    // Waits larger than the time since due (a retry's backoff) would make it negative.
+    recorder.record(
+      makeAttempt(listPets, {
+        sentAt: T0,
+        receivedAt: T0 + 25,
+        scheduledAt: T0,
+        backoffWaitMs: 500,
+        json: [],
+      }),
+    );
+    expect(latencyStats(recorder.overall.response).min).toBeCloseTo(25, 1);
+  });
+
+  it('feeds the timeline and the violation counter', () => {
+    const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+    feed(recorder);
+    const timeline = recorder.timeline.snapshot();
+    expect(timeline.map((p) => [p.t, p.requests, p.ok, p.rateLimited, p.errors])).toEqual([
+      [0, 3, 2, 1, 0],
+      [1, 3, 1, 0, 2],
+      [2, 1, 1, 0, 0],
+    ]);
+    // The 429 at T0 + 210 said Retry-After 1: the sends at 1300, 1400 and 1500 are after its window,
+    expect(recorder.violations.count).toBe(0);
+    // but one sent at T0 + 700 is inside it.
+    recorder.record(
+      makeAttempt(listPets, { keyLabel: 'free', sentAt: T0 + 700, receivedAt: T0 + 710, json: [] }),
+    );
+    expect(recorder.violations.count).toBe(1);
+  });
+});

@@ -1,0 +1,201 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Operation } from '../../src/api/operations.ts';
+import { Recorder } from '../../src/record/recorder.ts';
+import { type BuildInput, buildResult } from '../../src/result/build.ts';
+import type { RunResult } from '../../src/result/types.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operations, T0 } from '../helpers/unit-attempt.ts';
+
+let ops: Operation[];
+let input: BuildInput;
+let result: RunResult;
+
+const op = (id: string) => ops.find((o) => o.id === id) as Operation;
+const pet = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
+
+beforeAll(async () => {
+  ops = [...(await operations()).values()];
+  const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+  recorder.measure(true);
+  for (let i = 0; i < 8; i++) {
+    const at = T0 + i * 500;
+    recorder.record(makeAttempt(op('listPets'), { sentAt: at, receivedAt: at + 12, json: [pet] }));
+  }
+  recorder.record(
+    makeAttempt(op('getPetById'), {
+      sentAt: T0 + 4100,
+      receivedAt: T0 + 4110,
+      status: 429,
+      json: errorBody(429, 'rate_limited'),
+      headers: { ...okHeaders(T0 + 4110), 'x-ratelimit-remaining': '0', 'retry-after': '1' },
+      retried: true,
+    }),
+  );
+  // Inside the Retry-After window: a violation. Neither this nor the 429 carries the deprecation
+  // headers a deprecated operation must send: two check failures.
+  recorder.record(makeAttempt(op('getPetById'), { sentAt: T0 + 4500, receivedAt: T0 + 4510, json: pet }));
+  recorder.record(
+    makeAttempt(op('createPet'), {
+      sentAt: T0 + 5200,
+      receivedAt: T0 + 5201,
+      status: 0,
+      errorCode: 'UND_ERR_HEADERS_TIMEOUT',
+      headers: undefined,
+    }),
+  );
+  recorder.measure(false);
+  input = {
+    meta: {
+      toolVersion: '0.1.0',
+      nodeVersion: process.version,
+      scenario: 'unit',
+      description: 'synthetic attempts',
+      target: 'http://127.0.0.1:8080',
+      embeddedTarget: true,
+      plan: 'free',
+      startedAt: new Date(T0).toISOString(),
+      endedAt: new Date(T0 + 10_000).toISOString(),
+      partial: false,
+    },
+    config: {
+      workload: {
+        executor: 'constant-vus',
+        vus: 2,
+        durationMs: 10_000,
+        thinkMs: [0, 0],
+        iterations: undefined,
+      },
+      enforce: true,
+      allowBanRisk: false,
+      timeScale: 1,
+      windows: FREE_WINDOWS,
+      timeoutMs: 10_000,
+      maxAttempts: 3,
+      spec: 'petstore.openapi.yaml',
+    },
+    recorder,
+    operations: ops,
+    workload: {
+      iterations: 11,
+      droppedIterations: 0,
+      failedIterations: 1,
+      flows: { browse: { iterations: 11, failures: 1, firstError: 'boom' } },
+    },
+  };
+  result = buildResult(input);
+});
+
+/**
+ * A deep copy of the result with the value at `path` replaced (or deleted when `value` is omitted):
+ * `broken('meta.target', 'x')`.
+ */
+function broken(path: string, ...value: [unknown?]): unknown {
+  const copy = structuredClone(result) as unknown as Record<string, unknown>;
+  const keys = path.split('.');
+  const last = keys.pop() as string;
+  let node = copy;
+  for (const k of keys) node = node[k] as Record<string, unknown>;
+  if (value.length === 0) delete node[last];
+  else node[last] = value[0];
+  return copy;
+}
+
+describe('buildResult', () => {
+  it('builds a result that follows the contract, also after a JSON round trip', () => {
+    expect(resultProblem(result)).toBeUndefined();
+    expect(resultProblem(JSON.parse(JSON.stringify(result)))).toBeUndefined();
+  });
+
+  it('summarises the recorder overall, per operation and for compliance', () => {
+    expect(result.schemaVersion).toBe(1);
+    expect(result.meta).toMatchObject({ tool: 'petstore-load', durationSeconds: 10, scenario: 'unit' });
+    expect(result.overall).toMatchObject({
+      requests: 11,
+      rate: 1.1,
+      statuses: { 200: 9, 429: 1 },
+      rateLimited: 1,
+      rateLimitedRate: 1 / 11,
+      retries: 1,
+      transportErrors: { UND_ERR_HEADERS_TIMEOUT: 1 },
+      checkFailures: 2,
+    });
+    expect(result.overall.service.count).toBe(11);
+    expect(Object.keys(result.operations).sort()).toEqual(['createPet', 'getPetById', 'listPets']);
+    expect(result.operations.getPetById).toMatchObject({
+      method: 'GET',
+      path: '/pets/{petId}',
+      deprecated: true,
+      stability: 'stable',
+      requests: 2,
+      rateLimitedRate: 0.5,
+      checkFailures: 2,
+    });
+    expect(result.operations.listPets).toMatchObject({ requests: 8, rate: 0.8, checkFailures: 0 });
+    expect(result.compliance).toMatchObject({
+      rateLimited: 1,
+      retries: 1,
+      violations: 1,
+      // 9 admitted (8 listPets, 1 getPetById) over 10 s at the free plan's 1/s.
+      admitted: 9,
+      planRate: 1,
+      quotaUtilization: 0.9,
+    });
+    expect(result.compliance.violationSamples).toEqual([
+      { operation: 'getPetById', sentAt: T0 + 4500, pauseUntil: T0 + 5110 },
+    ]);
+    expect(result.timeline.reduce((n, p) => n + p.requests, 0)).toBe(11);
+    expect(result.checks.find((c) => c.id === 'deprecation-headers')).toMatchObject({
+      passes: 0,
+      failures: 2,
+    });
+    expect(result.workload).toBe(input.workload);
+  });
+
+  it('reports no plan rate and no utilisation without windows', () => {
+    const r = buildResult({ ...input, config: { ...input.config, windows: [] } });
+    expect(r.compliance.planRate).toBe(0);
+    expect(r.compliance.quotaUtilization).toBe(0);
+    expect(resultProblem(r)).toBeUndefined();
+  });
+});
+
+describe('resultProblem', () => {
+  it('reports a result that breaks the contract, naming where', () => {
+    expect(resultProblem(broken('schemaVersion', 2))).toBe('/schemaVersion must be equal to constant');
+    expect(resultProblem(broken('meta.target', 'http://user:pw@host'))).toMatch(
+      /^\/meta\/target must match pattern/,
+    );
+    expect(resultProblem(broken('meta.target', 'http://host/path?key=secret'))).toMatch(
+      /^\/meta\/target must match pattern/,
+    );
+    expect(resultProblem(broken('meta.tool', 'k6'))).toBe('/meta/tool must be equal to constant');
+    expect(resultProblem(broken('meta.startedAt', 'yesterday'))).toMatch(
+      /^\/meta\/startedAt must match format/,
+    );
+    expect(resultProblem(broken('compliance'))).toBe("(root) must have required property 'compliance'");
+    expect(resultProblem(broken('overall.requests', -1))).toBe('/overall/requests must be >= 0');
+    expect(resultProblem(broken('overall.statuses.0', 1))).toMatch(/^\/overall\/statuses/);
+    expect(resultProblem(broken('compliance.rateLimitedRate', 1.5))).toBe(
+      '/compliance/rateLimitedRate must be <= 1',
+    );
+    expect(resultProblem(broken('operations.listPets.stability', 'alpha'))).toMatch(
+      /^\/operations\/listPets\/stability must be equal to one of the allowed values/,
+    );
+    expect(
+      resultProblem(
+        broken(
+          'checks.0.samples',
+          Array(6).fill({ operation: 'listPets', status: 200, detail: 'x', at: T0 }),
+        ),
+      ),
+    ).toMatch(/^\/checks\/0\/samples must NOT have more than 5 items/);
+    expect(resultProblem(broken('overall.histograms.service', 'not base64!'))).toMatch(
+      /^\/overall\/histograms\/service must match pattern/,
+    );
+    expect(resultProblem(null)).toBe('(root) must be object');
+  });
+
+  it('accepts a target with a path but no credentials', () => {
+    expect(resultProblem(broken('meta.target', 'https://api.example.com/v1'))).toBeUndefined();
+  });
+});

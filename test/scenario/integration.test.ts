@@ -1,0 +1,217 @@
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
+import { loadSpec } from '../../src/api/spec.ts';
+import { CHECKS } from '../../src/record/checks/catalogue.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { defineScenario } from '../../src/scenario/define.ts';
+import { loadScenario, SCENARIOS_DIR } from '../../src/scenario/load.ts';
+import type { FaultOptions } from '../../src/server/index.ts';
+import { describeChecks, failingChecks, failuresByCheck, runInProcess } from '../helpers/integration-run.ts';
+
+/**
+ * The engine, client, recorder and result together (executeScenario: the CLI's own wiring of
+ * ApiClient, Recorder, runScenario and buildResult) against in-process reference servers, time-scaled
+ * (60: a free minute lasts 1 s). Each fault of the server that breaks a header rule must fail the
+ * check that states the rule, and only that one; every scenario shipped must run and, together, call
+ * every operation of the table; and what a run builds must follow the result schema.
+ */
+
+const TIME_SCALE = 60;
+const HEADER_CHECKS = [
+  'ratelimit-headers-present',
+  'ratelimit-remaining-bounds',
+  'ratelimit-limit-matches-plan',
+  'ratelimit-reset-in-window',
+  'retry-after-on-429',
+];
+
+/** A small mix of reads: lists, the deprecated getPetById (seeded pets 1..20) and a 404 with its Error body. */
+const probe = defineScenario({
+  name: 'header-probe',
+  plan: 'free',
+  // The tests bound it by iterations, not time: concurrent tests in one worker share an event loop,
+  // and a run bounded by time would send little while another one starts its server.
+  workload: { executor: 'constant-vus', vus: 2, duration: '30s' },
+  flows: [
+    {
+      name: 'list',
+      run: async (api) => {
+        await api.listPets({ limit: 5 });
+      },
+    },
+    {
+      name: 'view',
+      run: async (api, ctx) => {
+        await api.getPetById(1 + Math.floor(ctx.random() * 20));
+      },
+    },
+    {
+      name: 'missing',
+      run: async (api) => {
+        await api.getCategory(987_654);
+      },
+    },
+  ],
+});
+
+/** A free plan of 5 requests per (scaled) minute, so that raw mode meets 429s at once. */
+const TINY_PLANS: PlanTable = {
+  ...DEFAULT_PLANS,
+  free: { name: 'free', windows: [{ name: 'minute', limit: 5, seconds: 60 }] },
+};
+
+interface FaultCase {
+  name: string;
+  faults: FaultOptions;
+  /** The one check that must fail, or undefined when none may. */
+  fails: string | undefined;
+  tiny?: boolean;
+}
+
+const CASES: FaultCase[] = [
+  { name: 'no fault', faults: {}, fails: undefined },
+  {
+    name: 'omitHeader x-ratelimit-limit',
+    faults: { omitHeader: 'x-ratelimit-limit' },
+    fails: 'ratelimit-headers-present',
+  },
+  {
+    name: 'omitHeader x-ratelimit-remaining',
+    faults: { omitHeader: 'x-ratelimit-remaining' },
+    fails: 'ratelimit-headers-present',
+  },
+  {
+    name: 'omitHeader x-ratelimit-reset',
+    faults: { omitHeader: 'x-ratelimit-reset' },
+    fails: 'ratelimit-headers-present',
+  },
+  { name: 'wrongRemaining 10', faults: { wrongRemaining: 10 }, fails: 'ratelimit-remaining-bounds' },
+  { name: 'resetAsDelta', faults: { resetAsDelta: true }, fails: 'ratelimit-reset-in-window' },
+  {
+    name: 'noRetryAfter (raw mode, tiny plan)',
+    faults: { noRetryAfter: true },
+    fails: 'retry-after-on-429',
+    tiny: true,
+  },
+];
+
+describe.concurrent('header faults fail exactly their check', () => {
+  for (const c of CASES) {
+    it(`${c.name}: ${c.fails ?? 'no check'} fails`, async ({ expect }) => {
+      // 5 a second for the tiny plan, 60 for the free one (time scale 60).
+      const iterations = c.tiny ? 12 : 40;
+      const { result } = await runInProcess({
+        scenario: probe,
+        server: { timeScale: TIME_SCALE, faults: c.faults, ...(c.tiny ? { plans: TINY_PLANS } : {}) },
+        enforce: !c.tiny,
+        overrides: { iterations },
+        seed: 7,
+      });
+      expect(result.workload.iterations, 'every iteration ran').toBe(iterations);
+      expect(result.overall.requests, 'traffic was sent').toBeGreaterThanOrEqual(iterations);
+      expect(result.compliance.violations, 'no request inside a pause').toBe(0);
+      if (c.tiny) expect(result.overall.rateLimited, 'raw mode met the limiter').toBeGreaterThan(0);
+      else expect(result.overall.rateLimited, 'pacing kept under the quota').toBe(0);
+      // Every check of the catalogue is reported, plus the response schema one.
+      expect(result.checks.map((ch) => ch.id)).toEqual([...CHECKS.map((ch) => ch.id), 'response-schema']);
+      expect(failingChecks(result), describeChecks(result)).toEqual(c.fails ? [c.fails] : []);
+      const failures = failuresByCheck(result);
+      if (c.fails) {
+        expect(failures[c.fails]).toBeGreaterThan(0);
+        expect(result.overall.checkFailures).toBeGreaterThan(0);
+      } else {
+        expect(result.overall.checkFailures).toBe(0);
+      }
+      // The checks the probe is built to reach were evaluated, not all skipped into a silent pass.
+      const evaluated = Object.fromEntries(result.checks.map((ch) => [ch.id, ch.passes + ch.failures]));
+      for (const id of ['ratelimit-headers-present', 'error-body', 'deprecation-headers', 'response-schema'])
+        expect(evaluated[id], id).toBeGreaterThan(0);
+      expect(resultProblem(result)).toBeUndefined();
+    });
+  }
+
+  it('errorRate 0.3 (500s with an Error body): no header check fails', async ({ expect }) => {
+    const { result } = await runInProcess({
+      scenario: probe,
+      server: { timeScale: TIME_SCALE, faults: { errorRate: 0.3, seed: 11 } },
+      overrides: { iterations: 40 },
+      seed: 7,
+    });
+    expect(result.overall.statuses['500'] ?? 0, 'the fault produced 500s').toBeGreaterThan(0);
+    const failures = failuresByCheck(result);
+    for (const id of HEADER_CHECKS) expect(failures[id], `${id}\n${describeChecks(result)}`).toBe(0);
+    // A 500 is a declared response with an Error body: nothing else fails either.
+    expect(failingChecks(result), describeChecks(result)).toEqual([]);
+  });
+});
+
+describe('the scenarios shipped', () => {
+  const ITERATIONS = 40;
+
+  it('each runs briefly, and together they call every operation of the table', async () => {
+    const names = readdirSync(SCENARIOS_DIR)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort();
+    expect(names.length).toBeGreaterThanOrEqual(5);
+    const { operations } = await loadSpec();
+    const called = new Set<string>();
+    const runs = await Promise.all(
+      names.map(async (name) => {
+        const scenario = await loadScenario(name);
+        // The enterprise plan (6000 a minute) at time scale 1 never holds the traffic back. One virtual
+        // user and a fixed seed make the flow choices repeatable; the run ends after its iterations,
+        // the duration is only a bound for a slow machine.
+        const outcome = await runInProcess({
+          scenario,
+          plan: 'enterprise',
+          enforce: true,
+          server: { timeScale: 1 },
+          overrides: { vus: 1, durationMs: 25_000, iterations: ITERATIONS },
+          seed: 42,
+        });
+        return { name, ...outcome };
+      }),
+    );
+    for (const { name, result, attempts } of runs) {
+      expect(result.workload.iterations, name).toBe(ITERATIONS);
+      expect(result.workload.failedIterations, `${name}: ${JSON.stringify(result.workload.flows)}`).toBe(0);
+      expect(result.meta.scenario).toBe(name);
+      expect(resultProblem(result), name).toBeUndefined();
+      expect(failingChecks(result), `${name}\n${describeChecks(result)}`).toEqual([]);
+      // The result's operations are exactly those the recorder was given, with every attempt counted.
+      const seen = new Set(attempts.map((a) => a.operation.id));
+      expect(Object.keys(result.operations).sort(), name).toEqual([...seen].sort());
+      expect(result.overall.requests, name).toBe(attempts.length);
+      for (const id of seen) called.add(id);
+    }
+    expect([...called].sort()).toEqual(operations.map((op) => op.id).sort());
+  });
+});
+
+describe('the result of a run', () => {
+  it('validates against the JSON Schema, and a broken copy does not', async () => {
+    const scenario = await loadScenario('mixed-traffic');
+    const { result } = await runInProcess({
+      scenario,
+      server: { timeScale: TIME_SCALE },
+      overrides: { iterations: 20, durationMs: 20_000 },
+      seed: 3,
+    });
+    expect(result.overall.requests).toBeGreaterThan(10);
+    expect(result.meta.partial).toBe(false);
+    expect(result.meta.scenario).toBe('mixed-traffic');
+    expect(resultProblem(result)).toBeUndefined();
+    // The round trip through JSON (what result.json holds) validates too.
+    expect(resultProblem(JSON.parse(JSON.stringify(result)))).toBeUndefined();
+    const broken = structuredClone(result) as unknown as { meta: Record<string, unknown> };
+    delete broken.meta.partial;
+    expect(resultProblem(broken)).toMatch(/partial/);
+  });
+});
+
+it('the header checks named here are the catalogue’s', () => {
+  const ids = CHECKS.map((c) => c.id);
+  for (const id of HEADER_CHECKS) expect(ids).toContain(id);
+});
