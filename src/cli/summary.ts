@@ -30,6 +30,13 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   for (const [id, s] of Object.entries(result.operations)) lines.push(row(id + (s.deprecated ? '*' : ''), s));
   lines.push(row('all', result.overall));
   const c = result.compliance;
+  const shortest = [...result.config.windows].sort((a, b) => a.seconds - b.seconds)[0];
+  if (shortest) {
+    const resets = Math.floor(m.durationSeconds / shortest.seconds);
+    lines.push(
+      `plan window: ${shortest.limit} requests per ${fmt(shortest.seconds)} s${result.config.timeScale !== 1 ? ` (time scale ${result.config.timeScale})` : ''}; the run crossed ${resets} window reset${resets === 1 ? '' : 's'}`,
+    );
+  }
   lines.push(
     `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of the plan rate (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
   );

@@ -1,14 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../../src/api/demo-keys.ts';
 import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
 import { call } from '../helpers/http.ts';
+import { type Cli, killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 
 /**
  * `petstore-load serve` as users run it: a child process through bin/petstore-load.js (tsx, ~1 s a
@@ -16,70 +15,12 @@ import { call } from '../helpers/http.ts';
  * ends, whatever happened.
  */
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(REPO, 'bin', 'petstore-load.js');
 /** How long a child may take to start, or to exit on its own, on a loaded CI machine. */
 const START_TIMEOUT_MS = 15_000;
 /** Children starting at once: each start is ~1.5 s of CPU, and CI machines have 2 cores. */
 const parallel = pLimit(2);
 
-interface Cli {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const running = new Set<Cli>();
-
-function killByPid(cli: Cli): void {
-  const pid = cli.child.pid;
-  if (pid === undefined || cli.child.exitCode !== null || cli.child.signalCode !== null) return;
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
-
-function killAll(): void {
-  for (const cli of running) killByPid(cli);
-  running.clear();
-}
-
-afterAll(killAll);
-
-function spawnCli(args: string[]): Cli {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
-  // 'close', not 'exit': by then all of stdout and stderr has been read.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal }));
-  });
-  const cli: Cli = { child, stdout: () => out, stderr: () => err, exited };
-  running.add(cli);
-  void exited.then(() => running.delete(cli));
-  return cli;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+afterAll(killAllClis);
 
 /** Waits until stdout matches, failing early (with what was printed) if the child exits first. */
 async function waitForOutput(cli: Cli, pattern: RegExp): Promise<RegExpMatchArray> {
@@ -111,7 +52,7 @@ async function runToExit(args: string[]) {
     );
     return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() };
   } finally {
-    killByPid(cli);
+    killCli(cli);
   }
 }
 
@@ -125,7 +66,7 @@ async function startServe(args: string[], ready: RegExp) {
     await waitForOutput(cli, ready);
     return { cli, url };
   } catch (error) {
-    killByPid(cli);
+    killCli(cli);
     throw error;
   }
 }
@@ -187,7 +128,7 @@ describe.concurrent('serve: start, answer, stop', () => {
         // The port is free again: nothing listens there any more.
         await expect(call(url, '/pets', { key: 'pro-demo-key' })).rejects.toThrow();
       } finally {
-        killByPid(cli);
+        killCli(cli);
       }
     }));
 
@@ -210,7 +151,7 @@ describe.concurrent('serve: start, answer, stop', () => {
         expect(printed).not.toContain(secret);
         expect(printed).not.toContain('free-demo-key');
       } finally {
-        killByPid(cli);
+        killCli(cli);
       }
     }));
 
@@ -233,7 +174,7 @@ describe.concurrent('serve: start, answer, stop', () => {
         expect(limited?.body).toMatchObject({ code: 'rate_limited', status: 429 });
         await stop(cli, 'SIGTERM');
       } finally {
-        killByPid(cli);
+        killCli(cli);
       }
     }));
 
