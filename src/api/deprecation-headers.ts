@@ -6,10 +6,16 @@ export function formatDeprecation(date: Date): string {
   return `@${Math.floor(date.getTime() / 1000)}`;
 }
 
+// Like Sunset below, the same value comes on every response of an operation: parse it once.
+let lastDeprecation: { value: string; date: Date | undefined } | undefined;
+
 export function parseDeprecation(value: HeaderValue): Date | undefined {
   if (typeof value !== 'string') return undefined;
-  const m = /^@(-?\d{1,15})$/.exec(value.trim());
-  return m ? new Date(Number(m[1]) * 1000) : undefined;
+  if (lastDeprecation?.value !== value) {
+    const m = /^@(-?\d{1,15})$/.exec(value.trim());
+    lastDeprecation = { value, date: m ? new Date(Number(m[1]) * 1000) : undefined };
+  }
+  return lastDeprecation.date;
 }
 
 /** RFC 8594: `Sunset: <IMF-fixdate>`. */

@@ -10,6 +10,7 @@ import { fullJitterMs, RetryBudget } from './backoff.ts';
 import { now, sleepUntil } from './clock.ts';
 import { AbortedError, Gate } from './gate.ts';
 import { Pacer } from './pacer.ts';
+import { send } from './transport.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -151,14 +152,14 @@ export class ApiClient {
     for (let attempt = 1; ; attempt++) {
       const admission = await this.gate.acquire();
       const signal = this.stop.signal;
+      const { seq } = admission;
       const sentAt = now();
-      const seq = this.pacer.sent(sentAt);
       let status = 0;
       let responseHeaders: IncomingHttpHeaders | undefined;
       let text = '';
       let errorCode: string | undefined;
       try {
-        const response = await this.pool.request({
+        const response = await send(this.pool, {
           path,
           method: op.method,
           headers,
@@ -166,9 +167,9 @@ export class ApiClient {
           headersTimeout: o.timeoutMs ?? 10_000,
           bodyTimeout: o.timeoutMs ?? 10_000,
         });
-        status = response.statusCode;
+        status = response.status;
         responseHeaders = response.headers;
-        text = await response.body.text();
+        text = response.text;
       } catch (error) {
         errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
       }

@@ -32,13 +32,16 @@ export class SetupError extends Error {
   override readonly name = 'SetupError';
 }
 
+// IterationApi routes every call itself; the base class's caller is never used.
+const unusedCaller: CallFn = () => Promise.reject(new Error('unreachable'));
+
 /** One iteration's API: its first call carries the iteration's due time (open model). */
 class IterationApi extends PetstoreApi {
   constructor(
     private readonly client: ApiClient,
     private due: number | undefined,
   ) {
-    super(client.call.bind(client) as CallFn);
+    super(unusedCaller);
   }
   override call<T = unknown>(operationId: string, input: CallInput = {}): Promise<ApiResponse<T>> {
     const due = this.due;

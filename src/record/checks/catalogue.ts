@@ -1,6 +1,6 @@
 import { parseDeprecation, parseSunset } from '../../api/deprecation-headers.ts';
 import { isErrorObject } from '../../api/error-object.ts';
-import { parseIntegerHeader, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
+import { RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
 import { parseRetryAfter } from '../../api/retry-after.ts';
 import { type Check, SKIP } from './check.ts';
 
@@ -13,9 +13,19 @@ export const CHECKS: readonly Check[] = [
     id: 'ratelimit-headers-present',
     rule: 'X-RateLimit-Limit, -Remaining and -Reset are present on every response, each one integer',
     source: `${SEED_LIMITS} ("present on every response")`,
-    evaluate: ({ headers }) => {
-      const bad = RATE_LIMIT_NAMES.filter((name) => parseIntegerHeader(headers[name]) === undefined);
-      return bad.length ? `missing or not an integer: ${bad.join(', ')}` : undefined;
+    // The client has parsed these headers already (strictly: undefined when absent or not an integer).
+    evaluate: ({ rateLimit }) => {
+      if (
+        rateLimit.limit !== undefined &&
+        rateLimit.remaining !== undefined &&
+        rateLimit.reset !== undefined
+      ) {
+        return undefined;
+      }
+      const bad = RATE_LIMIT_NAMES.filter(
+        (_, i) => [rateLimit.limit, rateLimit.remaining, rateLimit.reset][i] === undefined,
+      );
+      return `missing or not an integer: ${bad.join(', ')}`;
     },
   },
   {
