@@ -194,7 +194,7 @@ export class ApiClient {
       }
 
       let retryAt: number | undefined;
-      if (status === 429 && rateLimitRetries < maxRateLimitRetries && !signal.aborted) {
+      if (status === 429 && rateLimitRetries < maxRateLimitRetries) {
         rateLimitRetries++;
         retryAt =
           receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
@@ -204,7 +204,6 @@ export class ApiClient {
         (status >= 500 || status === 0) &&
         IDEMPOTENT.has(op.method) &&
         attempt < maxAttempts &&
-        !signal.aborted &&
         this.budget.tryRetry()
       ) {
         retryAt = receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000);
