@@ -3,26 +3,14 @@ import { parseDeprecation, parseLinks, parseSunset } from '../../src/api/depreca
 import { type ErrorObject, isErrorObject } from '../../src/api/error-object.ts';
 import { formatHttpDate } from '../../src/api/http-date.ts';
 import type { Operation } from '../../src/api/operations.ts';
-import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
 import { RATE_LIMIT_HEADER, readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { type LoadedSpec, loadSpec } from '../../src/api/spec.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { UNLIMITED_PLANS, UNREACHABLE_LIMITS, VALID_BODIES } from '../helpers/fixtures.ts';
 import { type Call, call, type Reply } from '../helpers/http.ts';
 import { responseErrors } from '../helpers/schemas.ts';
 
-/** Limits no test here can reach, so that a 429 never stands in for the error under test. */
-const HUGE = { perMinute: 1_000_000, perDay: 100_000_000 };
-const PLANS = applyPlanOverrides(DEFAULT_PLANS, { free: HUGE, pro: HUGE, business: HUGE, enterprise: HUGE });
 const UNKNOWN_ID = 987_654;
-
-/** A body each operation accepts (with existing ids: seed pet 1, seed category 1). */
-const VALID_BODIES: Record<string, unknown> = {
-  createPet: { name: 'Fido', categoryId: 1 },
-  updatePet: { name: 'Fido', categoryId: 1 },
-  createCategory: { name: 'Rodents' },
-  placeOrder: { petId: 1, quantity: 1 },
-  updateInventory: { quantity: 3 },
-};
 
 let spec: LoadedSpec;
 let server: RunningServer;
@@ -47,7 +35,7 @@ function expectError(reply: Reply, status: number, code: string, operation?: Ope
   expect(body).toEqual({ code, message: expect.any(String), status });
   expect(body.message.length).toBeGreaterThan(0);
   const limits = readRateLimitHeaders(reply.headers);
-  expect(limits.limit, 'X-RateLimit-Limit').toBe(HUGE.perMinute);
+  expect(limits.limit, 'X-RateLimit-Limit').toBe(UNREACHABLE_LIMITS.perMinute);
   expect(limits.remaining, 'X-RateLimit-Remaining').toBeTypeOf('number');
   expect(limits.reset, 'X-RateLimit-Reset').toBeGreaterThan(Date.now() / 1000 - 1);
   if (operation) expect(responseErrors(operation, status, reply.body)).toBeUndefined();
@@ -62,7 +50,7 @@ beforeAll(async () => {
     if (!found) throw new Error(`the document has no operation ${id}`);
     return found;
   };
-  server = await startServer({ plans: PLANS, seedData: 3 });
+  server = await startServer({ plans: UNLIMITED_PLANS, seedData: 3 });
 });
 
 afterAll(async () => {
@@ -356,7 +344,7 @@ describe('deprecation of getPetById', () => {
     const sunset = new Date(Date.now() - 1000);
 
     beforeAll(async () => {
-      retired = await startServer({ plans: PLANS, seedData: 3, sunset });
+      retired = await startServer({ plans: UNLIMITED_PLANS, seedData: 3, sunset });
     });
 
     afterAll(async () => {

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../../src/api/demo-keys.ts';
 import { type ErrorObject, isErrorObject } from '../../src/api/error-object.ts';
 import type { Operation } from '../../src/api/operations.ts';
-import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { type LoadedSpec, loadSpec } from '../../src/api/spec.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { UNLIMITED_PLANS, VALID_BODIES } from '../helpers/fixtures.ts';
 import { type Call, call, type Reply } from '../helpers/http.ts';
 import { responseErrors } from '../helpers/schemas.ts';
 
@@ -15,18 +15,7 @@ import { responseErrors } from '../helpers/schemas.ts';
  * request with a client error (never 5xx), in the seed's Error shape, and keep answering.
  */
 
-const HUGE = { perMinute: 1_000_000, perDay: 100_000_000 };
-const PLANS = applyPlanOverrides(DEFAULT_PLANS, { free: HUGE, pro: HUGE, business: HUGE, enterprise: HUGE });
 const SEED_PETS = 30;
-
-/** A body each operation accepts, used where the fuzzed part is not the body. */
-const VALID_BODIES: Record<string, unknown> = {
-  createPet: { name: 'Fuzz', categoryId: 1 },
-  updatePet: { name: 'Fuzz', categoryId: 1 },
-  createCategory: { name: 'Fuzz' },
-  placeOrder: { petId: 1, quantity: 1 },
-  updateInventory: { quantity: 50 },
-};
 
 let spec: LoadedSpec;
 let server: RunningServer;
@@ -257,7 +246,7 @@ beforeAll(async () => {
   bodyOps = ids((o) => o.requestBody !== undefined);
   pathOps = ids((o) => o.parameters.some((p) => p.in === 'path'));
   queryOps = ids((o) => o.parameters.some((p) => p.in === 'query'));
-  server = await startServer({ plans: PLANS, seedData: SEED_PETS });
+  server = await startServer({ plans: UNLIMITED_PLANS, seedData: SEED_PETS });
 });
 
 afterAll(async () => {
