@@ -107,6 +107,7 @@ export class ApiClient {
   private readonly gate: Gate;
   private readonly budget: RetryBudget;
   private readonly baseHeaders: Record<string, string>;
+  private readonly jsonHeaders: Record<string, string>;
   private readonly origin: string;
   private readonly basePath: string;
   private stop = new AbortController();
@@ -124,10 +125,11 @@ export class ApiClient {
       maxOvershoot: options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
     });
     setMaxListeners(0, this.stop.signal);
-    this.gate = new Gate(this.pacer, () => this.stop.signal);
+    this.gate = new Gate(this.pacer);
     this.budget = new RetryBudget(options.retryBudget ?? 0.1);
     this.baseHeaders = { accept: 'application/json' };
     if (options.apiKey !== undefined) this.baseHeaders.authorization = `Bearer ${options.apiKey}`;
+    this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
   }
 
   async call<T = unknown>(operationId: string, input: CallInput = {}): Promise<ApiResponse<T>> {
@@ -135,10 +137,7 @@ export class ApiClient {
     if (!op) throw new Error(`unknown operation '${operationId}'`);
     const o = this.options;
     const path = `${this.basePath}${expandPath(op, this.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
-    const headers =
-      input.body === undefined
-        ? this.baseHeaders
-        : { ...this.baseHeaders, 'content-type': 'application/json' };
+    const headers = input.body === undefined ? this.baseHeaders : this.jsonHeaders;
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const maxAttempts = o.maxAttempts ?? 3;
     const maxRateLimitRetries = o.maxRateLimitRetries ?? 5;
@@ -149,9 +148,11 @@ export class ApiClient {
     let rateLimitRetries = 0;
     let extraBackoffMs = 0;
 
+    // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
+    // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
+    const signal = this.stop.signal;
     for (let attempt = 1; ; attempt++) {
-      const admission = await this.gate.acquire();
-      const signal = this.stop.signal;
+      const admission = await this.gate.acquire(signal);
       const { seq } = admission;
       const sentAt = now();
       let status = 0;
@@ -194,12 +195,14 @@ export class ApiClient {
       }
 
       let retryAt: number | undefined;
-      if (status === 429 && rateLimitRetries < maxRateLimitRetries) {
+      if (status === 429) {
+        // Every 429 pauses the whole key, retried or not: no request of any virtual user leaves
+        // before its delay ends (the ban guard).
         rateLimitRetries++;
-        retryAt =
+        const pauseUntil =
           receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
-        // The pause applies to the whole key: no request of any virtual user leaves before it ends.
-        this.pacer.pause(retryAt, receivedAt);
+        this.pacer.pause(pauseUntil, receivedAt);
+        if (rateLimitRetries <= maxRateLimitRetries) retryAt = pauseUntil;
       } else if (
         (status >= 500 || status === 0) &&
         IDEMPOTENT.has(op.method) &&

@@ -27,15 +27,7 @@ export class Gate {
   private waiting = 0;
   private responseWaiters: (() => void)[] = [];
 
-  constructor(
-    readonly pacer: Pacer,
-    /** Read at each wait: the client swaps it when it interrupts waiting callers. */
-    private readonly currentSignal: () => AbortSignal,
-  ) {}
-
-  private get signal(): AbortSignal {
-    return this.currentSignal();
-  }
+  constructor(readonly pacer: Pacer) {}
 
   /** Call after `pacer.observe`, so a sender waiting for an answer can go on. */
   responded(): void {
@@ -44,10 +36,11 @@ export class Gate {
     for (const wake of waiters) wake();
   }
 
-  acquire(): Promise<Admission> {
+  /** `signal` is the caller's run: aborting it ends this wait with AbortedError. */
+  acquire(signal: AbortSignal): Promise<Admission> {
     // Fast path: nobody queued and the pacer says go. Most sends of a run under its quota take it,
     // and it saves the queue's promises on the generator's hottest path.
-    if (this.waiting === 0 && !this.signal.aborted) {
+    if (this.waiting === 0 && !signal.aborted) {
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) {
@@ -56,7 +49,7 @@ export class Gate {
     }
     const queuedAt = now();
     this.waiting++;
-    const admitted = this.chain.then(() => this.waitTurn(queuedAt));
+    const admitted = this.chain.then(() => this.waitTurn(queuedAt, signal));
     this.chain = admitted.then(
       () => {
         this.waiting--;
@@ -68,9 +61,9 @@ export class Gate {
     return admitted;
   }
 
-  private async waitTurn(queuedAt: number): Promise<Admission> {
+  private async waitTurn(queuedAt: number, signal: AbortSignal): Promise<Admission> {
     for (;;) {
-      if (this.signal?.aborted) throw new AbortedError('run stopped');
+      if (signal.aborted) throw new AbortedError('run stopped');
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       // A timer cannot wait less than about a millisecond; pacing's grid makes up for a send that
@@ -80,14 +73,14 @@ export class Gate {
       if (at === Number.POSITIVE_INFINITY) {
         await new Promise<void>((resolve) => {
           const done = () => {
-            this.signal?.removeEventListener('abort', done);
+            signal.removeEventListener('abort', done);
             resolve();
           };
           this.responseWaiters.push(done);
-          this.signal?.addEventListener('abort', done, { once: true });
+          signal.addEventListener('abort', done, { once: true });
         });
       } else {
-        await sleepUntil(at, this.signal);
+        await sleepUntil(at, signal);
       }
     }
     const admittedAt = now();

@@ -41,12 +41,12 @@ function waitingForAnswer(): { pacer: Pacer; inFlight: number } {
 describe('Gate', () => {
   it('admits in arrival order, each when the pacer allows', async () => {
     const pacer = new Pacer({ windows: TINY, enforce: true, guardMs: 0 });
-    const gate = new Gate(pacer, () => never);
+    const gate = new Gate(pacer);
     const order: number[] = [];
     const sentAt: number[] = [];
     const tBefore = now();
     const pending = [0, 1, 2, 3, 4].map((i) =>
-      gate.acquire().then((admission) => {
+      gate.acquire(never).then((admission) => {
         // The gate records the send at admission; note when it happened.
         const t = now();
         order.push(i);
@@ -69,9 +69,9 @@ describe('Gate', () => {
 
   it('admits at once when nothing holds it back', async () => {
     const pacer = new Pacer({ windows: TINY, enforce: false });
-    const gate = new Gate(pacer, () => never);
+    const gate = new Gate(pacer);
     const before = now();
-    const a = await gate.acquire();
+    const a = await gate.acquire(never);
     const after = now();
     expect(a.backoffWaitMs).toBe(0);
     expect(a.pacingWaitMs).toBeGreaterThanOrEqual(0);
@@ -80,11 +80,11 @@ describe('Gate', () => {
 
   it('reports the wait for a pause as backoff, not pacing', async () => {
     const pacer = new Pacer({ windows: TINY, enforce: true, guardMs: 0 });
-    const gate = new Gate(pacer, () => never);
+    const gate = new Gate(pacer);
     const t0 = now();
     const until = t0 + 40;
     pacer.pause(until);
-    const pending = gate.acquire();
+    const pending = gate.acquire(never);
     const t1 = now();
     const a = await pending;
     const t2 = now();
@@ -103,11 +103,11 @@ describe('Gate', () => {
       enforce: true,
       guardMs: 0,
     });
-    const gate = new Gate(pacer, () => never);
+    const gate = new Gate(pacer);
     const t0 = now();
     pacer.sent(t0);
     pacer.pause(t0 + 30);
-    const pending = gate.acquire();
+    const pending = gate.acquire(never);
     const t1 = now();
     const a = await pending;
     expect(now()).toBeGreaterThanOrEqual(t0 + 200 - TOLERANCE_MS);
@@ -123,10 +123,10 @@ describe('Gate', () => {
   // mode (no pacing at all) a 429 pause then shows up as pacing wait for every virtual user but one.
   it('reports a pause as backoff for every caller queued behind it', async () => {
     const pacer = new Pacer({ windows: [{ name: 'second', limit: 100, seconds: 1 }], enforce: false });
-    const gate = new Gate(pacer, () => never);
+    const gate = new Gate(pacer);
     const t0 = now();
     pacer.pause(t0 + 40);
-    const [first, second] = await Promise.all([gate.acquire(), gate.acquire()]);
+    const [first, second] = await Promise.all([gate.acquire(never), gate.acquire(never)]);
     expect(first.backoffWaitMs).toBeGreaterThan(0);
     // Raw mode: there is no pacing, so all of the second caller's wait is the pause.
     expect(second.backoffWaitMs).toBeGreaterThan(0);
@@ -135,9 +135,9 @@ describe('Gate', () => {
   it('ends a pause wait with AbortedError when the signal aborts', async () => {
     const pacer = new Pacer({ windows: TINY, enforce: true, guardMs: 0 });
     const controller = new AbortController();
-    const gate = new Gate(pacer, () => controller.signal);
+    const gate = new Gate(pacer);
     pacer.pause(now() + 60_000);
-    const pending = gate.acquire();
+    const pending = gate.acquire(controller.signal);
     expect(await stateAfter(pending, 20)).toBe('pending');
     controller.abort();
     await expect(pending).rejects.toBeInstanceOf(AbortedError);
@@ -146,18 +146,18 @@ describe('Gate', () => {
   it('rejects at once when the signal is already aborted, and later callers go on with a fresh signal', async () => {
     const pacer = new Pacer({ windows: TINY, enforce: false });
     let controller = new AbortController();
-    const gate = new Gate(pacer, () => controller.signal);
+    const gate = new Gate(pacer);
     controller.abort();
-    await expect(gate.acquire()).rejects.toThrow(AbortedError);
+    await expect(gate.acquire(controller.signal)).rejects.toThrow(AbortedError);
     // The client swaps in a new signal after interrupting waiting callers.
     controller = new AbortController();
-    await expect(gate.acquire()).resolves.toMatchObject({ backoffWaitMs: 0 });
+    await expect(gate.acquire(controller.signal)).resolves.toMatchObject({ backoffWaitMs: 0 });
   });
 
   it('waits for an answer when the pacer says Infinity, and goes on when told of one', async () => {
     const { pacer, inFlight } = waitingForAnswer();
-    const gate = new Gate(pacer, () => never);
-    const pending = gate.acquire();
+    const gate = new Gate(pacer);
+    const pending = gate.acquire(never);
     expect(await stateAfter(pending, 30)).toBe('pending');
     pacer.observe(inFlight, { limit: 10, remaining: 5, reset: FAR }, now());
     gate.responded();
@@ -169,9 +169,9 @@ describe('Gate', () => {
   it('ends a wait for an answer with AbortedError', async () => {
     const { pacer } = waitingForAnswer();
     const controller = new AbortController();
-    const gate = new Gate(pacer, () => controller.signal);
-    const first = gate.acquire();
-    const second = gate.acquire();
+    const gate = new Gate(pacer);
+    const first = gate.acquire(controller.signal);
+    const second = gate.acquire(controller.signal);
     expect(await stateAfter(first, 20)).toBe('pending');
     controller.abort();
     await expect(first).rejects.toBeInstanceOf(AbortedError);
