@@ -105,6 +105,8 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   signal.addEventListener('abort', onSignal, { once: true });
+  // Interrupted during setup: no workload at all (the listener would never fire for a past abort).
+  if (signal.aborted) stop.abort();
   const timer = setTimeout(onSignal, workload.durationMs);
   let started = 0;
   const inFlight = new Set<Promise<void>>();
@@ -136,22 +138,24 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   };
 
   if (workload.kind === 'open') {
-    let next = startedAt;
-    while (more()) {
-      const elapsed = next - startedAt;
-      if (elapsed >= workload.durationMs) break;
-      const rate = workload.rateAt(elapsed);
-      if (rate <= 0) {
-        next += 100;
-        await sleepUntil(next, stop.signal);
+    // An iteration is due where the integral of the rate crosses the next whole number. Steps of at
+    // most 50 ms (midpoint rule) follow a ramp, even one starting from 0, as well as a constant rate.
+    let t = startedAt;
+    let credit = 0;
+    while (more() && t - startedAt < workload.durationMs) {
+      if (credit >= 1 - 1e-9) {
+        await sleepUntil(t, stop.signal);
+        if (!more()) break;
+        credit -= 1;
+        // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
+        if (inFlight.size >= workload.maxInFlight) summary.droppedIterations++;
+        else track(iterate(inFlight.size, t));
         continue;
       }
-      await sleepUntil(next, stop.signal);
-      if (!more()) break;
-      // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
-      if (inFlight.size >= workload.maxInFlight) summary.droppedIterations++;
-      else track(iterate(inFlight.size, next));
-      next += 1000 / rate;
+      const rate = workload.rateAt(t - startedAt);
+      const step = rate > 0 ? Math.min(1000 / rate, 50) : 50;
+      credit += (workload.rateAt(t - startedAt + step / 2) * step) / 1000;
+      t += step;
     }
   } else {
     const vus = new Set<number>();
@@ -179,8 +183,12 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
         }
       }
       await sleepUntil(Math.min(deadline, now() + 50), stop.signal);
-      if (workload.iterations !== undefined && started >= workload.iterations && inFlight.size === 0) break;
     }
+  }
+  if (!stop.signal.aborted) {
+    // The iteration bound ended the loop, not the clock: every iteration has started, and each may
+    // finish by the deadline rather than within the short grace.
+    await Promise.race([Promise.allSettled([...inFlight]), sleepUntil(deadline, stop.signal)]);
   }
   stop.abort();
   clearTimeout(timer);
