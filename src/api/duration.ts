@@ -1,11 +1,12 @@
 import { InputError } from './input-error.ts';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/;
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 
 /**
  * Parses the durations users type on the command line and in scenarios: `250ms`, `30s`, `1.5m`, `2h`, `1d`.
- * A bare number is milliseconds. Strict on purpose: `30 seconds` or `-1s` is an error, not a guess.
+ * Text needs its unit (`--duration 30` is an error, not 30 ms); a JavaScript number in a scenario is
+ * milliseconds. Strict on purpose: `30 seconds` or `-1s` is an error, not a guess.
  */
 export function parseDuration(text: string | number | undefined | null, what = 'duration'): number {
   if (typeof text === 'number') {
@@ -16,5 +17,5 @@ export function parseDuration(text: string | number | undefined | null, what = '
     throw new InputError(`${what}: a duration is required (examples: 250ms, 30s, 2m)`);
   const match = DURATION.exec(text.trim());
   if (!match) throw new InputError(`${what}: '${text}' is not a duration (examples: 250ms, 30s, 2m, 1h, 1d)`);
-  return Number(match[1]) * (UNIT_MS[match[2] ?? 'ms'] ?? 1);
+  return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
 }

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
@@ -151,13 +152,20 @@ export async function run(args: RunArgs): Promise<number> {
   let server: ServerProcess | undefined;
   let baseUrl: URL;
   let apiKey = args.apiKey ?? process.env.PETSTORE_API_KEY;
+  apiKey ??= embedded ? demoKeyFor(planName) : undefined;
+  if (embedded && apiKey === undefined) {
+    throw new InputError(
+      `plan '${planName}': the embedded server has demo keys for free, pro, business and enterprise only; pace for one of them, or give --base-url and --api-key`,
+    );
+  }
+  const seed = args.seed ?? Math.floor(Math.random() * 2 ** 32);
+  if (!Number.isInteger(seed) || seed < 0) throw new InputError('--seed must be a whole number >= 0');
   if (embedded) {
     const serverArgs = ['--time-scale', String(timeScale)];
     if (args.plans) serverArgs.push('--plans', args.plans);
     server = await spawnServer(serverArgs);
     process.once('exit', () => server?.child.kill());
     baseUrl = new URL(server.url);
-    apiKey ??= demoKeyFor(planName);
   } else {
     try {
       baseUrl = new URL(args.baseUrl as string);
@@ -199,7 +207,7 @@ export async function run(args: RunArgs): Promise<number> {
         spec: args.spec ?? 'petstore.openapi.yaml (built in)',
         signal: interrupt.signal,
         interruptedBy: () => interruptedBy,
-        seed: args.seed,
+        seed,
       });
     } catch (error) {
       if (error instanceof SetupError) {
@@ -213,10 +221,22 @@ export async function run(args: RunArgs): Promise<number> {
     }
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `${scenario.name}-${stamp}`));
-    const path = writeResult(dir, result);
+    let path: string;
+    let exitCode: number = result.meta.partial ? EXIT.INTERRUPTED : EXIT.OK;
+    try {
+      path = writeResult(dir, result);
+    } catch (error) {
+      // Never lose a measured run to a bad --out: keep it where it can be written and say so.
+      const fallback = join(tmpdir(), 'petstore-load', `${scenario.name}-${stamp}`);
+      path = writeResult(fallback, result);
+      process.stderr.write(
+        `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
+      );
+      exitCode = EXIT.USAGE;
+    }
     if (!args.quiet) console.log(formatSummary(result, path));
     else console.log(path);
-    return result.meta.partial ? EXIT.INTERRUPTED : EXIT.OK;
+    return exitCode;
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

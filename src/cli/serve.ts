@@ -225,6 +225,9 @@ export async function serve(args: ServeArgs): Promise<void> {
   } catch (error) {
     if (error instanceof InputError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
+    // Only a refused listen is the user's environment; anything else is ours and must say so.
+    if (!code || !['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EINVAL'].includes(code))
+      throw error;
     throw new InputError(
       `cannot listen on ${options.host}:${options.port}: ${code ?? (error as Error).message}`,
       EXIT.LISTEN_FAILED,

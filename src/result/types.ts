@@ -50,6 +50,8 @@ export interface RunConfig {
   timeoutMs: number;
   maxAttempts: number;
   spec: string;
+  /** Seed of the flow choices: the same seed replays the same choices. */
+  seed?: number;
 }
 
 export interface OperationInfo {

@@ -99,6 +99,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         timeoutMs: input.timeoutMs ?? 10_000,
         maxAttempts: input.maxAttempts ?? 3,
         spec: input.spec,
+        ...(input.seed === undefined ? {} : { seed: input.seed }),
       },
       recorder,
       operations: input.operations,
