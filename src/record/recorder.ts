@@ -27,6 +27,8 @@ export class OperationStats {
   backoffWaitMs = 0;
   /** Responses of this operation that failed at least one check. */
   checkFailures = 0;
+  /** Requests while the workload ran (setup and teardown excluded): the numerator of `rate`. */
+  duringWorkload = 0;
 
   add(a: AttemptRecord, serviceUs: number, responseUs: number): void {
     this.requests++;
@@ -46,8 +48,14 @@ export class OperationStats {
 }
 
 export interface RecorderOptions {
-  /** Epoch ms; the timeline counts seconds from here. */
+  /** Epoch ms; the timeline counts seconds from here (with `workloadOnly`, from the workload's start). */
   startedAt: number;
+  /**
+   * Timeline and rates count only the workload, from `measure(true)` to `measure(false)`, so that
+   * setup and teardown do not skew them and second 0 is the result's start. A run sets it; direct
+   * use of the recorder counts everything.
+   */
+  workloadOnly?: boolean;
   /** The plan's windows as the target counts them, for the header checks. */
   windows: RateWindow[];
   checks?: readonly Check[];
@@ -59,7 +67,7 @@ export class Recorder implements AttemptSink {
   readonly operations = new Map<string, OperationStats>();
   readonly checks: CheckTally;
   readonly violations = new ViolationCounter();
-  readonly timeline: Timeline;
+  timeline: Timeline;
   /**
    * Requests the limiter let through while the workload ran (setup and teardown excluded): the
    * numerator of quota utilisation. The engine says when the workload starts and stops.
@@ -67,7 +75,8 @@ export class Recorder implements AttemptSink {
   admittedDuringWorkload = 0;
   private measuring = false;
 
-  measure(on: boolean): void {
+  measure(on: boolean, at: number = Date.now()): void {
+    if (on && this.options.workloadOnly && !this.measuring) this.timeline = new Timeline(at);
     this.measuring = on;
   }
 
@@ -90,8 +99,12 @@ export class Recorder implements AttemptSink {
     );
     stats.add(a, serviceUs, responseUs);
     this.overall.add(a, serviceUs, responseUs);
-    this.timeline.add(a.receivedAt, a.status, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
     this.violations.observe(a);
+    if (this.measuring || !this.options.workloadOnly) {
+      this.timeline.add(a.receivedAt, a.status, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
+      stats.duringWorkload++;
+      this.overall.duringWorkload++;
+    }
     if (this.measuring && a.status !== 0 && a.status !== 429) this.admittedDuringWorkload++;
     if (a.status !== 0 && a.headers) {
       const ctx: CheckContext = {

@@ -13,7 +13,7 @@ import {
 function summarise(stats: OperationStats, seconds: number): OperationSummary {
   return {
     requests: stats.requests,
-    rate: seconds > 0 ? stats.requests / seconds : 0,
+    rate: seconds > 0 ? stats.duringWorkload / seconds : 0,
     statuses: { ...stats.statuses },
     rateLimited: stats.rateLimited,
     rateLimitedRate: stats.requests ? stats.rateLimited / stats.requests : 0,

@@ -63,7 +63,7 @@ export interface OperationInfo {
 
 export interface OperationSummary {
   requests: number;
-  /** Requests per second over the run. */
+  /** Requests per second while the workload ran (setup and teardown not counted). */
   rate: number;
   statuses: Record<string, number>;
   rateLimited: number;

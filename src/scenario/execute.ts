@@ -44,7 +44,7 @@ export interface ExecuteInput<D> {
  * what they measure is what users run.
  */
 export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunResult> {
-  const recorder = new Recorder({ startedAt: now(), windows: input.windows });
+  const recorder = new Recorder({ startedAt: now(), windows: input.windows, workloadOnly: true });
   const tap = input.tap;
   const client = new ApiClient({
     baseUrl: input.baseUrl,
@@ -73,7 +73,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       client,
       signal: input.signal ?? new AbortController().signal,
       seed: input.seed,
-      onWorkload: (running) => recorder.measure(running),
+      onWorkload: (running) => recorder.measure(running, now()),
     });
     const interruptedBy = input.interruptedBy?.();
     return buildResult({
