@@ -2,7 +2,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Operation } from '../src/api/operations.ts';
-import { applyPlanOverrides, DEFAULT_PLANS, getPlan, type PlanTable, scalePlan } from '../src/api/plans.ts';
+import {
+  applyPlanOverrides,
+  DEFAULT_PLANS,
+  getPlan,
+  type PlanTable,
+  planRate,
+  scalePlan,
+} from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import type { RunResult } from '../src/result/types.ts';
 import type { Flow, Workload } from '../src/scenario/define.ts';
@@ -31,11 +38,9 @@ export async function runFlow(options: {
   const operations = options.operations ?? (await loadSpec()).operations;
   const timeScale = options.timeScale ?? 1;
   const windows = scalePlan(getPlan(options.plans ?? DEFAULT_PLANS, options.plan), timeScale).windows;
-  const shortest = [...windows].sort((a, b) => a.seconds - b.seconds)[0];
-  const planRate = shortest ? shortest.limit / shortest.seconds : 0;
   return executeScenario({
     scenario: { name: 'bench', workload: options.workload, flows: [options.flow] },
-    workload: resolveWorkload(options.workload, planRate),
+    workload: resolveWorkload(options.workload, planRate(windows)),
     baseUrl: options.url,
     target: options.url,
     embeddedTarget: true,

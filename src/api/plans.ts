@@ -39,8 +39,6 @@ export const DEFAULT_PLANS: Readonly<PlanTable> = Object.freeze({
   enterprise: perMinuteAndDay('enterprise', 6000, 1_000_000),
 });
 
-export const PLAN_NAMES = Object.keys(DEFAULT_PLANS);
-
 const positiveInt = { type: 'integer', minimum: 1 } as const;
 const planFileSchema = {
   type: 'object',
@@ -142,4 +140,17 @@ export function getPlan(table: Readonly<PlanTable>, name: string): Plan {
   const plan = table[name];
   if (!plan) throw new InputError(`unknown plan '${name}' (known: ${Object.keys(table).join(', ')})`);
   return plan;
+}
+
+/** The plan's shortest window: it sets the pace (requests per second) that the plan allows. */
+export function shortestWindow(windows: readonly RateWindow[]): RateWindow | undefined {
+  let shortest: RateWindow | undefined;
+  for (const w of windows) if (!shortest || w.seconds < shortest.seconds) shortest = w;
+  return shortest;
+}
+
+/** Requests per second the plan allows over its shortest window; 0 for a plan without windows. */
+export function planRate(windows: readonly RateWindow[]): number {
+  const w = shortestWindow(windows);
+  return w ? w.limit / w.seconds : 0;
 }

@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
-import { applyPlanOverrides, DEFAULT_PLANS, getPlan, scalePlan } from '../api/plans.ts';
+import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
@@ -140,9 +140,7 @@ export async function run(args: RunArgs): Promise<number> {
   const timeoutMs = parseDuration(args.timeout, '--timeout');
   if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
     throw new InputError('--max-attempts must be a whole number >= 1');
-  const shortest = [...windows].sort((a, b) => a.seconds - b.seconds)[0];
-  const planRate = shortest ? shortest.limit / shortest.seconds : 0;
-  const workload = resolveWorkload(scenario.workload, planRate, {
+  const workload = resolveWorkload(scenario.workload, planRate(windows), {
     durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
     rate: args.rate === undefined ? undefined : parseRateFlag(args.rate),
     vus: args.vus,

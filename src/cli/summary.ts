@@ -1,3 +1,4 @@
+import { shortestWindow } from '../api/plans.ts';
 import type { RunResult } from '../result/types.ts';
 
 const pad = (text: string, width: number, right = false) =>
@@ -30,11 +31,12 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   for (const [id, s] of Object.entries(result.operations)) lines.push(row(id + (s.deprecated ? '*' : ''), s));
   lines.push(row('all', result.overall));
   const c = result.compliance;
-  const shortest = [...result.config.windows].sort((a, b) => a.seconds - b.seconds)[0];
+  const shortest = shortestWindow(result.config.windows);
   if (shortest) {
-    const resets = Math.floor(m.durationSeconds / shortest.seconds);
+    // Whole windows the run lasted: it crossed at least this many resets, whatever their phase.
+    const windows = Math.floor(m.durationSeconds / shortest.seconds);
     lines.push(
-      `plan window: ${shortest.limit} requests per ${fmt(shortest.seconds)} s${result.config.timeScale !== 1 ? ` (time scale ${result.config.timeScale})` : ''}; the run crossed ${resets} window reset${resets === 1 ? '' : 's'}`,
+      `plan window: ${shortest.limit} requests per ${fmt(shortest.seconds)} s${result.config.timeScale !== 1 ? ` (time scale ${result.config.timeScale})` : ''}; the run lasted ${windows} whole window${windows === 1 ? '' : 's'}`,
     );
   }
   lines.push(

@@ -1,4 +1,4 @@
-import type { RateWindow } from '../api/plans.ts';
+import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 
 export interface PacerOptions {
@@ -133,7 +133,7 @@ export class Pacer {
   private readonly shortestMs: number;
 
   constructor(readonly options: PacerOptions) {
-    const shortest = [...options.windows].sort((a, b) => a.seconds - b.seconds)[0];
+    const shortest = shortestWindow(options.windows);
     const guard = options.guardMs ?? Math.min(250, Math.max(5, (shortest?.seconds ?? 0) * 1000 * 0.005));
     this.logs = options.enforce
       ? options.windows.map((w) =>

@@ -10,7 +10,7 @@ export interface RawResponse {
 /**
  * Collects one response for `Pool.dispatch`. undici's `request()` wraps every body in a Readable
  * stream; a load generator reads every body whole, and the dispatcher's handler API skips that
- * layer (bench:generator measured about a fifth less CPU per request).
+ * layer, which bench:generator shows in CPU per request.
  */
 class Collector implements Dispatcher.DispatchHandler {
   private status = 0;

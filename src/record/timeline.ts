@@ -53,9 +53,11 @@ export class Timeline {
     b.backoffWaitMs += backoffWaitMs;
     b.histogram?.recordValue(serviceUs);
     if (t > this.latest) {
+      // The client records each response as it arrives, so seconds come in order: once a new one
+      // starts, the one before is complete and its histogram can go back to the pool.
+      const previous = this.buckets.get(this.latest);
+      if (previous) this.fold(previous);
       this.latest = t;
-      // Responses arrive at most a few seconds out of order (the request timeout bounds it).
-      for (const old of this.buckets.values()) if (old.t < t - 15) this.fold(old);
     }
   }
 

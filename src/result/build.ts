@@ -1,4 +1,5 @@
 import type { Operation } from '../api/operations.ts';
+import { planRate } from '../api/plans.ts';
 import { encodeHistogram, latencyStats } from '../record/histogram.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
 import {
@@ -40,8 +41,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
   const seconds = Math.max(0.001, (Date.parse(meta.endedAt) - Date.parse(meta.startedAt)) / 1000);
   const overall = summarise(recorder.overall, seconds);
   const admitted = recorder.admittedDuringWorkload;
-  const shortest = [...config.windows].sort((a, b) => a.seconds - b.seconds)[0];
-  const planRate = shortest ? shortest.limit / shortest.seconds : 0;
+  const rate = planRate(config.windows);
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: { tool: 'petstore-load', ...meta, durationSeconds: Math.round(seconds * 1000) / 1000 },
@@ -72,8 +72,8 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       pacingWaitMs: overall.pacingWaitMs,
       backoffWaitMs: overall.backoffWaitMs,
       admitted,
-      planRate,
-      quotaUtilization: planRate > 0 ? admitted / seconds / planRate : 0,
+      planRate: rate,
+      quotaUtilization: rate > 0 ? admitted / seconds / rate : 0,
     },
     workload,
   };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { ApiClient } from '../client/client.ts';
@@ -10,7 +11,10 @@ import type { Scenario } from './define.ts';
 import { runScenario } from './engine.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
-export const TOOL_VERSION = '0.1.0';
+/** The version users installed, from package.json, so results name it without a second copy to update. */
+export const TOOL_VERSION: string = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
 
 export interface ExecuteInput<D> {
   scenario: Scenario<D>;

@@ -64,8 +64,8 @@ export async function loadScenario(nameOrPath: string): Promise<Scenario> {
   }
   let module: Record<string, unknown>;
   try {
-    // tsImport loads the file as an ES module wherever it lives: a scenario outside a package with
-    // "type": "module" would otherwise be taken for CommonJS and fail.
+    // tsImport loads a scenario wherever it lives; a plain import() from a folder without
+    // "type": "module" fails on it. (Such a file is compiled as CommonJS, handled below.)
     module = await tsImport(pathToFileURL(path).href, import.meta.url);
   } catch (error) {
     // esbuild's first line is only "Transform failed with 1 error:"; what and where follow it.

@@ -340,11 +340,7 @@ describe.concurrent('run: bad input', () => {
     TEST_TIMEOUT_MS,
   );
 
-  // BUG (src/scenario/load.ts, loading through tsx): a valid scenario file outside any package with
-  // "type": "module" (e.g. in /tmp, or in a project whose package.json has no "type") does not load:
-  // `petstore-load: scenario /tmp/x/fine.ts: does not load: Cannot require() ES Module /tmp/x/fine.ts
-  // in a cycle. ...`, exit 2. The same file named .mts, or next to a {"type":"module"} package.json,
-  // runs. Remove `.fails` when fixed.
+  // Regression: a scenario outside an ES module package once failed to load (it is compiled as CommonJS).
   it(
     'a valid scenario file by path outside an ES module package runs',
     async () => {

@@ -117,10 +117,7 @@ describe('Gate', () => {
     expect(a.pacingWaitMs).toBeGreaterThanOrEqual(200 - 30 - TOLERANCE_MS);
   });
 
-  // BUG (src/client/gate.ts, waitTurn): only the caller at the head of the queue sees the pause in
-  // pacer.earliest(); the callers queued behind it start their turn after the pause has ended, so the
-  // time they spent waiting it out is reported as pacingWaitMs and their backoffWaitMs is 0. In raw
-  // mode (no pacing at all) a 429 pause then shows up as pacing wait for every virtual user but one.
+  // Regression: only the caller at the head of the queue once counted a pause as backoff.
   it('reports a pause as backoff for every caller queued behind it', async () => {
     const pacer = new Pacer({ windows: [{ name: 'second', limit: 100, seconds: 1 }], enforce: false });
     const gate = new Gate(pacer);

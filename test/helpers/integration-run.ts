@@ -1,4 +1,11 @@
-import { DEFAULT_PLANS, getPlan, type PlanTable, type RateWindow, scalePlan } from '../../src/api/plans.ts';
+import {
+  DEFAULT_PLANS,
+  getPlan,
+  type PlanTable,
+  planRate,
+  type RateWindow,
+  scalePlan,
+} from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import type { RunResult } from '../../src/result/types.ts';
@@ -49,8 +56,7 @@ export async function runInProcess(run: InProcessRun): Promise<InProcessOutcome>
   const timeScale = run.server?.timeScale ?? 1;
   const planName = run.plan ?? run.scenario.plan ?? 'free';
   const windows = scalePlan(getPlan(plans, planName), timeScale).windows;
-  const shortest = [...windows].sort((a, b) => a.seconds - b.seconds)[0] as RateWindow;
-  const workload = resolveWorkload(run.scenario.workload, shortest.limit / shortest.seconds, run.overrides);
+  const workload = resolveWorkload(run.scenario.workload, planRate(windows), run.overrides);
   const attempts: AttemptRecord[] = [];
 
   const server = await startServer({ ...run.server, plans });

@@ -123,11 +123,7 @@ describe('loadScenario: malformed files', () => {
     expect(text).toMatch(/^scenario .*scenario-\d+\.ts: does not load: \S/);
   });
 
-  // BUG (src/scenario/load.ts, loadScenario): only the first non-empty line of the import error is
-  // kept. For a syntax error that line is esbuild's "Transform failed with 1 error:", and what is
-  // wrong and where (file:line:col, "Unexpected ...") is on the next lines, so the user is told
-  // `scenario x.ts: does not load: Transform failed with 1 error:` and nothing else (same in the
-  // CLI under tsx: `node bin/petstore-load.js run ./broken.ts`).
+  // Regression: a syntax error once kept only esbuild's first line, which says neither what nor where.
   it('says what and where the syntax error is', async () => {
     const path = scenarioFile(`export default { name: 'broken', flows: [ ;\n`);
     const text = await inputError(() => loadScenario(path));

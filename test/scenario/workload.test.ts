@@ -202,10 +202,7 @@ describe('resolveWorkload: overrides', () => {
     expect(resolve(vus, { iterations: 0 }).iterations).toBe(0);
   });
 
-  // BUG (src/scenario/workload.ts, resolveWorkload): the --rate and --vus overrides rebuild the
-  // workload from scratch and drop the scenario's `duration` (and `iterations`), so
-  // `petstore-load run over-quota-burst --rate 10` runs for the 30 s default instead of the
-  // scenario's 15 s. `--duration` is documented as what overrides the scenario's run length.
+  // Regression: --rate and --vus once dropped the scenario's duration and iterations.
   it('--rate or --vus alone keeps the declared duration', () => {
     const burst: Workload = {
       executor: 'constant-arrival-rate',
@@ -347,10 +344,7 @@ describe('resolveWorkload: malformed input', () => {
     });
   }
 
-  // BUG (src/scenario/workload.ts, via parseDuration): a duration that is neither a string nor a
-  // number (a stage without `duration`, `duration: null`, a one-element thinkTime range) reaches
-  // `text.trim()` and throws a TypeError ("Cannot read properties of undefined (reading 'trim')"):
-  // the CLI reports an internal error (exit 70) instead of a one-line input error (exit 2).
+  // Regression: a missing duration once crashed with a TypeError instead of an InputError.
   it('rejects a stage without a duration with an InputError', () => {
     inputError(() => resolve({ executor: 'ramping-arrival-rate', stages: [{ target: 5 }] }));
   });
