@@ -34,6 +34,7 @@ export async function runFlow(options: {
   flow: Flow<undefined>;
   /** The operation table, when the caller has it already (parsing the document costs CPU). */
   operations?: Operation[];
+  onWorkload?(running: boolean): void;
 }): Promise<RunResult> {
   const operations = options.operations ?? (await loadSpec()).operations;
   const timeScale = options.timeScale ?? 1;
@@ -51,5 +52,6 @@ export async function runFlow(options: {
     timeScale,
     enforce: true,
     spec: 'built in',
+    onWorkload: options.onWorkload,
   });
 }

@@ -40,6 +40,8 @@ export interface ExecuteInput<D> {
   seed?: number;
   /** Sees every attempt before the recorder does (tests and tools that need raw attempts). */
   tap?(attempt: AttemptRecord): void;
+  /** Told when the workload starts and stops (benchmarks measure CPU over exactly that span). */
+  onWorkload?(running: boolean): void;
 }
 
 /**
@@ -77,7 +79,10 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       client,
       signal: input.signal ?? new AbortController().signal,
       seed: input.seed,
-      onWorkload: (running) => recorder.measure(running, now()),
+      onWorkload: (running) => {
+        recorder.measure(running, now());
+        input.onWorkload?.(running);
+      },
     });
     const interruptedBy = input.interruptedBy?.();
     return buildResult({
