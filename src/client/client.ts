@@ -10,6 +10,7 @@ import { fullJitterMs, RetryBudget } from './backoff.ts';
 import { now, sleepUntil } from './clock.ts';
 import { AbortedError, Gate } from './gate.ts';
 import { Pacer } from './pacer.ts';
+import { ResponseBody } from './response-body.ts';
 import { send } from './transport.ts';
 
 export interface ClientOptions {
@@ -92,6 +93,32 @@ function queryString(query: CallInput['query']): string {
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) params.append(k, String(v));
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/**
+ * What a call returns. A class, with the body behind a getter, because the body is parsed only if the
+ * flow reads it (see ResponseBody) and an object literal with a getter costs V8 a runtime call on
+ * every response.
+ */
+class Reply<T> implements ApiResponse<T> {
+  readonly ok: boolean;
+  readonly error?: string;
+
+  constructor(
+    readonly status: number,
+    readonly headers: IncomingHttpHeaders,
+    private readonly payload: ResponseBody,
+    readonly attempts: number,
+    error: string | undefined,
+  ) {
+    this.ok = status >= 200 && status < 300;
+    if (error !== undefined) this.error = error;
+  }
+
+  /** The JSON body, or the text when the body is not JSON. */
+  get body(): T {
+    return (this.payload.json ?? this.payload.text) as T;
+  }
 }
 
 /**
@@ -185,14 +212,7 @@ export class ApiClient {
       this.pacer.observe(seq, rateLimit, receivedAt);
       this.gate.responded();
 
-      let json: unknown;
-      if (text && String(responseHeaders?.['content-type'] ?? '').includes('json')) {
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-      }
+      const payload = new ResponseBody(text, responseHeaders);
 
       let retryAt: number | undefined;
       if (status === 429) {
@@ -223,23 +243,14 @@ export class ApiClient {
         errorCode,
         headers: responseHeaders,
         rateLimit,
-        text,
-        json,
+        body: payload,
         pacingWaitMs: admission.pacingWaitMs,
         backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
         retried: retryAt !== undefined,
       });
 
       if (retryAt === undefined) {
-        const result: ApiResponse<T> = {
-          status,
-          ok: status >= 200 && status < 300,
-          headers: responseHeaders ?? {},
-          body: (json ?? text) as T,
-          attempts: attempt,
-        };
-        if (errorCode !== undefined) result.error = errorCode;
-        return result;
+        return new Reply<T>(status, responseHeaders ?? {}, payload, attempt, errorCode);
       }
       if (status !== 429) {
         const before = now();

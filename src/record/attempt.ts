@@ -24,14 +24,19 @@ export interface AttemptRecord {
   headers: IncomingHttpHeaders | undefined;
   /** The X-RateLimit-* headers as the client read them for pacing (read once, used twice). */
   rateLimit?: RateLimitState;
-  /** Raw body text ('' for none). */
-  text: string;
-  /** Parsed JSON body, or undefined when the body is not JSON. */
-  json: unknown;
+  body: AttemptBody;
   pacingWaitMs: number;
   backoffWaitMs: number;
   /** This attempt is followed by a retry. */
   retried: boolean;
+}
+
+/** A response body: its text, and its JSON, which the client parses only when something reads it. */
+export interface AttemptBody {
+  /** Raw body text ('' for none). */
+  readonly text: string;
+  /** Parsed JSON body, or undefined when the body is not JSON. */
+  readonly json: unknown;
 }
 
 export interface AttemptSink {

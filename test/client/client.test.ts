@@ -36,6 +36,19 @@ async function setUp(options: Partial<ClientOptions> = {}) {
 }
 
 describe('ApiClient against the reference server', () => {
+  it('gives a JSON body parsed, an empty body as its text, and the same body to the recorder', async () => {
+    const { client, attempts } = await setUp({ enforce: true });
+    const pet = await client.call<{ id: number; name: string }>('getPetById', { path: { petId: 1 } });
+    expect(pet.ok).toBe(true);
+    expect(pet.body).toMatchObject({ id: 1 });
+    expect(pet.body).toBe(pet.body);
+    expect((attempts[0] as AttemptRecord).body.json).toBe(pet.body);
+    const deleted = await client.call('deletePet', { path: { petId: 1 } });
+    expect(deleted.status).toBe(204);
+    expect(deleted.body).toBe('');
+    expect(deleted.error).toBeUndefined();
+  });
+
   it('pauses the key after a 429 even when that call is not retried', async () => {
     const { client, attempts } = await setUp({ maxRateLimitRetries: 0 });
     const statuses: number[] = [];

@@ -39,7 +39,7 @@ async function runAgainstServer(options: {
       enforce: options.enforce,
       spec: 'built in',
       tap: (attempt) => {
-        if (attempt.status === 429) codesOf429.push((attempt.json as { code: string }).code);
+        if (attempt.status === 429) codesOf429.push((attempt.body.json as { code: string }).code);
       },
     });
     return { ...result, codesOf429 };

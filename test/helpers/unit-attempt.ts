@@ -42,12 +42,16 @@ export function okHeaders(at: number, extra: IncomingHttpHeaders = {}): Incoming
 
 /**
  * One attempt as the client would record it: by default a 200 received 10 ms after it was sent at
- * T0, with well-formed headers and the JSON body `json` (text is its serialisation).
+ * T0, with well-formed headers and the JSON body `json` (its text is the serialisation, unless
+ * `text` says otherwise).
  */
-export function makeAttempt(op: Operation, over: Partial<AttemptRecord> = {}): AttemptRecord {
+export function makeAttempt(
+  op: Operation,
+  over: Partial<Omit<AttemptRecord, 'body'>> & { json?: unknown; text?: string } = {},
+): AttemptRecord {
+  const { json, text, ...fields } = over;
   const sentAt = over.sentAt ?? T0;
   const receivedAt = over.receivedAt ?? sentAt + 10;
-  const json = 'json' in over ? over.json : undefined;
   // No `rateLimit` unless given: the recorder then reads the headers itself. (Cast, so that the
   // helper does not depend on whether the record carries that field.)
   const record = {
@@ -58,14 +62,13 @@ export function makeAttempt(op: Operation, over: Partial<AttemptRecord> = {}): A
     status: 200,
     errorCode: undefined,
     headers: okHeaders(receivedAt),
-    text: json === undefined ? '' : JSON.stringify(json),
     pacingWaitMs: 0,
     backoffWaitMs: 0,
     retried: false,
-    ...over,
+    ...fields,
     sentAt,
     receivedAt,
-    json,
+    body: { text: text ?? (json === undefined ? '' : JSON.stringify(json)), json },
   };
   return record as AttemptRecord;
 }

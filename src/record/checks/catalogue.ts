@@ -56,7 +56,9 @@ export const CHECKS: readonly Check[] = [
       if (reset === undefined || windows.length === 0) return SKIP;
       // A ban resets later than any window; its own bound is Retry-After's.
       if (status === 429) return SKIP;
-      const longest = Math.max(...windows.map((w) => w.seconds));
+      // A loop, not Math.max(...map()): this runs on every response.
+      let longest = 0;
+      for (const w of windows) if (w.seconds > longest) longest = w.seconds;
       if (reset < nowSeconds - 1) return `Reset ${reset} is ${Math.round(nowSeconds - reset)} s in the past`;
       if (reset > nowSeconds + longest + 1)
         return `Reset ${reset} is more than one window (${longest} s) ahead`;
@@ -82,10 +84,9 @@ export const CHECKS: readonly Check[] = [
     source: 'seed: Errors, Error object',
     evaluate: ({ status, attempt }) => {
       if (status < 400) return SKIP;
-      if (!isErrorObject(attempt.json)) return 'body is not an Error object';
-      return attempt.json.status === status
-        ? undefined
-        : `body status ${attempt.json.status} != HTTP ${status}`;
+      const json = attempt.body.json;
+      if (!isErrorObject(json)) return 'body is not an Error object';
+      return json.status === status ? undefined : `body status ${json.status} != HTTP ${status}`;
     },
   },
   {
@@ -93,7 +94,7 @@ export const CHECKS: readonly Check[] = [
     rule: 'A response with a body declares Content-Type application/json',
     source: 'seed: "All bodies are JSON"',
     evaluate: ({ headers, attempt }) => {
-      if (attempt.text === '') return SKIP;
+      if (attempt.body.text === '') return SKIP;
       const type = String(headers['content-type'] ?? '');
       return /^application\/json\b/i.test(type) ? undefined : `Content-Type '${type}'`;
     },

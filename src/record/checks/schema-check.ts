@@ -30,19 +30,21 @@ export function responseSchemaCheck(perSecond = 50): Check {
         byStatus.set(status, response);
       }
       if (!response) return `${op.id} declares no response ${status}`;
-      if (!response.schema) return attempt.text === '' ? undefined : `${op.id} ${status} declares no body`;
+      if (!response.schema)
+        return attempt.body.text === '' ? undefined : `${op.id} ${status} declares no body`;
       const second = Math.floor(attempt.receivedAt / 1000);
       const spent = budget.get(op);
       if (spent && spent.second === second && spent.used >= perSecond) return SKIP;
       if (spent && spent.second === second) spent.used++;
       else budget.set(op, { second, used: 1 });
-      if (attempt.json === undefined) return 'body is not JSON';
+      const json = attempt.body.json;
+      if (json === undefined) return 'body is not JSON';
       let validate = compiled.get(response.schema);
       if (!validate) {
         validate = ajv.compile(response.schema);
         compiled.set(response.schema, validate);
       }
-      return validate(attempt.json) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'body' });
+      return validate(json) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'body' });
     },
   };
 }

@@ -194,7 +194,7 @@ describe('json-content-type', () => {
     const empty = makeContext(
       makeAttempt(listPets, { status: 204, headers: { ...okHeaders(T0 + 10), 'content-type': undefined } }),
     );
-    expect(empty.attempt.text).toBe('');
+    expect(empty.attempt.body.text).toBe('');
     expect(c().evaluate(empty)).toBe(SKIP);
   });
 });

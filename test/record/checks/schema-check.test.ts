@@ -53,7 +53,7 @@ describe('response-schema check', () => {
   it('fails a body that is not JSON', () => {
     const check = responseSchemaCheck();
     const a = makeAttempt(getPetById, { text: '<html>', json: undefined });
-    expect(a.text).toBe('<html>');
+    expect(a.body.text).toBe('<html>');
     expect(check.evaluate(makeContext(a))).toBe('body is not JSON');
   });
 
