@@ -19,6 +19,23 @@ export interface RunResult {
   checks: CheckResult[];
   compliance: Compliance;
   workload: WorkloadSummary;
+  /** Thresholds evaluated at the end of the run (absent when none were declared). */
+  thresholds?: ThresholdResult[];
+}
+
+/** One threshold's verdict, as `run` evaluated it (and as report, JUnit and summaries show it). */
+export interface ThresholdResult {
+  /** The expression as declared, e.g. `listPets:p95<100ms`. */
+  expression: string;
+  /** Where it was declared. */
+  source: 'scenario' | 'cli';
+  /** The measured value in the expression's unit (ms, %, per second or a count); null when nothing was measured. */
+  actual: number | null;
+  passed: boolean;
+  /** Why it failed, in one line (absent when it passed). */
+  detail?: string;
+  /** True when it failed during the run and, being `abortOnFail`, ended the run early. */
+  aborted?: boolean;
 }
 
 export interface ResultMeta {
