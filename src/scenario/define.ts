@@ -72,8 +72,19 @@ export interface Scenario<D = unknown> {
   setup?(api: Api): Promise<D> | D;
   flows: Flow<D>[];
   teardown?(api: Api, data: D): Promise<void> | void;
-  /** Threshold expressions (`p99<300ms`, `rate_limited<1%`); evaluated by the report step. */
-  thresholds?: string[];
+  /**
+   * Pass/fail criteria (`p99<300ms`, `listPets:p95<100ms`, `rate_limited<1%`): any that fails makes
+   * the run exit 1. An object form, as in k6, may end the run as soon as it fails.
+   */
+  thresholds?: (string | ThresholdOption)[];
+}
+
+export interface ThresholdOption {
+  threshold: string;
+  /** End the run as soon as this threshold fails (judged each second), not only at the end. */
+  abortOnFail?: boolean;
+  /** With abortOnFail: how much of the workload runs before it is judged, e.g. '10s' (default 0). */
+  delayAbortEval?: string;
 }
 
 /** Identity at run time; it gives scenario files their types (as k6's options object does). */

@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import { InputError } from '../api/input-error.ts';
-import type { Scenario } from './define.ts';
+import type { Scenario, ThresholdOption } from './define.ts';
 
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
 
@@ -47,11 +47,23 @@ export function validateScenario(value: unknown, source: string): Scenario {
   if (s.plan !== undefined && typeof s.plan !== 'string') fail(source, 'plan must be a plan name');
   if (s.enforce !== undefined && typeof s.enforce !== 'boolean')
     fail(source, 'enforce must be true or false');
-  if (
-    s.thresholds !== undefined &&
-    !(Array.isArray(s.thresholds) && s.thresholds.every((t) => typeof t === 'string'))
-  ) {
-    fail(source, 'thresholds must be a list of strings');
+  if (s.thresholds !== undefined && !Array.isArray(s.thresholds))
+    fail(source, 'thresholds must be a list of expressions');
+  for (const [i, t] of (s.thresholds ?? []).entries()) {
+    if (typeof t === 'string') continue;
+    const o = t as Partial<ThresholdOption> | null;
+    if (
+      typeof o !== 'object' ||
+      o === null ||
+      typeof o.threshold !== 'string' ||
+      (o.abortOnFail !== undefined && typeof o.abortOnFail !== 'boolean') ||
+      (o.delayAbortEval !== undefined && typeof o.delayAbortEval !== 'string')
+    ) {
+      fail(
+        source,
+        `thresholds[${i}] must be an expression or { threshold, abortOnFail?, delayAbortEval? }`,
+      );
+    }
   }
   return value as Scenario;
 }

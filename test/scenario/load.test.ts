@@ -202,10 +202,16 @@ describe('validateScenario', () => {
     expect(problem({ ...good(), plan: 5 })).toBe('scenario src.ts: plan must be a plan name');
     expect(problem({ ...good(), enforce: 'yes' })).toBe('scenario src.ts: enforce must be true or false');
     expect(problem({ ...good(), thresholds: 'p99<1s' })).toBe(
-      'scenario src.ts: thresholds must be a list of strings',
+      'scenario src.ts: thresholds must be a list of expressions',
     );
     expect(problem({ ...good(), thresholds: [1] })).toBe(
-      'scenario src.ts: thresholds must be a list of strings',
+      'scenario src.ts: thresholds[0] must be an expression or { threshold, abortOnFail?, delayAbortEval? }',
+    );
+    expect(problem({ ...good(), thresholds: ['p99<1s', { threshold: 'errors<1%', abortOnFail: 'yes' }] })).toBe(
+      'scenario src.ts: thresholds[1] must be an expression or { threshold, abortOnFail?, delayAbortEval? }',
+    );
+    expect(problem({ ...good(), thresholds: ['p99<1s', { threshold: 'errors<1%', abortOnFail: true }] })).toBe(
+      undefined,
     );
   });
 });

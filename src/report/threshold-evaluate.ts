@@ -1,0 +1,114 @@
+import { decodeHistogram, type LatencyStats } from '../record/histogram.ts';
+import type { OperationSummary, RunResult, ThresholdResult } from '../result/types.ts';
+import { compare, type Threshold } from './threshold-parse.ts';
+
+const UNIT: Readonly<Record<Threshold['kind'], string>> = {
+  latency: ' ms',
+  share: '%',
+  rate: '/s',
+  count: '',
+};
+
+const STORED: Readonly<Record<string, keyof LatencyStats>> = {
+  avg: 'mean',
+  mean: 'mean',
+  med: 'p50',
+  min: 'min',
+  max: 'max',
+  p50: 'p50',
+  p75: 'p75',
+  p90: 'p90',
+  p95: 'p95',
+  p99: 'p99',
+  'p99.9': 'p99.9',
+};
+
+/** 5xx and transport errors: failures of the target, not of the client's requests (4xx). */
+export function errorCount(s: OperationSummary): number {
+  let errors = 0;
+  for (const [status, count] of Object.entries(s.statuses)) if (Number(status) >= 500) errors += count;
+  for (const count of Object.values(s.transportErrors)) errors += count;
+  return errors;
+}
+
+function transportErrorCount(s: OperationSummary): number {
+  return Object.values(s.transportErrors).reduce((sum, n) => sum + n, 0);
+}
+
+/**
+ * Latency is response time, the coordinated-omission corrected figure (what a user arriving on
+ * schedule waited), as k6's http_req_duration is what its users gate on. Percentiles the result
+ * does not store are read from its encoded histogram.
+ */
+function latency(t: Threshold, s: OperationSummary): number | null {
+  if (s.response.count === 0) return null;
+  const stored = STORED[t.metric];
+  if (stored) return s.response[stored];
+  const histogram = decodeHistogram(s.histograms.response);
+  try {
+    return Math.round(histogram.getValueAtPercentile(t.percentile as number)) / 1000;
+  } finally {
+    histogram.destroy();
+  }
+}
+
+/** The measured value in the threshold's unit, or null with the reason when there is nothing to judge. */
+function measure(t: Threshold, result: RunResult): { actual: number | null; why?: string } {
+  switch (t.metric) {
+    case 'quota_utilization':
+      return { actual: result.compliance.quotaUtilization * 100 };
+    case 'violations':
+      return { actual: result.compliance.violations };
+    case 'dropped_iterations':
+      return { actual: result.workload.droppedIterations };
+    case 'failed_iterations':
+      return { actual: result.workload.failedIterations };
+  }
+  const s = t.operation === undefined ? result.overall : result.operations[t.operation];
+  const where = t.operation ?? 'the run';
+  if (!s || s.requests === 0) {
+    if (t.metric === 'requests' || t.metric === 'rps') return { actual: 0 };
+    return { actual: null, why: `no requests for ${where}` };
+  }
+  switch (t.metric) {
+    case 'requests':
+      return { actual: s.requests };
+    case 'rps':
+      return { actual: s.rate };
+    case 'rate_limited':
+      return { actual: (s.rateLimited / s.requests) * 100 };
+    case 'errors':
+      return { actual: (errorCount(s) / s.requests) * 100 };
+    case 'checks': {
+      // Share of responses that passed every check; transport errors have no response to check.
+      const responses = s.requests - transportErrorCount(s);
+      if (responses === 0) return { actual: null, why: `no responses for ${where}` };
+      return { actual: (1 - s.checkFailures / responses) * 100 };
+    }
+    default:
+      return { actual: latency(t, s) };
+  }
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+export function evaluateThreshold(t: Threshold, result: RunResult): ThresholdResult {
+  const { actual, why } = measure(t, result);
+  const verdict: ThresholdResult = {
+    expression: t.expression,
+    source: t.source,
+    actual: actual === null ? null : round(actual),
+    passed: actual !== null && compare(actual, t.comparator, t.value),
+  };
+  if (!verdict.passed) {
+    verdict.detail =
+      actual === null
+        ? `${why ?? 'nothing measured'}: cannot hold`
+        : `${t.operation ? `${t.operation} ` : ''}${t.metric} was ${round(actual)}${UNIT[t.kind]}, wanted ${t.comparator} ${t.value}${UNIT[t.kind]}`;
+  }
+  return verdict;
+}
+
+export function evaluateThresholds(thresholds: readonly Threshold[], result: RunResult): ThresholdResult[] {
+  return thresholds.map((t) => evaluateThreshold(t, result));
+}

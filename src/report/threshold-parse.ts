@@ -1,0 +1,164 @@
+import { InputError } from '../api/input-error.ts';
+
+/**
+ * The threshold language, named as k6 users know it: `[operation:]metric op value[unit]`, e.g.
+ * `p99<300ms`, `listPets:p(95)<100ms`, `rate_limited<1%`, `checks>=100%`, `rps>=50`,
+ * `violations==0`. One expression is one verdict; a malformed one is refused before any traffic.
+ */
+
+export type Comparator = '<' | '<=' | '>' | '>=' | '==' | '!=';
+
+/** How a metric's value is written and shown: latency in ms, shares in %, rates per second, counts. */
+export type MetricKind = 'latency' | 'share' | 'rate' | 'count';
+
+interface MetricSpec {
+  kind: MetricKind;
+  /** Whether `operation:` may prefix it (run-wide figures such as violations have no per-operation value). */
+  perOperation: boolean;
+}
+
+const METRICS: Readonly<Record<string, MetricSpec>> = {
+  avg: { kind: 'latency', perOperation: true },
+  mean: { kind: 'latency', perOperation: true },
+  med: { kind: 'latency', perOperation: true },
+  min: { kind: 'latency', perOperation: true },
+  max: { kind: 'latency', perOperation: true },
+  rate_limited: { kind: 'share', perOperation: true },
+  errors: { kind: 'share', perOperation: true },
+  checks: { kind: 'share', perOperation: true },
+  rps: { kind: 'rate', perOperation: true },
+  requests: { kind: 'count', perOperation: true },
+  quota_utilization: { kind: 'share', perOperation: false },
+  violations: { kind: 'count', perOperation: false },
+  dropped_iterations: { kind: 'count', perOperation: false },
+  failed_iterations: { kind: 'count', perOperation: false },
+};
+
+export const METRIC_NAMES: readonly string[] = ['p<N>', 'p(<N>)', ...Object.keys(METRICS)];
+
+export interface Threshold {
+  /** As declared, trimmed. */
+  expression: string;
+  source: 'scenario' | 'cli';
+  /** Undefined: the whole run. */
+  operation?: string;
+  /** `p99`, `avg`, `errors`, ... (a percentile keeps its number in `percentile`). */
+  metric: string;
+  percentile?: number;
+  kind: MetricKind;
+  comparator: Comparator;
+  /** In the metric's unit: ms for latency, percent for shares, per second, or a count. */
+  value: number;
+  /** Fail the run as soon as this threshold fails, not only at the end. */
+  abortOnFail: boolean;
+  /** With abortOnFail: do not judge before this much of the workload has run (ms). */
+  delayAbortEvalMs: number;
+}
+
+const SHAPE = /^(?:([A-Za-z_][\w.-]*):)?([a-z_]+|p\(\s*[\d.]+\s*\)|p[\d.]+)\s*(<=|>=|==|!=|<|>)\s*(.+)$/;
+const LATENCY_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, us: 0.001, µs: 0.001 };
+
+function parseValue(text: string, spec: MetricSpec, fail: (why: string) => never): number {
+  const match = /^(-?\d+(?:\.\d+)?)\s*([a-zµ%/]*)$/.exec(text.trim());
+  if (!match) return fail(`'${text.trim()}' is not a number with an optional unit`);
+  const number = Number(match[1]);
+  const unit = match[2] as string;
+  if (number < 0) return fail('a threshold value cannot be negative');
+  switch (spec.kind) {
+    case 'latency': {
+      // A bare number is milliseconds, as in k6.
+      const scale = unit === '' ? 1 : LATENCY_UNITS[unit];
+      if (scale === undefined) return fail(`unit '${unit}' is not a duration (ms, s, us)`);
+      return number * scale;
+    }
+    case 'share':
+      // '1%' or, as in k6, a fraction: '0.01'. Stored as percent.
+      if (unit === '%') return number;
+      if (unit !== '') return fail(`unit '${unit}' is not a share (write 1% or 0.01)`);
+      if (number > 1)
+        return fail(`${number} is not a fraction between 0 and 1 (write ${number}% for a percentage)`);
+      return number * 100;
+    case 'rate':
+      if (unit !== '' && unit !== '/s') return fail(`unit '${unit}' is not a rate (requests per second)`);
+      return number;
+    case 'count':
+      if (unit !== '') return fail(`a count takes no unit, not '${unit}'`);
+      return number;
+  }
+}
+
+/**
+ * Parses one threshold. `operations` is the operation table's ids, so that a misspelt operation is
+ * an error now rather than a threshold that silently never matches.
+ */
+export function parseThreshold(
+  text: string,
+  source: 'scenario' | 'cli',
+  operations: ReadonlySet<string>,
+  options: { abortOnFail?: boolean; delayAbortEvalMs?: number } = {},
+): Threshold {
+  const expression = text.trim();
+  const fail = (why: string): never => {
+    throw new InputError(`threshold '${expression}': ${why}`);
+  };
+  const match = SHAPE.exec(expression);
+  if (!match) {
+    return fail(
+      `not of the form [operation:]metric<op>value, e.g. p99<300ms, listPets:p95<100ms, errors<1% (metrics: ${METRIC_NAMES.join(', ')})`,
+    );
+  }
+  const [, operation, rawMetric, comparator, valueText] = match as unknown as [
+    string,
+    string | undefined,
+    string,
+    Comparator,
+    string,
+  ];
+  let metric = rawMetric;
+  let percentile: number | undefined;
+  let spec = METRICS[metric];
+  const p = /^p\(?\s*([\d.]+)\s*\)?$/.exec(rawMetric);
+  if (p) {
+    percentile = Number(p[1]);
+    if (!Number.isFinite(percentile) || percentile <= 0 || percentile > 100)
+      fail(`percentile '${p[1]}' is not between 0 and 100`);
+    metric = `p${percentile}`;
+    spec = { kind: 'latency', perOperation: true };
+  }
+  if (!spec) return fail(`unknown metric '${rawMetric}' (metrics: ${METRIC_NAMES.join(', ')})`);
+  if (operation !== undefined) {
+    if (!spec.perOperation) fail(`'${metric}' is a figure of the whole run; drop '${operation}:'`);
+    if (!operations.has(operation))
+      fail(`no operation '${operation}' in the document (operations: ${[...operations].join(', ')})`);
+  }
+  const threshold: Threshold = {
+    expression,
+    source,
+    metric,
+    kind: spec.kind,
+    comparator,
+    value: parseValue(valueText, spec, fail),
+    abortOnFail: options.abortOnFail ?? false,
+    delayAbortEvalMs: options.delayAbortEvalMs ?? 0,
+  };
+  if (operation !== undefined) threshold.operation = operation;
+  if (percentile !== undefined) threshold.percentile = percentile;
+  return threshold;
+}
+
+export function compare(actual: number, comparator: Comparator, limit: number): boolean {
+  switch (comparator) {
+    case '<':
+      return actual < limit;
+    case '<=':
+      return actual <= limit;
+    case '>':
+      return actual > limit;
+    case '>=':
+      return actual >= limit;
+    case '==':
+      return actual === limit;
+    case '!=':
+      return actual !== limit;
+  }
+}
