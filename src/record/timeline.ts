@@ -70,14 +70,23 @@ export class Timeline {
     b.histogram = undefined;
   }
 
+  /**
+   * The points so far. The newest second may still be filling (a live snapshot during the run):
+   * its percentiles are read without folding it, so that later responses of that second still count.
+   */
   snapshot(): TimelinePoint[] {
-    for (const b of this.buckets.values()) this.fold(b);
+    for (const b of this.buckets.values()) if (b.t < this.latest) this.fold(b);
     return [...this.buckets.values()]
       .sort((a, b) => a.t - b.t)
-      .map(({ histogram: _, ...point }) => ({
-        ...point,
-        pacingWaitMs: Math.round(point.pacingWaitMs),
-        backoffWaitMs: Math.round(point.backoffWaitMs),
-      }));
+      .map(({ histogram, ...point }) => {
+        const live = histogram?.totalCount ? histogram : undefined;
+        return {
+          ...point,
+          p50: live ? live.getValueAtPercentile(50) / 1000 : point.p50,
+          p99: live ? live.getValueAtPercentile(99) / 1000 : point.p99,
+          pacingWaitMs: Math.round(point.pacingWaitMs),
+          backoffWaitMs: Math.round(point.backoffWaitMs),
+        };
+      });
   }
 }

@@ -59,4 +59,15 @@ describe('Timeline', () => {
     close(b[0]?.p50 as number, 2);
     expect(Object.keys(b[0] ?? {})).not.toContain('histogram');
   });
+
+  it('leaves the newest second open to later responses after a live snapshot', () => {
+    const t = new Timeline(START);
+    t.add(START + 10, 200, 2_000, 0, 0);
+    close(t.snapshot()[0]?.p99 as number, 2);
+    // More responses of the same second after the snapshot still count in its percentiles.
+    for (let i = 0; i < 99; i++) t.add(START + 20, 200, 50_000, 0, 0);
+    const [point] = t.snapshot();
+    expect(point?.requests).toBe(100);
+    close(point?.p50 as number, 50);
+  });
 });
