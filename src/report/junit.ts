@@ -1,0 +1,69 @@
+import type { RunResult } from '../result/types.ts';
+
+/** XML 1.0 text: the five entities, and no control characters (a server's error text may hold any). */
+function xml(text: string): string {
+  return text
+    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD]/gu, '\uFFFD')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
+}
+
+interface Case {
+  name: string;
+  classname: string;
+  failure?: { message: string; body: string };
+}
+
+function suite(name: string, cases: Case[], timestamp: string, seconds: number): string {
+  const failures = cases.filter((c) => c.failure).length;
+  const body = cases
+    .map((c) => {
+      const open = `    <testcase name="${xml(c.name)}" classname="${xml(c.classname)}" time="0">`;
+      if (!c.failure) return `${open}</testcase>`;
+      return `${open}\n      <failure message="${xml(c.failure.message)}" type="failure">${xml(c.failure.body)}</failure>\n    </testcase>`;
+    })
+    .join('\n');
+  return `  <testsuite name="${xml(name)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="0" timestamp="${xml(timestamp)}" time="${seconds}">\n${body}\n  </testsuite>`;
+}
+
+/**
+ * JUnit XML, the format every CI system renders: one testcase per threshold and per check, so a
+ * failed gate shows in the pipeline's test view with the figure that failed it.
+ */
+export function renderJUnit(result: RunResult): string {
+  const scenario = result.meta.scenario;
+  const timestamp = result.meta.startedAt.replace(/Z$/, '');
+  const seconds = result.meta.durationSeconds;
+  const thresholds: Case[] = (result.thresholds ?? []).map((t) => {
+    const c: Case = { name: t.expression, classname: `${scenario}.thresholds` };
+    if (!t.passed) {
+      const message = t.detail ?? 'failed';
+      c.failure = { message, body: `${t.expression} (${t.source}): ${message}` };
+    }
+    return c;
+  });
+  const checks: Case[] = result.checks.map((check) => {
+    const c: Case = { name: check.id, classname: `${scenario}.checks` };
+    if (check.failures > 0) {
+      const message = `${check.failures} of ${check.passes + check.failures} responses failed: ${check.rule}`;
+      const samples = check.samples
+        .map((s) => `${s.operation} ${s.status} at ${new Date(s.at).toISOString()}: ${s.detail}`)
+        .join('\n');
+      c.failure = { message, body: `${message}\nsource: ${check.source}\n${samples}` };
+    }
+    return c;
+  });
+  const all = [...thresholds, ...checks];
+  const failures = all.filter((c) => c.failure).length;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="petstore-load ${xml(scenario)}" tests="${all.length}" failures="${failures}" errors="0" time="${seconds}">`,
+    suite(`${scenario} thresholds`, thresholds, timestamp, seconds),
+    suite(`${scenario} checks`, checks, timestamp, seconds),
+    '</testsuites>',
+    '',
+  ].join('\n');
+}

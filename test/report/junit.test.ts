@@ -1,0 +1,88 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { renderJUnit } from '../../src/report/junit.ts';
+import { renderSummaryMarkdown } from '../../src/report/summary-md.ts';
+import type { RunResult } from '../../src/result/types.ts';
+import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
+
+let result: RunResult;
+beforeAll(async () => {
+  result = await syntheticResult([...ladder('listPets', 20), { op: 'listPets', ms: 3, status: 500 }], {
+    scenario: 'gate <&> "test"',
+  });
+  // Hostile text of the kind a server can put in a check sample: markup, entities, control bytes.
+  result.checks[0] = {
+    ...(result.checks[0] as RunResult['checks'][number]),
+    failures: 2,
+    samples: [{ operation: 'listPets', status: 200, detail: 'bad <x> & "y" \u0001\u001b[31m |a|', at: 0 }],
+  };
+  result.thresholds = [
+    { expression: 'p99<300ms', source: 'cli', actual: 21, passed: true },
+    {
+      expression: 'errors<1%',
+      source: 'scenario',
+      actual: 4.762,
+      passed: false,
+      detail: 'errors was 4.762%, wanted < 1%',
+    },
+  ];
+});
+
+const parse = (xml: string) =>
+  new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (n) => n === 'testsuite' || n === 'testcase',
+  }).parse(xml);
+
+describe('JUnit XML', () => {
+  it('is well-formed XML whatever the text of the samples', () => {
+    const xml = renderJUnit(result);
+    expect(XMLValidator.validate(xml)).toBe(true);
+    expect(xml).not.toMatch(/[\u0001\u001b]/);
+  });
+
+  it('has a testcase per threshold and per check, failures where they failed', () => {
+    const doc = parse(renderJUnit(result));
+    const [thresholds, checks] = doc.testsuites.testsuite;
+    expect(thresholds.testcase.map((c: { name: string }) => c.name)).toEqual(['p99<300ms', 'errors<1%']);
+    expect(thresholds.testcase[0].failure).toBeUndefined();
+    expect(thresholds.testcase[1].failure.message).toBe('errors was 4.762%, wanted < 1%');
+    expect(thresholds.failures).toBe('1');
+    expect(checks.testcase.map((c: { name: string }) => c.name)).toEqual(result.checks.map((c) => c.id));
+    const failing = checks.testcase.filter((c: { failure?: unknown }) => c.failure);
+    expect(failing.map((c: { name: string }) => c.name)).toEqual(
+      result.checks.filter((c) => c.failures > 0).map((c) => c.id),
+    );
+    expect(failing[0].failure['#text']).toContain('bad <x> & "y"');
+    expect(doc.testsuites.tests).toBe(String(2 + result.checks.length));
+    expect(doc.testsuites.name).toBe('petstore-load gate <&> "test"');
+  });
+
+  it('is valid with no thresholds declared', () => {
+    const { thresholds: _, ...none } = result;
+    const xml = renderJUnit(none as RunResult);
+    expect(XMLValidator.validate(xml)).toBe(true);
+    expect(parse(xml).testsuites.testsuite[0].tests).toBe('0');
+  });
+});
+
+describe('markdown summary', () => {
+  it('leads with the verdict and keeps tables intact around hostile text', () => {
+    const md = renderSummaryMarkdown(result);
+    expect(md.split('\n')[0]).toMatch(/❌ .*1 of 2 thresholds failed/);
+    expect(md).toContain('| `errors<1%` | scenario | 4.762 | ❌ errors was 4.762%, wanted < 1% |');
+    // The pipes of the sample are escaped, so its table row keeps its columns.
+    expect(md).toContain('\\|a\\|');
+    const rows = md.split('\n').filter((l) => l.startsWith('| listPets'));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.split(/(?<!\\)\|/).length).toBe(10);
+  });
+
+  it('says when no thresholds were declared, or all passed', () => {
+    const passed = { ...result, thresholds: [result.thresholds?.[0]] } as RunResult;
+    expect(renderSummaryMarkdown(passed).split('\n')[0]).toMatch(/✅ .*all 1 thresholds passed/);
+    const { thresholds: _, ...none } = result;
+    expect(renderSummaryMarkdown(none as RunResult).split('\n')[0]).toMatch(/no thresholds declared/);
+  });
+});
