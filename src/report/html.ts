@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import type { RunResult } from '../result/types.ts';
+import { assets } from './assets.ts';
+import { chartData, pointsOf } from './chart-data.ts';
+import { html, jsonForScript, trusted } from './escape.ts';
+import { decimal } from './format.ts';
+import { latencySection, timelineSection } from './sections/charts.ts';
+import { checksSection } from './sections/checks.ts';
+import { configSection } from './sections/config.ts';
+import { operationsSection, statusSection } from './sections/operations.ts';
+import { summaryCards } from './sections/summary.ts';
+import { partialBanner, verdictBanner } from './sections/verdict.ts';
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/**
+ * Defence in depth behind the escaping: only our two scripts (by hash) may run, and nothing may be
+ * fetched, so a string that slipped through could neither execute nor call a host.
+ */
+function contentSecurityPolicy(scripts: string[]): string {
+  return [
+    "default-src 'none'",
+    `script-src ${scripts.map(sha256).join(' ')}`,
+    // uPlot positions its cursor and legend with style attributes.
+    "style-src 'unsafe-inline'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+/**
+ * The run as one self-contained HTML page: verdict, summary, latency and timeline charts, tables,
+ * configuration. It opens offline from a file (CI artefact, e-mail attachment) and requests nothing.
+ */
+export function renderHtmlReport(result: RunResult): string {
+  const { uplotJs, uplotCss, clientJs, css } = assets();
+  const charts = chartData(result);
+  const points = new Map(charts.map((c) => [c.id, pointsOf(c)]));
+  const pointsOfId = (id: string) => points.get(id) ?? 0;
+  const m = result.meta;
+  const title = `${m.scenario}: petstore-load report`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy([uplotJs, clientJs])}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="${m.tool} ${m.toolVersion}">
+<title>${title}</title>
+<style>${trusted(uplotCss)}</style>
+<style>${trusted(css)}</style>
+</head>
+<body>
+<header>
+<h1>petstore-load report: <code>${m.scenario}</code></h1>
+<p class="subtitle">${m.description ? html`${m.description}<br>` : ''}${m.plan} plan · <span class="mono">${m.target}</span> ·
+${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
+</header>
+${partialBanner(result)}
+${verdictBanner(result)}
+${summaryCards(result)}
+${latencySection(result, pointsOfId)}
+${timelineSection(pointsOfId)}
+${operationsSection(result)}
+${statusSection(result)}
+${checksSection(result)}
+${configSection(result)}
+<footer>${m.tool} ${m.toolVersion} on Node ${m.nodeVersion} · result schema v${result.schemaVersion} · charts by uPlot (MIT)</footer>
+<script type="application/json" id="report-data">${trusted(jsonForScript({ charts }))}</script>
+<script>${trusted(uplotJs)}</script>
+<script>${trusted(clientJs)}</script>
+</body>
+</html>
+`.value;
+}

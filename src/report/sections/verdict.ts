@@ -1,0 +1,40 @@
+import type { RunResult, ThresholdResult } from '../../result/types.ts';
+import { html, type SafeHtml } from '../escape.ts';
+import { decimal } from '../format.ts';
+
+const actual = (t: ThresholdResult) =>
+  t.actual === null ? 'nothing measured' : `measured ${decimal(t.actual)}`;
+
+function item(t: ThresholdResult): SafeHtml {
+  return html`<li><code>${t.expression}</code> <span class="muted">(${t.source})</span>: ${actual(t)}${
+    t.detail ? html`, ${t.detail}` : ''
+  }${t.aborted ? html` <strong>(ended the run early)</strong>` : ''}</li>`;
+}
+
+/** The first thing a reader (or a CI job's artefact viewer) needs: did the run meet its thresholds. */
+export function verdictBanner(result: RunResult): SafeHtml {
+  const thresholds = result.thresholds ?? [];
+  const failed = thresholds.filter((t) => !t.passed);
+  const passed = thresholds.filter((t) => t.passed);
+  if (thresholds.length === 0) {
+    return html`<div class="banner neutral" data-verdict="none"><strong>no thresholds declared</strong>
+      <span>: nothing to pass or fail; the figures below are for reading.</span></div>`;
+  }
+  if (failed.length === 0) {
+    return html`<div class="banner passed" data-verdict="passed"><strong>thresholds passed</strong>
+      <span>(${thresholds.length} of ${thresholds.length})</span><ul>${passed.map(item)}</ul></div>`;
+  }
+  return html`<div class="banner failed" data-verdict="failed">
+    <strong>${failed.length} of ${thresholds.length} thresholds failed</strong><ul>${failed.map(item)}</ul>
+    ${passed.length > 0 ? html`<div class="muted">passed: ${passed.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t.expression}</code>`)}</div>` : ''}
+  </div>`;
+}
+
+/** A partial run's figures cover less than was planned: say so before any of them. */
+export function partialBanner(result: RunResult): SafeHtml | '' {
+  const { partial, interruptedBy, durationSeconds } = result.meta;
+  if (!partial && !interruptedBy) return '';
+  return html`<div class="banner partial" data-partial="true"><strong>partial run</strong>${
+    interruptedBy ? html`: interrupted by <code>${interruptedBy}</code>` : ''
+  }. The figures cover the ${decimal(durationSeconds)} s that ran, not the whole plan.</div>`;
+}

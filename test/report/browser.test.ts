@@ -1,0 +1,184 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeHtmlReport } from '../../src/report/write-html.ts';
+import type { RunResult } from '../../src/result/types.ts';
+import { emptyResult, realRun, THRESHOLDS } from './real-run.ts';
+
+/**
+ * The HTML report in real headless Chromium, opened from a file as a reader would: no console error,
+ * no request but the file itself (data: URLs included: none is expected), every chart drawn with its
+ * series, a hostile result inert, an empty one saying "no data". Leaves a full-page screenshot in
+ * reports/report-screenshot.png. Without /usr/bin/chromium the suite is skipped locally and fails
+ * in CI (CI set), which must run it.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const SKIP = !HAVE_CHROMIUM && !process.env.CI;
+const SCREENSHOT = fileURLToPath(new URL('../../reports/report-screenshot.png', import.meta.url));
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+if (SKIP) console.warn(`browser.test.ts skipped: chromium is missing at ${CHROMIUM}`);
+
+interface Opened {
+  page: Page;
+  url: string;
+  /** Every request the page made, by URL. */
+  requests: string[];
+  errors: string[];
+  dialogs: string[];
+}
+
+let browser: Browser;
+let dir: string;
+let real: RunResult;
+
+async function open(name: string, result: RunResult): Promise<Opened> {
+  const path = join(dir, `${name}.html`);
+  writeHtmlReport(path, result);
+  const url = pathToFileURL(path).href;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const opened: Opened = { page, url, requests: [], errors: [], dialogs: [] };
+  page.on('request', (r) => opened.requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') opened.errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => opened.errors.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => {
+    opened.dialogs.push(d.message());
+    void d.dismiss();
+  });
+  await page.goto(url, { waitUntil: 'load' });
+  return opened;
+}
+
+/** Only the file itself: not a host, not a data: URL, not a favicon. */
+function expectSelfContained(o: Opened): void {
+  expect(o.errors).toEqual([]);
+  expect(o.requests).toEqual([o.url]);
+}
+
+interface DrawnChart {
+  id: string;
+  points: number;
+  canvases: number;
+  /** Pixels of the chart's first series colour: the data, not only the axes. */
+  seriesPixels: number;
+  noData: string | null;
+}
+
+/** Each chart container's state, its canvases read back pixel by pixel. */
+function charts(page: Page): Promise<DrawnChart[]> {
+  return page.$$eval('[data-chart]', (els) =>
+    els.map((el) => {
+      const id = el.getAttribute('data-chart') ?? '';
+      // The first series of each kind: service time (blue), requests (blue), pacing wait (cyan).
+      const [r, g, b] = id.startsWith('timeline:') ? [8, 145, 178] : [37, 99, 235];
+      let seriesPixels = 0;
+      const canvases = [...el.querySelectorAll('canvas')];
+      for (const canvas of canvases) {
+        const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
+        for (let i = 0; i < data.length; i += 4) {
+          const near =
+            Math.abs((data[i] as number) - r) < 40 &&
+            Math.abs((data[i + 1] as number) - g) < 40 &&
+            Math.abs((data[i + 2] as number) - b) < 40;
+          if (near && (data[i + 3] as number) > 128) seriesPixels++;
+        }
+      }
+      return {
+        id,
+        points: Number(el.getAttribute('data-points') ?? 'NaN'),
+        canvases: canvases.length,
+        seriesPixels,
+        noData: el.querySelector('.no-data')?.textContent ?? null,
+      };
+    }),
+  );
+}
+
+describe.skipIf(SKIP)(
+  `the HTML report in headless Chromium${SKIP ? ` (skipped: ${CHROMIUM} missing)` : ''}`,
+  () => {
+    beforeAll(async () => {
+      expect(HAVE_CHROMIUM, `CI must run the browser test: install chromium at ${CHROMIUM}`).toBe(true);
+      dir = mkdtempSync(join(tmpdir(), 'petstore-load-report-'));
+      [real, browser] = await Promise.all([
+        realRun(),
+        chromium.launch({ executablePath: CHROMIUM, args: ARGS }),
+      ]);
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('draws every chart of a real run, requests nothing and logs no error; saves a screenshot', async () => {
+      const o = await open('real', { ...real, thresholds: THRESHOLDS });
+      try {
+        expectSelfContained(o);
+        const drawn = await charts(o.page);
+        const expected = ['latency-overall', ...Object.keys(real.operations).map((id) => `latency:${id}`)];
+        expect(drawn.map((c) => c.id)).toEqual([...expected, 'timeline', 'timeline:waits']);
+        for (const c of drawn) {
+          expect(c.points, c.id).toBeGreaterThan(0);
+          expect(c.canvases, c.id).toBeGreaterThan(0);
+          expect(c.seriesPixels, `${c.id}: series drawn`).toBeGreaterThan(20);
+          expect(c.noData, c.id).toBeNull();
+        }
+        expect(await o.page.textContent('[data-verdict]')).toContain('1 of 2 thresholds failed');
+        mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
+        await o.page.screenshot({ path: SCREENSHOT, fullPage: true });
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('keeps a hostile result inert: shown as text, nothing runs', async () => {
+      const hostile = structuredClone(real);
+      hostile.meta.scenario = '<script>alert(1)</script>';
+      hostile.meta.description = '"><img src=x onerror=alert(2)>';
+      const failing = hostile.checks.find((c) => c.failures > 0);
+      if (failing?.samples[0]) failing.samples[0].detail = '<img src=x onerror=alert(3)>';
+      const o = await open('hostile', hostile);
+      try {
+        expectSelfContained(o);
+        expect(o.dialogs).toEqual([]);
+        expect(await o.page.textContent('h1')).toContain('<script>alert(1)</script>');
+        expect(await o.page.$$('img')).toHaveLength(0);
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('says "no data" for every chart of a run that recorded nothing', async () => {
+      const o = await open('empty', await emptyResult());
+      try {
+        expectSelfContained(o);
+        const drawn = await charts(o.page);
+        expect(drawn.length).toBeGreaterThanOrEqual(3);
+        for (const c of drawn) {
+          expect(c.points, c.id).toBe(0);
+          expect(c.canvases, c.id).toBe(0);
+          expect(c.noData, c.id).toMatch(/^no data/);
+        }
+      } finally {
+        await o.page.close();
+      }
+    });
+  },
+);
