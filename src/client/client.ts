@@ -284,6 +284,16 @@ export class ApiClient {
   }
 
   /**
+   * What holds the next request back right now (for the live status line): nothing ('ready'), even
+   * spacing ('pacing'), the server's remaining budget ('budget'), a 429's pause ('pause', until
+   * `until`), or requests in flight that must answer first ('inflight').
+   */
+  pacingState(): { cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight'; until: number } {
+    const { at, cause } = this.pacer.earliest(now());
+    return { cause, until: at };
+  }
+
+  /**
    * Ends every wait (pacing, pause, backoff) and every request in flight with AbortedError; calls
    * made afterwards work as before. A run calls it when its time is up and the grace has passed.
    */

@@ -16,8 +16,11 @@ export interface EngineInput<D> {
   seed?: number;
   /** How long in-flight iterations may finish after the end (default 2 s). */
   graceMs?: number;
-  /** Told when the workload (not setup or teardown) starts and stops, for quota utilisation. */
-  onWorkload?(running: boolean): void;
+  /**
+   * Told when the workload (not setup or teardown) starts and stops, for quota utilisation; gets
+   * the workload's counters, live, so that progress and thresholds can read them during the run.
+   */
+  onWorkload?(running: boolean, summary: WorkloadSummary): void;
 }
 
 export interface EngineOutput {
@@ -99,7 +102,7 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
     throw new SetupError(`setup failed: ${(error as Error).message}`);
   }
 
-  input.onWorkload?.(true);
+  input.onWorkload?.(true, summary);
   const startedAt = now();
   const deadline = startedAt + workload.durationMs;
   const stop = new AbortController();
@@ -203,7 +206,7 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   await Promise.allSettled([...inFlight]);
   // The end counts the grace: responses that arrive in it were admitted during the workload.
   const endedAt = now();
-  input.onWorkload?.(false);
+  input.onWorkload?.(false, summary);
 
   try {
     await scenario.teardown?.(plainApi, data);

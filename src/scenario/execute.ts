@@ -4,9 +4,9 @@ import type { RateWindow } from '../api/plans.ts';
 import { ApiClient } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
-import { Recorder } from '../record/recorder.ts';
+import { type OperationStats, Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
-import type { RunResult } from '../result/types.ts';
+import type { RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
 import { runScenario } from './engine.ts';
 import type { ResolvedWorkload } from './workload.ts';
@@ -42,6 +42,33 @@ export interface ExecuteInput<D> {
   tap?(attempt: AttemptRecord): void;
   /** Told when the workload starts and stops (benchmarks measure CPU over exactly that span). */
   onWorkload?(running: boolean): void;
+  /** Called once a second while the workload runs: the live status line, thresholds that abort. */
+  onTick?(tick: RunTick): void;
+}
+
+/** The run so far, once a second. */
+export interface RunTick {
+  elapsedMs: number;
+  /** The workload's planned length. */
+  durationMs: number;
+  requests: number;
+  /** Requests per second over the last tick. */
+  rate: number;
+  rateLimited: number;
+  /** 5xx and transport errors. */
+  errors: number;
+  /** Response time p99 so far, ms. */
+  p99Ms: number;
+  pacing: ReturnType<ApiClient['pacingState']>;
+  /** The result so far, marked partial. Encodes every histogram: call it only when needed. */
+  snapshot(): RunResult;
+}
+
+function errorsOf(stats: OperationStats): number {
+  let errors = 0;
+  for (const status in stats.statuses) if (Number(status) >= 500) errors += stats.statuses[status] ?? 0;
+  for (const code in stats.transportErrors) errors += stats.transportErrors[code] ?? 0;
+  return errors;
 }
 
 /**
@@ -72,20 +99,14 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         }
       : recorder,
   });
-  try {
-    const output = await runScenario({
-      scenario: input.scenario,
-      workload: input.workload,
-      client,
-      signal: input.signal ?? new AbortController().signal,
-      seed: input.seed,
-      onWorkload: (running) => {
-        recorder.measure(running, now());
-        input.onWorkload?.(running);
-      },
-    });
-    const interruptedBy = input.interruptedBy?.();
-    return buildResult({
+  const resultOf = (
+    workload: WorkloadSummary,
+    startedAt: number,
+    endedAt: number,
+    partial: boolean,
+    interruptedBy: string | undefined,
+  ): RunResult =>
+    buildResult({
       meta: {
         toolVersion: TOOL_VERSION,
         nodeVersion: process.version,
@@ -94,9 +115,9 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         target: input.target,
         embeddedTarget: input.embeddedTarget,
         plan: input.plan,
-        startedAt: new Date(output.startedAt).toISOString(),
-        endedAt: new Date(output.endedAt).toISOString(),
-        partial: output.interrupted,
+        startedAt: new Date(startedAt).toISOString(),
+        endedAt: new Date(endedAt).toISOString(),
+        partial,
         ...(interruptedBy ? { interruptedBy } : {}),
       },
       config: {
@@ -112,9 +133,61 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       },
       recorder,
       operations: input.operations,
-      workload: output.workload,
+      workload,
     });
+
+  let ticker: NodeJS.Timeout | undefined;
+  const startTicks = (summary: WorkloadSummary) => {
+    const onTick = input.onTick;
+    if (!onTick) return;
+    const startedAt = now();
+    let lastRequests = 0;
+    let lastAt = startedAt;
+    ticker = setInterval(() => {
+      const at = now();
+      const overall = recorder.overall;
+      const rate = ((overall.duringWorkload - lastRequests) * 1000) / Math.max(1, at - lastAt);
+      lastRequests = overall.duringWorkload;
+      lastAt = at;
+      onTick({
+        elapsedMs: at - startedAt,
+        durationMs: input.workload.durationMs,
+        requests: overall.duringWorkload,
+        rate,
+        rateLimited: overall.rateLimited,
+        errors: errorsOf(overall),
+        p99Ms: overall.response.totalCount ? overall.response.getValueAtPercentile(99) / 1000 : 0,
+        pacing: client.pacingState(),
+        snapshot: () => resultOf(summary, startedAt, now(), true, undefined),
+      });
+    }, 1000);
+    // A tick must never keep a finished run alive.
+    ticker.unref();
+  };
+
+  try {
+    const output = await runScenario({
+      scenario: input.scenario,
+      workload: input.workload,
+      client,
+      signal: input.signal ?? new AbortController().signal,
+      seed: input.seed,
+      onWorkload: (running, summary) => {
+        recorder.measure(running, now());
+        if (running) startTicks(summary);
+        else clearInterval(ticker);
+        input.onWorkload?.(running);
+      },
+    });
+    return resultOf(
+      output.workload,
+      output.startedAt,
+      output.endedAt,
+      output.interrupted,
+      input.interruptedBy?.(),
+    );
   } finally {
+    clearInterval(ticker);
     await client.close();
   }
 }

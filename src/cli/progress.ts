@@ -1,0 +1,59 @@
+import type { RunTick } from '../scenario/execute.ts';
+
+const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))}s`;
+
+function pacingText(tick: RunTick): string {
+  const { cause, until } = tick.pacing;
+  switch (cause) {
+    case 'ready':
+      return 'sending';
+    case 'pacing':
+      return 'pacing to the plan';
+    case 'budget':
+      return 'quota spent, waiting for the reset';
+    case 'inflight':
+      return 'waiting on requests in flight';
+    case 'pause':
+      return `paused after a 429 (${((until - Date.now()) / 1000).toFixed(1)} s left)`;
+  }
+}
+
+/** One status line: where the run is, how fast, how well, and what holds it back. */
+export function formatProgress(tick: RunTick): string {
+  return [
+    `${seconds(tick.elapsedMs)}/${seconds(tick.durationMs)}`,
+    `${tick.rate.toFixed(1)} req/s`,
+    `p99 ${tick.p99Ms.toFixed(1)} ms`,
+    `${tick.requests} requests`,
+    `${tick.rateLimited} 429s`,
+    `${tick.errors} errors`,
+    pacingText(tick),
+  ].join('  ');
+}
+
+/**
+ * The live status line, rewritten in place once a second on a terminal. Nothing at all when the
+ * stream is not a TTY (a CI log would fill with carriage returns) or the run is quiet.
+ */
+export class ProgressLine {
+  private shown = false;
+
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
+
+  get enabled(): boolean {
+    return this.stream.isTTY === true;
+  }
+
+  update(tick: RunTick): void {
+    if (!this.enabled) return;
+    const width = Math.max(20, (this.stream.columns ?? 100) - 1);
+    this.stream.write(`\r\x1b[2K${formatProgress(tick).slice(0, width)}`);
+    this.shown = true;
+  }
+
+  clear(): void {
+    if (!this.shown) return;
+    this.stream.write('\r\x1b[2K');
+    this.shown = false;
+  }
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { formatProgress, ProgressLine } from '../../src/cli/progress.ts';
+import type { RunTick } from '../../src/scenario/execute.ts';
+
+const tick = (over: Partial<RunTick> = {}): RunTick => ({
+  elapsedMs: 12_400,
+  durationMs: 30_000,
+  requests: 480,
+  rate: 40.25,
+  rateLimited: 2,
+  errors: 1,
+  p99Ms: 3.456,
+  pacing: { cause: 'pacing', until: 0 },
+  snapshot: () => {
+    throw new Error('not needed');
+  },
+  ...over,
+});
+
+function fakeStream(isTTY: boolean, columns = 200) {
+  const writes: string[] = [];
+  const stream = { isTTY, columns, write: (text: string) => writes.push(text) > 0 };
+  return { stream: stream as unknown as NodeJS.WriteStream, writes };
+}
+
+describe('live status line', () => {
+  it('shows elapsed and planned time, rate, p99, counts and what holds traffic back', () => {
+    const line = formatProgress(tick());
+    expect(line).toMatch(
+      /^12s\/30s {2}40\.3 req\/s {2}p99 3\.5 ms {2}480 requests {2}2 429s {2}1 errors {2}pacing to the plan$/,
+    );
+    expect(formatProgress(tick({ pacing: { cause: 'pause', until: Date.now() + 2000 } }))).toMatch(
+      /paused after a 429 \((1\.9|2\.0) s left\)$/,
+    );
+    expect(formatProgress(tick({ pacing: { cause: 'budget', until: 0 } }))).toMatch(/quota spent/);
+  });
+
+  it('rewrites one line in place on a terminal, cut to its width, and clears it at the end', () => {
+    const { stream, writes } = fakeStream(true, 30);
+    const progress = new ProgressLine(stream);
+    progress.update(tick());
+    progress.update(tick({ elapsedMs: 13_000 }));
+    expect(writes).toHaveLength(2);
+    for (const w of writes) {
+      expect(w.startsWith('\r\x1b[2K')).toBe(true);
+      expect(w.length - '\r\x1b[2K'.length).toBeLessThanOrEqual(29);
+    }
+    progress.clear();
+    expect(writes[2]).toBe('\r\x1b[2K');
+  });
+
+  it('writes nothing when the stream is not a terminal', () => {
+    const { stream, writes } = fakeStream(false);
+    const progress = new ProgressLine(stream);
+    progress.update(tick());
+    progress.clear();
+    expect(progress.enabled).toBe(false);
+    expect(writes).toEqual([]);
+  });
+});
