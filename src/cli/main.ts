@@ -1,12 +1,15 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { InputError } from '../api/input-error.ts';
+import { compare, compareOptions } from './compare.ts';
 import { EXIT } from './exit-codes.ts';
+import { merge, mergeOptions } from './merge.ts';
+import { report, reportOptions } from './report.ts';
 import { run, runOptions } from './run.ts';
 import { serve, serveOptions } from './serve.ts';
 
-const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds, 2 bad usage or input, 3 target unreachable,
-4 cannot listen, 70 internal error, 130 interrupted.`;
+const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
+3 target unreachable, 4 cannot listen, 70 internal error, 130 interrupted.`;
 
 /** Usage errors are one line on stderr and exit 2: pipelines read the code, people read the line. */
 function fail(message: string, exitCode: number = EXIT.USAGE): never {
@@ -31,6 +34,28 @@ try {
       runOptions,
       async (args) => {
         process.exitCode = await run(args);
+      },
+    )
+    .command(
+      'report <result>',
+      'Render a result.json as a self-contained HTML report (works offline)',
+      reportOptions,
+      report,
+    )
+    .command(
+      'compare <baseline> <current>',
+      'Compare two results: deltas per operation, significance, exit 1 on a regression',
+      compareOptions,
+      async (args) => {
+        process.exitCode = await compare(args);
+      },
+    )
+    .command(
+      'merge <files..>',
+      'Merge results of several runs or workers into one (histograms added, counters summed)',
+      mergeOptions,
+      async (args) => {
+        process.exitCode = await merge(args);
       },
     )
     .command(

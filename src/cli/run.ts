@@ -1,23 +1,33 @@
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
-import type { RunResult } from '../result/types.ts';
+import { renderHtmlReport } from '../report/html.ts';
+import { renderJUnit } from '../report/junit.ts';
+import { resultFromJson } from '../report/result-input.ts';
+import { renderSummaryMarkdown } from '../report/summary-md.ts';
+import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
+import { parseTolerances } from '../report/tolerances.ts';
+import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
 import type { Rate } from '../scenario/define.ts';
 import { SetupError } from '../scenario/engine.ts';
-import { executeScenario } from '../scenario/execute.ts';
+import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
+import { compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
+import { ProgressLine } from './progress.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { formatSummary } from './summary.ts';
+import { collectThresholds } from './thresholds.ts';
+import { writeOutput } from './write-output.ts';
 
 /** The embedded server compresses time so a default run crosses several windows in seconds. */
 export const EMBEDDED_TIME_SCALE = 10;
@@ -71,7 +81,32 @@ export function runOptions(yargs: Argv) {
       describe: 'Attempts for 5xx and transport errors (idempotent methods)',
     })
     .option('seed', { type: 'number', describe: 'Seed of the flow choices, for repeatable runs' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'No terminal summary' })
+    .option('quiet', {
+      type: 'boolean',
+      default: false,
+      describe: 'No live status line and no summary table: only the result path',
+    })
+    .option('threshold', {
+      type: 'string',
+      array: true,
+      describe:
+        "Pass/fail criterion, repeatable: [operation:]metric<op>value, e.g. 'p99<300ms', 'listPets:p95<100ms', 'errors<1%', 'checks>=100%', 'rps>=50', 'quota_utilization>=95%', 'violations==0'. Latency is response time; any failure exits 1",
+    })
+    .option('abort-on-fail', {
+      type: 'boolean',
+      default: false,
+      describe: 'End the run as soon as a --threshold fails (judged each second)',
+    })
+    .option('baseline', {
+      type: 'string',
+      describe: 'Compare with this earlier result.json; exit 1 on a significant regression',
+    })
+    .option('max-regression', { type: 'string', describe: MAX_REGRESSION_DESCRIPTION })
+    .option('junit', { type: 'string', describe: 'Write JUnit XML: a testcase per threshold and per check' })
+    .option('summary-md', {
+      type: 'string',
+      describe: 'Write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)',
+    })
     .requiresArg([
       'base-url',
       'api-key',
@@ -87,6 +122,11 @@ export function runOptions(yargs: Argv) {
       'timeout',
       'max-attempts',
       'seed',
+      'threshold',
+      'baseline',
+      'max-regression',
+      'junit',
+      'summary-md',
     ])
     .conflicts('rate', 'vus');
 }
@@ -130,6 +170,19 @@ export async function run(args: RunArgs): Promise<number> {
   const plans = args.plans
     ? applyPlanOverrides(DEFAULT_PLANS, readJsonFile(args.plans, '--plans'), `--plans ${args.plans}`)
     : DEFAULT_PLANS;
+  const thresholds = collectThresholds(
+    scenario,
+    args.threshold ?? [],
+    new Set(spec.operations.map((op) => op.id)),
+    args.abortOnFail,
+  );
+  if (args.baseline) {
+    // A missing or foreign baseline, or a malformed tolerance, is found before any traffic.
+    parseTolerances(args.maxRegression);
+    resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
+  } else if (args.maxRegression) {
+    throw new InputError('--max-regression needs --baseline FILE');
+  }
   const planName = args.plan ?? scenario.plan ?? 'free';
   const plan = getPlan(plans, planName);
   const embedded = args.baseUrl === undefined;
@@ -184,6 +237,26 @@ export async function run(args: RunArgs): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
+  const progress = new ProgressLine();
+  const live = !args.quiet && progress.enabled;
+  const abortable = thresholds.filter((t) => t.abortOnFail);
+  let abortedBy: ThresholdResult | undefined;
+  const onTick = (tick: RunTick) => {
+    if (live) progress.update(tick);
+    if (abortedBy || interrupt.signal.aborted) return;
+    const due = abortable.filter((t) => tick.elapsedMs >= t.delayAbortEvalMs);
+    if (due.length === 0) return;
+    const soFar = tick.snapshot();
+    for (const t of due) {
+      const verdict = evaluateThreshold(t, soFar);
+      // Nothing measured yet (no requests of that operation so far) is not a failure mid-run.
+      if (verdict.passed || verdict.actual === null) continue;
+      abortedBy = { ...verdict, aborted: true };
+      interruptedBy = `threshold ${t.expression}`;
+      interrupt.abort();
+      return;
+    }
+  };
   try {
     let result: RunResult;
     try {
@@ -206,6 +279,7 @@ export async function run(args: RunArgs): Promise<number> {
         signal: interrupt.signal,
         interruptedBy: () => interruptedBy,
         seed,
+        onTick,
       });
     } catch (error) {
       if (error instanceof SetupError) {
@@ -217,10 +291,23 @@ export async function run(args: RunArgs): Promise<number> {
       }
       throw error;
     }
+    progress.clear();
+    if (thresholds.length > 0) {
+      // The threshold that ended the run keeps the verdict it had then: the figures at the end
+      // cover less than the run was meant to, and may read better than what stopped it.
+      result.thresholds = evaluateThresholds(thresholds, result).map((v) =>
+        abortedBy && v.expression === abortedBy.expression && v.source === abortedBy.source ? abortedBy : v,
+      );
+    }
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `${scenario.name}-${stamp}`));
     let path: string;
-    let exitCode: number = result.meta.partial ? EXIT.INTERRUPTED : EXIT.OK;
+    let exitCode: number =
+      result.meta.partial && !abortedBy
+        ? EXIT.INTERRUPTED
+        : result.thresholds?.some((t) => !t.passed)
+          ? EXIT.THRESHOLDS_FAILED
+          : EXIT.OK;
     try {
       path = writeResult(dir, result);
     } catch (error) {
@@ -232,10 +319,31 @@ export async function run(args: RunArgs): Promise<number> {
       );
       exitCode = EXIT.USAGE;
     }
-    if (!args.quiet) console.log(formatSummary(result, path));
+    const written: string[] = [];
+    const output = (file: string, text: string, what: string, append = false) => {
+      if (writeOutput(file, text, what, append)) written.push(`${what} written to ${file}`);
+      else exitCode = EXIT.USAGE;
+    };
+    output(join(dirname(path), 'report.html'), renderHtmlReport(result), 'report');
+    if (args.junit) output(resolve(args.junit), renderJUnit(result), 'JUnit XML');
+    if (args.summaryMd || process.env.GITHUB_STEP_SUMMARY) {
+      const markdown = renderSummaryMarkdown(result);
+      if (args.summaryMd) output(resolve(args.summaryMd), markdown, 'markdown summary');
+      if (process.env.GITHUB_STEP_SUMMARY)
+        output(process.env.GITHUB_STEP_SUMMARY, markdown, 'step summary', true);
+    }
+    let comparison: string | undefined;
+    if (args.baseline) {
+      const judged = compareWithBaseline(args.baseline, result, args.maxRegression);
+      comparison = judged.text;
+      if (exitCode === EXIT.OK) exitCode = judged.exitCode;
+    }
+    if (!args.quiet)
+      console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
     else console.log(path);
     return exitCode;
   } finally {
+    progress.clear();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     await server?.stop();

@@ -57,6 +57,21 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   lines.push(`iterations ${w.iterations} (failed ${w.failedIterations}, dropped ${w.droppedIterations})`);
   for (const [name, f] of Object.entries(w.flows))
     if (f.firstError) lines.push(`  flow ${name}: ${f.failures} failed, first: ${f.firstError}`);
+  const thresholds = result.thresholds ?? [];
+  if (thresholds.length > 0) {
+    const failing = thresholds.filter((t) => !t.passed);
+    lines.push(
+      failing.length === 0
+        ? `thresholds: all ${thresholds.length} passed`
+        : `thresholds: ${failing.length} of ${thresholds.length} FAILED`,
+    );
+    for (const t of thresholds)
+      lines.push(
+        t.passed
+          ? `  ok    ${t.expression} (${t.actual})`
+          : `  FAIL  ${t.expression}: ${t.detail}${t.aborted ? ' (ended the run)' : ''}`,
+      );
+  }
   if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
   lines.push(`result written to ${resultPath}`);
   return lines.join('\n');

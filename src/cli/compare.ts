@@ -1,0 +1,82 @@
+import type { Argv } from 'yargs';
+import { type Comparison, compareResults } from '../report/compare.ts';
+import { formatComparison } from '../report/compare-text.ts';
+import { resultFromJson } from '../report/result-input.ts';
+import { DEFAULT_TOLERANCES, describeTolerance, type Metric, parseTolerances } from '../report/tolerances.ts';
+import type { RunResult } from '../result/types.ts';
+import { EXIT } from './exit-codes.ts';
+import { readJsonFile } from './read-json-file.ts';
+
+const DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
+  .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)
+  .join(',');
+
+export const MAX_REGRESSION_DESCRIPTION = `Tolerances before a significant change is a regression, e.g. p99=10%,rps=5%,errors=1% (errors and rate_limited in percentage points; default ${DEFAULTS})`;
+
+/** Options of `compare <baseline> <current>` (the command string must name both positionals). */
+export function compareOptions(yargs: Argv) {
+  return yargs
+    .positional('baseline', {
+      type: 'string',
+      demandOption: true,
+      describe: 'Result file of the baseline run',
+    })
+    .positional('current', {
+      type: 'string',
+      demandOption: true,
+      describe: 'Result file of the run to judge',
+    })
+    .option('max-regression', { type: 'string', describe: MAX_REGRESSION_DESCRIPTION })
+    .requiresArg(['max-regression']);
+}
+
+type CompareArgs = Awaited<ReturnType<typeof compareOptions>['argv']>;
+
+const describeRun = (label: string, path: string, r: RunResult) =>
+  `${label} ${path}: ${r.meta.scenario}, ${r.meta.startedAt}, ${r.meta.durationSeconds} s, ${r.overall.requests} requests${r.meta.partial ? ' (partial)' : ''}`;
+
+export interface BaselineComparison {
+  comparison: Comparison;
+  /** The table and the verdict line, ready to print. */
+  text: string;
+  /** EXIT.THRESHOLDS_FAILED on a regression, else EXIT.OK. */
+  exitCode: number;
+}
+
+function judge(baseline: RunResult, current: RunResult, maxRegression: string | undefined, header: string[]) {
+  const tolerances = parseTolerances(maxRegression);
+  const comparison = compareResults(baseline, current, { tolerances });
+  return {
+    comparison,
+    text: [...header, formatComparison(comparison)].join('\n'),
+    exitCode: comparison.regressions > 0 ? EXIT.THRESHOLDS_FAILED : EXIT.OK,
+  };
+}
+
+/**
+ * For `run --baseline FILE`: the run just measured against a stored one. Prints nothing, so that the
+ * caller places the table after its own summary (or leaves it out under --quiet).
+ */
+export function compareWithBaseline(
+  baselinePath: string,
+  current: RunResult,
+  maxRegression?: string,
+): BaselineComparison {
+  parseTolerances(maxRegression);
+  const baseline = resultFromJson(readJsonFile(baselinePath, '--baseline'), `--baseline ${baselinePath}`);
+  return judge(baseline, current, maxRegression, [describeRun('baseline', baselinePath, baseline)]);
+}
+
+export async function compare(args: CompareArgs): Promise<number> {
+  // A malformed tolerance fails before any file is read.
+  parseTolerances(args.maxRegression);
+  const read = (path: string, label: string) => resultFromJson(readJsonFile(path, label), `${label} ${path}`);
+  const baseline = read(args.baseline, 'baseline');
+  const current = read(args.current, 'current');
+  const { text, exitCode } = judge(baseline, current, args.maxRegression, [
+    describeRun('baseline', args.baseline, baseline),
+    describeRun('current ', args.current, current),
+  ]);
+  console.log(text);
+  return exitCode;
+}

@@ -1,0 +1,59 @@
+import type { CheckResult } from '../record/checks/tally.ts';
+import type { Compliance, WorkloadSummary } from '../result/types.ts';
+
+/**
+ * The first failures kept per check, as tally.ts keeps them (its MAX_SAMPLES, and the schema's
+ * maxItems): a merged result keeps the earliest ones of all parts.
+ */
+const MAX_CHECK_SAMPLES = 5;
+/** As violations.ts keeps them. */
+const MAX_VIOLATION_SAMPLES = 5;
+
+/** Checks by id (in order of first appearance): passes and failures summed, earliest samples kept. */
+export function mergeChecks(lists: CheckResult[][]): CheckResult[] {
+  const byId = new Map<string, CheckResult>();
+  for (const list of lists) {
+    for (const check of list) {
+      const m = byId.get(check.id);
+      if (!m) {
+        byId.set(check.id, structuredClone(check));
+        continue;
+      }
+      m.passes += check.passes;
+      m.failures += check.failures;
+      m.samples.push(...structuredClone(check.samples));
+    }
+  }
+  return [...byId.values()].map((c) => ({
+    ...c,
+    samples: c.samples.sort((a, b) => a.at - b.at).slice(0, MAX_CHECK_SAMPLES),
+  }));
+}
+
+export function mergeViolationSamples(
+  lists: Compliance['violationSamples'][],
+): Compliance['violationSamples'] {
+  return lists
+    .flat()
+    .map((s) => ({ ...s }))
+    .sort((a, b) => a.sentAt - b.sentAt)
+    .slice(0, MAX_VIOLATION_SAMPLES);
+}
+
+/** Iterations summed, per flow too; a flow's first error is the earliest part's (parts come in start order). */
+export function mergeWorkloads(workloads: WorkloadSummary[]): WorkloadSummary {
+  const merged: WorkloadSummary = { iterations: 0, droppedIterations: 0, failedIterations: 0, flows: {} };
+  for (const w of workloads) {
+    merged.iterations += w.iterations;
+    merged.droppedIterations += w.droppedIterations;
+    merged.failedIterations += w.failedIterations;
+    for (const [name, flow] of Object.entries(w.flows)) {
+      const m = merged.flows[name] ?? { iterations: 0, failures: 0 };
+      merged.flows[name] = m;
+      m.iterations += flow.iterations;
+      m.failures += flow.failures;
+      if (m.firstError === undefined && flow.firstError !== undefined) m.firstError = flow.firstError;
+    }
+  }
+  return merged;
+}

@@ -1,0 +1,183 @@
+import { InputError } from '../api/input-error.ts';
+import {
+  type OperationInfo,
+  type OperationSummary,
+  type ResultMeta,
+  type RunConfig,
+  type RunResult,
+  SCHEMA_VERSION,
+} from '../result/types.ts';
+import { mergeChecks, mergeViolationSamples, mergeWorkloads } from './merge-records.ts';
+import { mergeSummaries } from './merge-summary.ts';
+import { mergeTimelines } from './merge-timeline.ts';
+import { runSpan } from './run-span.ts';
+
+/**
+ * One result from the results of several runs or workers: the same scenario from several processes
+ * at once, or one run after another. Counters add up, histograms are added (exact percentiles of all
+ * samples), timelines meet on the wall clock, and rates are per second of the time when at least one
+ * part ran (merge-summary.ts). `thresholds` are dropped: they were verdicts on the parts.
+ *
+ * Refused, as an InputError naming the result (by `labels`, file names from the CLI):
+ * - a schemaVersion other than 1: its fields may mean something else.
+ * - different plans or plan windows (time scale included): the compliance figures measure one quota;
+ *   concurrent workers on one key share it, so the merged result keeps the plan's rate and reads the
+ *   utilisation as all admitted requests against it. Sums over different quotas measure nothing.
+ * - different targets: the histograms would mix two servers' latencies into one distribution no one
+ *   can act on. Embedded reference servers are the exception: each run starts its own on a free port.
+ * Different scenarios may be merged (several workers driving different mixes at one target);
+ * meta.scenario then lists them.
+ */
+export function mergeResults(results: RunResult[], labels: string[] = []): RunResult {
+  if (results.length === 0) throw new InputError('merge: no results to merge');
+  const label = (i: number) => labels[i] ?? `result ${i + 1}`;
+  results.forEach((r, i) => {
+    if (r.schemaVersion !== SCHEMA_VERSION)
+      throw new InputError(
+        `${label(i)}: schemaVersion ${JSON.stringify(r.schemaVersion)}; merge reads schemaVersion ${SCHEMA_VERSION} only`,
+      );
+  });
+  refuseMismatches(results, label);
+
+  // Earliest first: "the first" result's config and versions, and the earliest samples, whatever
+  // order the files were named in.
+  const parts = results
+    .map((result, i) => ({ result, label: label(i), ...runSpan(result) }))
+    .sort((a, b) => a.start - b.start);
+  const first = parts[0] as (typeof parts)[number];
+  const start = first.start;
+  const end = Math.max(...parts.map((p) => p.end));
+  const covered = coveredSeconds(parts);
+
+  const overall = mergeSummaries(
+    parts.map((p) => ({ summary: p.result.overall, seconds: p.seconds, where: `${p.label}: overall` })),
+    covered,
+  );
+  const operations: Record<string, OperationSummary & OperationInfo> = {};
+  const ids = [...new Set(parts.flatMap((p) => Object.keys(p.result.operations)))];
+  for (const id of ids) {
+    const having = parts.filter((p) => id in p.result.operations);
+    const { method, path, deprecated, stability } = (having[0] as (typeof parts)[number]).result.operations[
+      id
+    ] as OperationInfo;
+    const summary = mergeSummaries(
+      having.map((p) => ({
+        summary: p.result.operations[id] as OperationSummary,
+        seconds: p.seconds,
+        where: `${p.label}: operations.${id}`,
+      })),
+      covered,
+    );
+    operations[id] = { method, path, deprecated, stability, ...summary };
+  }
+
+  const planRate = first.result.compliance.planRate;
+  const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    meta: mergeMeta(
+      parts.map((p) => p.result),
+      start,
+      end,
+    ),
+    config: mergeConfig(parts.map((p) => p.result.config)),
+    overall,
+    operations,
+    timeline: mergeTimelines(
+      parts.map((p) => ({ timeline: p.result.timeline, start: p.start })),
+      start,
+    ),
+    checks: mergeChecks(parts.map((p) => p.result.checks)),
+    compliance: {
+      rateLimited: overall.rateLimited,
+      rateLimitedRate: overall.rateLimitedRate,
+      retries: overall.retries,
+      violations: parts.reduce((n, p) => n + p.result.compliance.violations, 0),
+      violationSamples: mergeViolationSamples(parts.map((p) => p.result.compliance.violationSamples)),
+      pacingWaitMs: overall.pacingWaitMs,
+      backoffWaitMs: overall.backoffWaitMs,
+      admitted,
+      planRate,
+      quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
+    },
+    workload: mergeWorkloads(parts.map((p) => p.result.workload)),
+  };
+}
+
+function refuseMismatches(results: RunResult[], label: (i: number) => string): void {
+  const [first] = results as [RunResult];
+  const windows = JSON.stringify(first.config.windows.map(({ limit, seconds }) => ({ limit, seconds })));
+  results.forEach((r, i) => {
+    if (
+      r.meta.plan !== first.meta.plan ||
+      JSON.stringify(r.config.windows.map(({ limit, seconds }) => ({ limit, seconds }))) !== windows
+    ) {
+      throw new InputError(
+        `${label(i)}: plan ${r.meta.plan} (${describeWindows(r)}) differs from ${label(0)}'s ${first.meta.plan} (${describeWindows(first)}): quota figures of different plans cannot be merged`,
+      );
+    }
+    const bothEmbedded = r.meta.embeddedTarget && first.meta.embeddedTarget;
+    if (!bothEmbedded && r.meta.target !== first.meta.target) {
+      throw new InputError(
+        `${label(i)}: target ${r.meta.target} differs from ${label(0)}'s ${first.meta.target}: latencies of different targets are not one distribution`,
+      );
+    }
+  });
+}
+
+const describeWindows = (r: RunResult) =>
+  r.config.windows.map((w) => `${w.limit}/${Number(w.seconds.toFixed(3))}s`).join(', ') || 'no windows';
+
+/** Seconds when at least one part ran: the union of their spans. */
+function coveredSeconds(parts: { start: number; end: number; seconds: number }[]): number {
+  let total = 0;
+  let from = Number.NEGATIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  // Parts come sorted by start; a part shorter than a millisecond counts as one, as build.ts does.
+  for (const p of parts) {
+    const end = Math.max(p.end, p.start + 1);
+    if (p.start > to) {
+      if (to > from) total += to - from;
+      from = p.start;
+      to = end;
+    } else to = Math.max(to, end);
+  }
+  if (to > from) total += to - from;
+  return total / 1000;
+}
+
+const unique = <T>(values: T[]) => [...new Set(values)];
+
+/** Meta of the union: earliest start, latest end, partial if any part was, the scenarios listed. */
+function mergeMeta(results: RunResult[], start: number, end: number): ResultMeta {
+  const [first] = results as [RunResult];
+  if (results.length === 1) return structuredClone(first.meta);
+  const notes = [`merged from ${results.length} results`];
+  const tools = unique(results.map((r) => r.meta.toolVersion));
+  const nodes = unique(results.map((r) => r.meta.nodeVersion));
+  if (tools.length > 1) notes.push(`tool versions ${tools.join(', ')}`);
+  if (nodes.length > 1) notes.push(`Node ${nodes.join(', ')}`);
+  const descriptions = unique(results.flatMap((r) => (r.meta.description ? [r.meta.description] : [])));
+  const interruptedBy = results.find((r) => r.meta.partial && r.meta.interruptedBy)?.meta.interruptedBy;
+  return {
+    tool: 'petstore-load',
+    toolVersion: first.meta.toolVersion,
+    nodeVersion: first.meta.nodeVersion,
+    scenario: unique(results.map((r) => r.meta.scenario)).join(', '),
+    description: [...descriptions, `(${notes.join('; ')})`].join(' '),
+    target: first.meta.target,
+    embeddedTarget: first.meta.embeddedTarget,
+    plan: first.meta.plan,
+    startedAt: new Date(start).toISOString(),
+    endedAt: new Date(end).toISOString(),
+    durationSeconds: Math.round(Math.max(0.001, (end - start) / 1000) * 1000) / 1000,
+    partial: results.some((r) => r.meta.partial),
+    ...(interruptedBy ? { interruptedBy } : {}),
+  };
+}
+
+/** The earliest part's; its seed only when every part had it, since a seed promises a replay. */
+function mergeConfig(configs: RunConfig[]): RunConfig {
+  const { seed, ...config } = structuredClone(configs[0] as RunConfig);
+  return configs.every((c) => c.seed === seed) && seed !== undefined ? { ...config, seed } : config;
+}
