@@ -59,10 +59,7 @@ export function validateScenario(value: unknown, source: string): Scenario {
       (o.abortOnFail !== undefined && typeof o.abortOnFail !== 'boolean') ||
       (o.delayAbortEval !== undefined && typeof o.delayAbortEval !== 'string')
     ) {
-      fail(
-        source,
-        `thresholds[${i}] must be an expression or { threshold, abortOnFail?, delayAbortEval? }`,
-      );
+      fail(source, `thresholds[${i}] must be an expression or { threshold, abortOnFail?, delayAbortEval? }`);
     }
   }
   return value as Scenario;

@@ -207,11 +207,13 @@ describe('validateScenario', () => {
     expect(problem({ ...good(), thresholds: [1] })).toBe(
       'scenario src.ts: thresholds[0] must be an expression or { threshold, abortOnFail?, delayAbortEval? }',
     );
-    expect(problem({ ...good(), thresholds: ['p99<1s', { threshold: 'errors<1%', abortOnFail: 'yes' }] })).toBe(
+    expect(
+      problem({ ...good(), thresholds: ['p99<1s', { threshold: 'errors<1%', abortOnFail: 'yes' }] }),
+    ).toBe(
       'scenario src.ts: thresholds[1] must be an expression or { threshold, abortOnFail?, delayAbortEval? }',
     );
-    expect(problem({ ...good(), thresholds: ['p99<1s', { threshold: 'errors<1%', abortOnFail: true }] })).toBe(
-      undefined,
-    );
+    expect(
+      problem({ ...good(), thresholds: ['p99<1s', { threshold: 'errors<1%', abortOnFail: true }] }),
+    ).toBe(undefined);
   });
 });
