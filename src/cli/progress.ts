@@ -46,7 +46,8 @@ export class ProgressLine {
 
   update(tick: RunTick): void {
     if (!this.enabled) return;
-    const width = Math.max(20, (this.stream.columns ?? 100) - 1);
+    // A pseudo-terminal may report 0 columns: take that as unknown, not as no room.
+    const width = Math.max(20, (this.stream.columns || 100) - 1);
     this.stream.write(`\r\x1b[2K${formatProgress(tick).slice(0, width)}`);
     this.shown = true;
   }

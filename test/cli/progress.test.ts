@@ -49,6 +49,12 @@ describe('live status line', () => {
     expect(writes[2]).toBe('\r\x1b[2K');
   });
 
+  it('takes a terminal that reports 0 columns as one of unknown width, not as no room', () => {
+    const { stream, writes } = fakeStream(true, 0);
+    new ProgressLine(stream).update(tick());
+    expect(writes[0]).toBe(`\r\x1b[2K${formatProgress(tick())}`);
+  });
+
   it('writes nothing when the stream is not a terminal', () => {
     const { stream, writes } = fakeStream(false);
     const progress = new ProgressLine(stream);
