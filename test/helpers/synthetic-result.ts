@@ -1,7 +1,7 @@
 import type { Operation } from '../../src/api/operations.ts';
 import { Recorder } from '../../src/record/recorder.ts';
-import { buildResult } from '../../src/result/build.ts';
-import type { RunResult } from '../../src/result/types.ts';
+import { type BuildInput, buildResult } from '../../src/result/build.ts';
+import type { RunConfig, RunResult } from '../../src/result/types.ts';
 import { errorBody, FREE_WINDOWS, makeAttempt, operations, T0 } from './unit-attempt.ts';
 
 export interface Sample {
@@ -15,6 +15,43 @@ export interface Sample {
   at?: number;
   /** Body of a success (default `[]`, valid for the list operations). */
   json?: unknown;
+}
+
+/**
+ * The meta of a made-up run as `buildResult` takes it: scenario `synthetic` against the embedded
+ * reference server on the free plan, from T0 for 10 s, not partial; `overrides` replace any of it.
+ */
+export function syntheticMeta(overrides: Partial<BuildInput['meta']> = {}): BuildInput['meta'] {
+  return {
+    toolVersion: '0.1.0',
+    nodeVersion: process.version,
+    scenario: 'synthetic',
+    target: 'http://127.0.0.1:8080',
+    embeddedTarget: true,
+    plan: 'free',
+    startedAt: new Date(T0).toISOString(),
+    endedAt: new Date(T0 + 10_000).toISOString(),
+    partial: false,
+    ...overrides,
+  };
+}
+
+/**
+ * The config of a made-up run: one virtual user, enforced pacing on the free windows at time scale
+ * 1, 10 s timeout, 3 attempts, the bundled spec; `overrides` replace any of it.
+ */
+export function syntheticConfig(overrides: Partial<RunConfig> = {}): RunConfig {
+  return {
+    workload: { executor: 'constant-vus', vus: 1 },
+    enforce: true,
+    allowBanRisk: false,
+    timeScale: 1,
+    windows: FREE_WINDOWS,
+    timeoutMs: 10_000,
+    maxAttempts: 3,
+    spec: 'petstore.openapi.yaml',
+    ...overrides,
+  };
 }
 
 /**
@@ -46,27 +83,11 @@ export async function syntheticResult(
   });
   recorder.measure(false, T0 + seconds * 1000);
   return buildResult({
-    meta: {
-      toolVersion: '0.1.0',
-      nodeVersion: process.version,
+    meta: syntheticMeta({
       scenario: options.scenario ?? 'synthetic',
-      target: 'http://127.0.0.1:8080',
-      embeddedTarget: true,
-      plan: 'free',
-      startedAt: new Date(T0).toISOString(),
       endedAt: new Date(T0 + seconds * 1000).toISOString(),
-      partial: false,
-    },
-    config: {
-      workload: { executor: 'constant-vus', vus: 1, durationMs: seconds * 1000 },
-      enforce: true,
-      allowBanRisk: false,
-      timeScale: 1,
-      windows: FREE_WINDOWS,
-      timeoutMs: 10_000,
-      maxAttempts: 3,
-      spec: 'petstore.openapi.yaml',
-    },
+    }),
+    config: syntheticConfig({ workload: { executor: 'constant-vus', vus: 1, durationMs: seconds * 1000 } }),
     recorder,
     operations: [...table.values()],
     workload: {

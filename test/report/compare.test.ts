@@ -15,6 +15,7 @@ import { buildResult } from '../../src/result/build.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { loadScenario } from '../../src/scenario/load.ts';
 import { runInProcess } from '../helpers/integration-run.ts';
+import { syntheticConfig, syntheticMeta } from '../helpers/synthetic-result.ts';
 import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operations, T0 } from '../helpers/unit-attempt.ts';
 
 /**
@@ -72,27 +73,8 @@ function synthetic(s: Synthetic): RunResult {
   }
   recorder.measure(false);
   return buildResult({
-    meta: {
-      toolVersion: '0.1.0',
-      nodeVersion: process.version,
-      scenario: 'synthetic',
-      target: 'http://127.0.0.1:8080',
-      embeddedTarget: false,
-      plan: 'free',
-      startedAt: new Date(T0).toISOString(),
-      endedAt: new Date(T0 + seconds * 1000).toISOString(),
-      partial: false,
-    },
-    config: {
-      workload: { executor: 'constant-arrival-rate', rate: perSecond },
-      enforce: true,
-      allowBanRisk: false,
-      timeScale: 1,
-      windows: FREE_WINDOWS,
-      timeoutMs: 10_000,
-      maxAttempts: 3,
-      spec: 'petstore.openapi.yaml',
-    },
+    meta: syntheticMeta({ embeddedTarget: false, endedAt: new Date(T0 + seconds * 1000).toISOString() }),
+    config: syntheticConfig({ workload: { executor: 'constant-arrival-rate', rate: perSecond } }),
     recorder,
     operations: ops,
     workload: { iterations: seconds * perSecond, droppedIterations: 0, failedIterations: 0, flows: {} },

@@ -13,6 +13,7 @@ import { mergeResults } from '../../src/report/merge.ts';
 import { buildResult } from '../../src/result/build.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
+import { syntheticConfig, syntheticMeta } from '../helpers/synthetic-result.ts';
 import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operations, T0 } from '../helpers/unit-attempt.ts';
 
 /**
@@ -94,8 +95,7 @@ function build(part: Part): RunResult {
     browse: { iterations: part.attempts.length, failures: 1, firstError: `boom at ${part.start}` },
   };
   return buildResult({
-    meta: {
-      toolVersion: '0.1.0',
+    meta: syntheticMeta({
       nodeVersion: 'v20.19.0',
       scenario: part.scenario ?? 'unit',
       target: part.target ?? 'http://127.0.0.1:8080',
@@ -104,18 +104,8 @@ function build(part: Part): RunResult {
       startedAt: new Date(part.start).toISOString(),
       endedAt: new Date(part.start + part.seconds * 1000).toISOString(),
       partial: part.partial ?? false,
-    },
-    config: {
-      workload: { executor: 'constant-vus', vus: 2 },
-      enforce: true,
-      allowBanRisk: false,
-      timeScale: 1,
-      windows: FREE_WINDOWS,
-      timeoutMs: 10_000,
-      maxAttempts: 3,
-      spec: 'petstore.openapi.yaml',
-      seed: part.seed ?? 1,
-    },
+    }),
+    config: syntheticConfig({ workload: { executor: 'constant-vus', vus: 2 }, seed: part.seed ?? 1 }),
     recorder,
     operations: ops,
     workload: { iterations: part.attempts.length, droppedIterations: 2, failedIterations: 1, flows },

@@ -3,6 +3,7 @@ import { buildResult } from '../../src/result/build.ts';
 import type { RunResult, ThresholdResult } from '../../src/result/types.ts';
 import { loadScenario } from '../../src/scenario/load.ts';
 import { runInProcess } from '../helpers/integration-run.ts';
+import { syntheticConfig, syntheticMeta } from '../helpers/synthetic-result.ts';
 import { FREE_WINDOWS, operations, T0 } from '../helpers/unit-attempt.ts';
 
 /**
@@ -37,27 +38,10 @@ export const THRESHOLDS: ThresholdResult[] = [
 export async function emptyResult(): Promise<RunResult> {
   const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
   return buildResult({
-    meta: {
-      toolVersion: '0.1.0',
-      nodeVersion: process.version,
-      scenario: 'empty',
-      target: 'http://127.0.0.1:8080',
-      embeddedTarget: true,
-      plan: 'free',
-      startedAt: new Date(T0).toISOString(),
-      endedAt: new Date(T0 + 1000).toISOString(),
-      partial: false,
-    },
-    config: {
+    meta: syntheticMeta({ scenario: 'empty', endedAt: new Date(T0 + 1000).toISOString() }),
+    config: syntheticConfig({
       workload: { executor: 'constant-vus', vus: 1, durationMs: 1000, thinkMs: [0, 0] },
-      enforce: true,
-      allowBanRisk: false,
-      timeScale: 1,
-      windows: FREE_WINDOWS,
-      timeoutMs: 10_000,
-      maxAttempts: 3,
-      spec: 'petstore.openapi.yaml',
-    },
+    }),
     recorder,
     operations: [...(await operations()).values()],
     workload: { iterations: 0, droppedIterations: 0, failedIterations: 0, flows: {} },

@@ -4,6 +4,7 @@ import { Recorder } from '../../src/record/recorder.ts';
 import { type BuildInput, buildResult } from '../../src/result/build.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
+import { syntheticConfig, syntheticMeta } from '../helpers/synthetic-result.ts';
 import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operations, T0 } from '../helpers/unit-attempt.ts';
 
 let ops: Operation[];
@@ -45,19 +46,8 @@ beforeAll(async () => {
   );
   recorder.measure(false);
   input = {
-    meta: {
-      toolVersion: '0.1.0',
-      nodeVersion: process.version,
-      scenario: 'unit',
-      description: 'synthetic attempts',
-      target: 'http://127.0.0.1:8080',
-      embeddedTarget: true,
-      plan: 'free',
-      startedAt: new Date(T0).toISOString(),
-      endedAt: new Date(T0 + 10_000).toISOString(),
-      partial: false,
-    },
-    config: {
+    meta: syntheticMeta({ scenario: 'unit', description: 'synthetic attempts' }),
+    config: syntheticConfig({
       workload: {
         executor: 'constant-vus',
         vus: 2,
@@ -65,14 +55,7 @@ beforeAll(async () => {
         thinkMs: [0, 0],
         iterations: undefined,
       },
-      enforce: true,
-      allowBanRisk: false,
-      timeScale: 1,
-      windows: FREE_WINDOWS,
-      timeoutMs: 10_000,
-      maxAttempts: 3,
-      spec: 'petstore.openapi.yaml',
-    },
+    }),
     recorder,
     operations: ops,
     workload: {
