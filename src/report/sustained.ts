@@ -22,23 +22,58 @@ import type { Metric } from './tolerances.ts';
 
 export type Shift = 'up' | 'down' | 'none' | 'too few seconds';
 
-/** Seconds a side needs: with four against four, a complete separation is p = 0.03. */
+/** Bins a side needs: with four against four, a complete separation is p = 0.03. */
 export const MIN_SECONDS = 4;
-/** A second with fewer requests says little about its percentiles. */
-const MIN_REQUESTS_PER_SECOND = 5;
+/** A bin with fewer requests says little about its percentiles. */
+const MIN_REQUESTS_PER_BIN = 5;
 
-const SERIES: Record<Metric, (p: TimelinePoint) => number> = {
-  p50: (p) => p.p50,
-  p95: (p) => p.p99,
-  p99: (p) => p.p99,
-  rps: (p) => p.requests,
-  errors: (p) => p.errors / p.requests,
-  rate_limited: (p) => p.rateLimited / p.requests,
+/** One or more consecutive seconds, pooled until they hold enough requests to say something. */
+interface Bin {
+  requests: number;
+  /** Requests per second over the bin. */
+  rate: number;
+  errors: number;
+  rateLimited: number;
+  /** Request-weighted p50 and the largest p99 of its seconds (approximate, like merged timelines). */
+  p50: number;
+  p99: number;
+}
+
+const SERIES: Record<Metric, (b: Bin) => number> = {
+  p50: (b) => b.p50,
+  p95: (b) => b.p99,
+  p99: (b) => b.p99,
+  rps: (b) => b.rate,
+  errors: (b) => b.errors / b.requests,
+  rate_limited: (b) => b.rateLimited / b.requests,
 };
 
-/** The seconds a run's figures can be judged on: full ones (not the last, cut short) with enough requests. */
-function seconds(result: RunResult): TimelinePoint[] {
-  return result.timeline.slice(0, -1).filter((p) => p.requests >= MIN_REQUESTS_PER_SECOND);
+/**
+ * The full seconds of a run (not the last, cut short), pooled in order into bins of at least
+ * MIN_REQUESTS_PER_BIN requests. Dropping thin seconds instead left a slow run (a free plan at its
+ * real rate: one request a second) with nothing to test, so even 0% -> 100% errors passed.
+ */
+function bins(result: RunResult): Bin[] {
+  const out: Bin[] = [];
+  let open: { from: number; points: TimelinePoint[]; requests: number } | undefined;
+  for (const point of result.timeline.slice(0, -1)) {
+    open ??= { from: point.t, points: [], requests: 0 };
+    open.points.push(point);
+    open.requests += point.requests;
+    if (open.requests < MIN_REQUESTS_PER_BIN) continue;
+    const { points, requests, from } = open;
+    const sum = (f: (p: TimelinePoint) => number) => points.reduce((n, p) => n + f(p), 0);
+    out.push({
+      requests,
+      rate: requests / (point.t - from + 1),
+      errors: sum((p) => p.errors),
+      rateLimited: sum((p) => p.rateLimited),
+      p50: sum((p) => p.p50 * p.requests) / requests,
+      p99: Math.max(...points.map((p) => p.p99)),
+    });
+    open = undefined;
+  }
+  return out;
 }
 
 export function sustainedShifts(
@@ -46,8 +81,8 @@ export function sustainedShifts(
   current: RunResult,
   confidence: number,
 ): Record<Metric, Shift> {
-  const a = seconds(baseline);
-  const b = seconds(current);
+  const a = bins(baseline);
+  const b = bins(current);
   const shift = (metric: Metric): Shift => {
     if (a.length < MIN_SECONDS || b.length < MIN_SECONDS) return 'too few seconds';
     const { p, direction } = mannWhitney(a.map(SERIES[metric]), b.map(SERIES[metric]));

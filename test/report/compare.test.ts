@@ -202,6 +202,17 @@ describe('compareResults', () => {
     expect(metric(few, 'all', 'errors').verdict).toBe('ok');
   });
 
+  it('judges slow runs too: a few requests a second are pooled, not dropped', () => {
+    // Four requests a second for 10 s (a free plan against a real target runs at one).
+    const slow = (seed: number, errorShare = 0) => synthetic({ seed, seconds: 10, perSecond: 4, errorShare });
+    const broken = compareResults(slow(1), slow(2, 1));
+    expect(metric(broken, 'all', 'errors')).toMatchObject({
+      significance: 'significant',
+      verdict: 'regression',
+    });
+    expect(metric(compareResults(slow(1), slow(2)), 'all', 'errors').verdict).toBe('ok');
+  });
+
   it('flags a throughput 30% lower, not one operation the flow mix happened to call less', () => {
     const c = compareResults(baseline, synthetic({ seed: 2, perSecond: 70 }));
     expect(metric(c, 'all', 'rps')).toMatchObject({ significance: 'significant', verdict: 'regression' });
