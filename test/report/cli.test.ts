@@ -58,7 +58,21 @@ describe('petstore-load report', () => {
     const error = await report(args(bad)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
     expect((error as InputError).exitCode).toBe(2);
-    expect((error as InputError).message).toMatch(/^result .*bad\.json: not a petstore-load result: /);
+    expect((error as InputError).message).toMatch(/^result .*bad\.json: not a valid result: /);
+    expect((error as InputError).message).not.toContain('\n');
+  });
+
+  it('refuses a result whose histogram is damaged, naming where, rather than failing inside the page', async () => {
+    const damaged = JSON.parse(readFileSync(resultPath, 'utf8'));
+    damaged.overall.histograms.response = Buffer.from('not a histogram').toString('base64');
+    const bad = join(dir, 'damaged.json');
+    writeFileSync(bad, JSON.stringify(damaged));
+    const error = await report(args(bad)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toMatch(
+      /damaged\.json: overall\.histograms\.response: not an HdrHistogram/,
+    );
+    expect(existsSync(join(dir, 'report.html'))).toBe(false);
     expect((error as InputError).message).not.toContain('\n');
     expect(existsSync(join(dir, 'report.html'))).toBe(false);
   });
