@@ -53,14 +53,15 @@ export interface CallInput {
   scheduledAt?: number;
 }
 
+/** A response as a flow gets it; read-only, the body parsed when first read. */
 export interface ApiResponse<T = unknown> {
-  status: number;
-  ok: boolean;
-  headers: IncomingHttpHeaders;
-  body: T;
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: T;
   /** Transport error code when status is 0. */
-  error?: string;
-  attempts: number;
+  readonly error?: string;
+  readonly attempts: number;
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
@@ -102,22 +103,31 @@ function queryString(query: CallInput['query']): string {
  */
 class Reply<T> implements ApiResponse<T> {
   readonly ok: boolean;
-  readonly error?: string;
+  // Declared, not initialised: a call without a transport error has no `error` key at all.
+  declare readonly error?: string;
+  readonly #payload: ResponseBody;
 
   constructor(
     readonly status: number,
     readonly headers: IncomingHttpHeaders,
-    private readonly payload: ResponseBody,
+    payload: ResponseBody,
     readonly attempts: number,
     error: string | undefined,
   ) {
     this.ok = status >= 200 && status < 300;
-    if (error !== undefined) this.error = error;
+    this.#payload = payload;
+    if (error !== undefined) (this as { error?: string }).error = error;
   }
 
   /** The JSON body, or the text when the body is not JSON. */
   get body(): T {
-    return (this.payload.json ?? this.payload.text) as T;
+    return (this.#payload.json ?? this.#payload.text) as T;
+  }
+
+  /** Logged or serialised, a response shows its body like its other fields. */
+  toJSON(): ApiResponse<T> {
+    const { status, ok, headers, body, attempts, error } = this;
+    return { status, ok, headers, body, attempts, ...(error === undefined ? {} : { error }) };
   }
 }
 

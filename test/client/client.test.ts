@@ -47,6 +47,15 @@ describe('ApiClient against the reference server', () => {
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBe('');
     expect(deleted.error).toBeUndefined();
+    expect('error' in deleted).toBe(false);
+    // Serialised (logged by a flow, say), a response shows its body and nothing of its insides.
+    expect(JSON.parse(JSON.stringify(pet))).toEqual({
+      status: 200,
+      ok: true,
+      headers: expect.any(Object),
+      body: pet.body,
+      attempts: 1,
+    });
   });
 
   it('pauses the key after a 429 even when that call is not retried', async () => {
