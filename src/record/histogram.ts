@@ -45,7 +45,8 @@ const ms = (us: number) => Math.round(us) / 1000;
 
 export function latencyStats(h: Histogram): LatencyStats {
   const empty = h.totalCount === 0;
-  const at = (p: number) => (empty ? 0 : ms(h.getValueAtPercentile(p)));
+  // A percentile reads the top of its bucket (up to 0.1% above the samples in it): never above max.
+  const at = (p: number) => (empty ? 0 : ms(Math.min(h.getValueAtPercentile(p), h.maxValue)));
   return {
     count: h.totalCount,
     p50: at(50),

@@ -34,10 +34,20 @@ function mergedStats(sum: Histogram, parts: LatencyStats[]): LatencyStats {
   const stats = latencyStats(sum);
   const measured = parts.filter((s) => s.count > 0);
   if (measured.length === 0) return stats;
+  const max = Math.max(...measured.map((s) => s.max));
+  // latencyStats caps percentiles at the histogram's max, which decoding rounds up to its bucket:
+  // cap them at the exact max instead, as a run's own figures are.
+  const cap = (x: number) => Math.min(x, max);
   return {
     ...stats,
+    p50: cap(stats.p50),
+    p75: cap(stats.p75),
+    p90: cap(stats.p90),
+    p95: cap(stats.p95),
+    p99: cap(stats.p99),
+    'p99.9': cap(stats['p99.9']),
     min: Math.min(...measured.map((s) => s.min)),
-    max: Math.max(...measured.map((s) => s.max)),
+    max,
   };
 }
 
