@@ -1,6 +1,7 @@
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { parseThreshold, type Threshold } from '../report/threshold-parse.ts';
+import type { RunResult, ThresholdResult } from '../result/types.ts';
 import type { Scenario } from '../scenario/define.ts';
 
 /**
@@ -12,6 +13,7 @@ export function collectThresholds(
   cli: readonly string[],
   operations: ReadonlySet<string>,
   cliAbortOnFail: boolean,
+  cliDelayAbortEvalMs = 0,
 ): Threshold[] {
   const declared = (scenario.thresholds ?? []).map((t) => {
     if (typeof t === 'string') return parseThreshold(t, 'scenario', operations);
@@ -28,6 +30,29 @@ export function collectThresholds(
       delayAbortEvalMs,
     });
   });
-  const given = cli.map((text) => parseThreshold(text, 'cli', operations, { abortOnFail: cliAbortOnFail }));
+  const given = cli.map((text) =>
+    parseThreshold(text, 'cli', operations, {
+      abortOnFail: cliAbortOnFail,
+      delayAbortEvalMs: cliDelayAbortEvalMs,
+    }),
+  );
   return [...declared, ...given];
+}
+
+/** Figures that only grow during a run: a lower bound on them is met late or never, not failed early. */
+const GROWING = new Set(['requests', 'violations', 'dropped_iterations', 'failed_iterations']);
+
+/**
+ * Whether a threshold failing on the figures so far is a failure the rest of the run cannot undo,
+ * so that abortOnFail may end the run on it: a count past its upper bound is; a count still under
+ * its lower bound, or an operation not called yet, is not.
+ */
+export function failsForGood(t: Threshold, verdict: ThresholdResult, soFar: RunResult): boolean {
+  if (verdict.passed || verdict.actual === null) return false;
+  if (t.operation !== undefined && !soFar.operations[t.operation]?.requests) return false;
+  if (GROWING.has(t.metric)) {
+    if (t.comparator === '<' || t.comparator === '<=') return true;
+    return t.comparator === '==' && verdict.actual > t.value;
+  }
+  return true;
 }

@@ -46,7 +46,11 @@ function latency(t: Threshold, s: OperationSummary): number | null {
   if (stored) return s.response[stored];
   const histogram = decodeHistogram(s.histograms.response);
   try {
-    return Math.round(histogram.getValueAtPercentile(t.percentile as number)) / 1000;
+    // A decoded histogram knows its largest value only to its bucket's top; the stored max is exact.
+    return Math.min(
+      Math.round(histogram.getValueAtPercentile(t.percentile as number)) / 1000,
+      s.response.max,
+    );
   } finally {
     histogram.destroy();
   }
@@ -76,14 +80,14 @@ function measure(t: Threshold, result: RunResult): { actual: number | null; why?
     case 'rps':
       return { actual: s.rate };
     case 'rate_limited':
-      return { actual: (s.rateLimited / s.requests) * 100 };
+      return { actual: (s.rateLimited * 100) / s.requests };
     case 'errors':
-      return { actual: (errorCount(s) / s.requests) * 100 };
+      return { actual: (errorCount(s) * 100) / s.requests };
     case 'checks': {
       // Share of responses that passed every check; transport errors have no response to check.
       const responses = s.requests - transportErrorCount(s);
       if (responses === 0) return { actual: null, why: `no responses for ${where}` };
-      return { actual: (1 - s.checkFailures / responses) * 100 };
+      return { actual: ((responses - s.checkFailures) * 100) / responses };
     }
     default:
       return { actual: latency(t, s) };

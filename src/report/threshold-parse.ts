@@ -116,7 +116,8 @@ export function parseThreshold(
   ];
   let metric = rawMetric;
   let percentile: number | undefined;
-  let spec = METRICS[metric];
+  // Own keys only: 'constructor' or '__proto__' are not metrics.
+  let spec = Object.hasOwn(METRICS, metric) ? METRICS[metric] : undefined;
   const p = /^p\(?\s*([\d.]+)\s*\)?$/.exec(rawMetric);
   if (p) {
     percentile = Number(p[1]);
@@ -146,7 +147,9 @@ export function parseThreshold(
   return threshold;
 }
 
-export function compare(actual: number, comparator: Comparator, limit: number): boolean {
+export function compare(measured: number, comparator: Comparator, limit: number): boolean {
+  // Shares are ratios times 100: 7 errors in 100 must read 7, not 7.000000000000001, at '<= 7%'.
+  const actual = Number(measured.toPrecision(12));
   switch (comparator) {
     case '<':
       return actual < limit;

@@ -64,6 +64,9 @@ describe('threshold language', () => {
     expect(error('listPets:violations==0')).toMatch(/whole run/);
     expect(error('p99<-3ms')).toMatch(/not a number|negative/);
     expect(error('p99=<3ms')).toMatch(/not of the form|not a number/);
+    // Names of Object.prototype are not metrics.
+    expect(error('constructor<1')).toMatch(/unknown metric 'constructor'/);
+    expect(error('__proto__>=0')).toMatch(/unknown metric '__proto__'/);
   });
 });
 
@@ -110,6 +113,22 @@ describe('threshold evaluation', () => {
     // 119 admitted in 10 s against the free plan's 1 per second.
     expect(judge('quota_utilization>=1000%')).toMatchObject({ passed: true, actual: 1190 });
     expect(judge('quota_utilization<1000%').passed).toBe(false);
+  });
+
+  it('holds a share exactly at its bound (7 in 100 is 7%, not 7.000000000000001%)', async () => {
+    const seven = await syntheticResult([
+      ...ladder('listPets', 93),
+      ...Array.from({ length: 7 }, () => ({ op: 'listPets', ms: 2, status: 500 })),
+    ]);
+    expect(evaluateThreshold(parse('errors<=7%'), seven).passed).toBe(true);
+    expect(evaluateThreshold(parse('errors==7%'), seven).passed).toBe(true);
+    expect(evaluateThreshold(parse('errors<7%'), seven).passed).toBe(false);
+  });
+
+  it('never reads a percentile above the largest sample', async () => {
+    const flat = await syntheticResult(Array.from({ length: 50 }, () => ({ op: 'listPets', ms: 1100 })));
+    expect(evaluateThreshold(parse('p99<=1.1s'), flat).passed).toBe(true);
+    expect(evaluateThreshold(parse('p97<=1.1s'), flat).passed).toBe(true);
   });
 
   it('fails a threshold with nothing to measure, saying why', () => {
