@@ -3,7 +3,7 @@ import { type Comparison, compareResults } from '../report/compare.ts';
 import { formatComparison } from '../report/compare-text.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { DEFAULT_TOLERANCES, describeTolerance, type Metric, parseTolerances } from '../report/tolerances.ts';
-import type { RunResult } from '../result/types.ts';
+import type { BaselineVerdict, RunResult } from '../result/types.ts';
 import { EXIT } from './exit-codes.ts';
 import { readJsonFile } from './read-json-file.ts';
 
@@ -34,6 +34,19 @@ type CompareArgs = Awaited<ReturnType<typeof compareOptions>['argv']>;
 
 const describeRun = (label: string, path: string, r: RunResult) =>
   `${label} ${path}: ${r.meta.scenario}, ${r.meta.startedAt}, ${r.meta.durationSeconds} s, ${r.overall.requests} requests${r.meta.partial ? ' (partial)' : ''}`;
+
+/** What a result keeps of a comparison: the regressions that fail it, by name and figures. */
+export function baselineVerdict(file: string, comparison: Comparison): BaselineVerdict {
+  return {
+    file,
+    regressions: comparison.rows.flatMap((row) =>
+      row.metrics
+        .filter((m) => m.verdict === 'regression')
+        .map((m) => ({ operation: row.name, metric: m.metric, baseline: m.baseline, current: m.current })),
+    ),
+    improvements: comparison.improvements,
+  };
+}
 
 export interface BaselineComparison {
   comparison: Comparison;

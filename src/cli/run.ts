@@ -20,13 +20,13 @@ import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
-import { compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
+import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { ProgressLine } from './progress.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { formatSummary } from './summary.ts';
-import { collectThresholds } from './thresholds.ts';
+import { failureLine, formatSummary } from './summary.ts';
+import { collectThresholds, failsForGood } from './thresholds.ts';
 import { writeOutput } from './write-output.ts';
 
 /** The embedded server compresses time so a default run crosses several windows in seconds. */
@@ -95,7 +95,11 @@ export function runOptions(yargs: Argv) {
     .option('abort-on-fail', {
       type: 'boolean',
       default: false,
-      describe: 'End the run as soon as a --threshold fails (judged each second)',
+      describe: 'End the run as soon as a --threshold fails for good (judged each second)',
+    })
+    .option('delay-abort-eval', {
+      type: 'string',
+      describe: 'With --abort-on-fail: how long the workload runs before thresholds are judged, e.g. 10s',
     })
     .option('baseline', {
       type: 'string',
@@ -123,6 +127,7 @@ export function runOptions(yargs: Argv) {
       'max-attempts',
       'seed',
       'threshold',
+      'delay-abort-eval',
       'baseline',
       'max-regression',
       'junit',
@@ -175,6 +180,7 @@ export async function run(args: RunArgs): Promise<number> {
     args.threshold ?? [],
     new Set(spec.operations.map((op) => op.id)),
     args.abortOnFail,
+    args.delayAbortEval === undefined ? 0 : parseDuration(args.delayAbortEval, '--delay-abort-eval'),
   );
   if (args.baseline) {
     // A missing or foreign baseline, or a malformed tolerance, is found before any traffic.
@@ -249,8 +255,7 @@ export async function run(args: RunArgs): Promise<number> {
     const soFar = tick.snapshot();
     for (const t of due) {
       const verdict = evaluateThreshold(t, soFar);
-      // Nothing measured yet (no requests of that operation so far) is not a failure mid-run.
-      if (verdict.passed || verdict.actual === null) continue;
+      if (!failsForGood(t, verdict, soFar)) continue;
       abortedBy = { ...verdict, aborted: true };
       interruptedBy = `threshold ${t.expression}`;
       interrupt.abort();
@@ -299,13 +304,21 @@ export async function run(args: RunArgs): Promise<number> {
         abortedBy && v.expression === abortedBy.expression && v.source === abortedBy.source ? abortedBy : v,
       );
     }
+    let comparison: string | undefined;
+    if (args.baseline) {
+      // Judged before anything is written, so that result.json, JUnit, the summaries and the report
+      // all carry the regressions; the baseline was checked before the run, so this does not fail on it.
+      const judged = compareWithBaseline(args.baseline, result, args.maxRegression);
+      comparison = judged.text;
+      result.baseline = baselineVerdict(args.baseline, judged.comparison);
+    }
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `${scenario.name}-${stamp}`));
     let path: string;
     let exitCode: number =
       result.meta.partial && !abortedBy
         ? EXIT.INTERRUPTED
-        : result.thresholds?.some((t) => !t.passed)
+        : result.thresholds?.some((t) => !t.passed) || result.baseline?.regressions.length
           ? EXIT.THRESHOLDS_FAILED
           : EXIT.OK;
     try {
@@ -317,12 +330,13 @@ export async function run(args: RunArgs): Promise<number> {
       process.stderr.write(
         `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
       );
-      exitCode = EXIT.USAGE;
+      if (exitCode === EXIT.OK) exitCode = EXIT.USAGE;
     }
     const written: string[] = [];
     const output = (file: string, text: string, what: string, append = false) => {
       if (writeOutput(file, text, what, append)) written.push(`${what} written to ${file}`);
-      else exitCode = EXIT.USAGE;
+      // A verdict (1) or an interruption (130) says more than a file that could not be written.
+      else if (exitCode === EXIT.OK) exitCode = EXIT.USAGE;
     };
     output(join(dirname(path), 'report.html'), renderHtmlReport(result), 'report');
     if (args.junit) output(resolve(args.junit), renderJUnit(result), 'JUnit XML');
@@ -332,15 +346,12 @@ export async function run(args: RunArgs): Promise<number> {
       if (process.env.GITHUB_STEP_SUMMARY)
         output(process.env.GITHUB_STEP_SUMMARY, markdown, 'step summary', true);
     }
-    let comparison: string | undefined;
-    if (args.baseline) {
-      const judged = compareWithBaseline(args.baseline, result, args.maxRegression);
-      comparison = judged.text;
-      if (exitCode === EXIT.OK) exitCode = judged.exitCode;
-    }
     if (!args.quiet)
       console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
     else console.log(path);
+    // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
+    const verdict = failureLine(result);
+    if (verdict && exitCode === EXIT.THRESHOLDS_FAILED) process.stderr.write(`petstore-load: ${verdict}\n`);
     return exitCode;
   } finally {
     progress.clear();

@@ -76,3 +76,19 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   lines.push(`result written to ${resultPath}`);
   return lines.join('\n');
 }
+
+/** One line saying why a run failed its gate (thresholds, baseline), or undefined when it did not. */
+export function failureLine(result: RunResult): string | undefined {
+  const parts: string[] = [];
+  const failed = (result.thresholds ?? []).filter((t) => !t.passed);
+  if (failed.length > 0)
+    parts.push(
+      `${failed.length} threshold${failed.length === 1 ? '' : 's'} failed: ${failed.map((t) => t.expression).join(', ')}`,
+    );
+  const regressions = result.baseline?.regressions ?? [];
+  if (regressions.length > 0)
+    parts.push(
+      `${regressions.length} regression${regressions.length === 1 ? '' : 's'} against ${result.baseline?.file}: ${regressions.map((r) => `${r.operation} ${r.metric}`).join(', ')}`,
+    );
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}

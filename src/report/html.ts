@@ -9,7 +9,7 @@ import { checksSection } from './sections/checks.ts';
 import { configSection } from './sections/config.ts';
 import { operationsSection, statusSection } from './sections/operations.ts';
 import { summaryCards } from './sections/summary.ts';
-import { partialBanner, verdictBanner } from './sections/verdict.ts';
+import { baselineBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -58,6 +58,7 @@ ${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
 </header>
 ${partialBanner(result)}
 ${verdictBanner(result)}
+${baselineBanner(result)}
 ${summaryCards(result)}
 ${latencySection(result, pointsOfId)}
 ${timelineSection(pointsOfId)}

@@ -3,7 +3,7 @@ import type { RunResult } from '../result/types.ts';
 /** XML 1.0 text: the five entities, and no control characters (a server's error text may hold any). */
 function xml(text: string): string {
   return text
-    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD]/gu, '\uFFFD')
+    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '\uFFFD')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
@@ -56,13 +56,28 @@ export function renderJUnit(result: RunResult): string {
     }
     return c;
   });
-  const all = [...thresholds, ...checks];
+  const baseline: Case[] = [];
+  if (result.baseline) {
+    const { file, regressions } = result.baseline;
+    const classname = `${scenario}.baseline`;
+    if (regressions.length === 0) baseline.push({ name: `no regression against ${file}`, classname });
+    for (const r of regressions) {
+      const message = `${r.operation} ${r.metric}: ${r.baseline} -> ${r.current}, a significant regression beyond tolerance`;
+      baseline.push({
+        name: `${r.operation} ${r.metric}`,
+        classname,
+        failure: { message, body: `${message} (baseline ${file})` },
+      });
+    }
+  }
+  const all = [...thresholds, ...checks, ...baseline];
   const failures = all.filter((c) => c.failure).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="petstore-load ${xml(scenario)}" tests="${all.length}" failures="${failures}" errors="0" time="${seconds}">`,
     suite(`${scenario} thresholds`, thresholds, timestamp, seconds),
     suite(`${scenario} checks`, checks, timestamp, seconds),
+    ...(result.baseline ? [suite(`${scenario} baseline`, baseline, timestamp, seconds)] : []),
     '</testsuites>',
     '',
   ].join('\n');

@@ -1,9 +1,20 @@
 import type { RunResult } from '../result/types.ts';
 import { errorCount } from './threshold-evaluate.ts';
 
-/** Table cells: a pipe or a line break from a server's text must not break the table. */
+/**
+ * Text into markdown: a pipe or a line break from a server's text must not break a table, and its
+ * markup (HTML tags, emphasis, links, code) must show as text rather than render.
+ */
 function cell(text: string | number): string {
-  return String(text).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  return String(text)
+    .replace(/[\\`*_[\]<>|]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : `\\${c}`))
+    .replace(/\r?\n/g, ' ');
+}
+
+/** A code span: markup inside one shows as text already; only pipes (tables) and backticks need care. */
+function code(text: string): string {
+  const inner = text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  return inner.includes('`') ? `\`\` ${inner} \`\`` : `\`${inner}\``;
 }
 
 const pct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.001 ? 3 : 1)}%`;
@@ -24,12 +35,17 @@ export function renderSummaryMarkdown(result: RunResult): string {
       : failed.length === 0
         ? `all ${thresholds.length} thresholds passed`
         : `${failed.length} of ${thresholds.length} thresholds failed`;
-  const icon = thresholds.length === 0 ? 'ℹ️' : failed.length === 0 ? '✅' : '❌';
-  lines.push(`### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}`);
+  const regressions = result.baseline?.regressions ?? [];
+  const gated = thresholds.length > 0 || result.baseline !== undefined;
+  const icon = !gated ? 'ℹ️' : failed.length === 0 && regressions.length === 0 ? '✅' : '❌';
+  const baselineVerdict = result.baseline
+    ? `; ${regressions.length === 0 ? 'no regression' : `${regressions.length} regression${regressions.length === 1 ? '' : 's'}`} against the baseline`
+    : '';
+  lines.push(`### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${baselineVerdict}`);
   if (meta.partial) lines.push('', `> Partial run: interrupted by ${cell(meta.interruptedBy ?? 'unknown')}.`);
   lines.push(
     '',
-    `Plan **${cell(meta.plan)}** against \`${cell(meta.target)}\`${meta.embeddedTarget ? ' (embedded reference server)' : ''}, ${meta.durationSeconds} s from ${meta.startedAt}.`,
+    `Plan **${cell(meta.plan)}** against ${code(meta.target)}${meta.embeddedTarget ? ' (embedded reference server)' : ''}, ${meta.durationSeconds} s from ${meta.startedAt}.`,
     '',
     '| requests | rate | p50 | p95 | p99 | 429s | errors | checks failed | quota used | violations |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -39,8 +55,20 @@ export function renderSummaryMarkdown(result: RunResult): string {
     lines.push('', '| threshold | source | actual | result |', '|---|---|---:|---|');
     for (const t of thresholds) {
       lines.push(
-        `| \`${cell(t.expression)}\` | ${t.source} | ${t.actual ?? '—'} | ${t.passed ? '✅ pass' : `❌ ${cell(t.detail ?? 'fail')}`} |`,
+        `| ${code(t.expression)} | ${t.source} | ${t.actual ?? '—'} | ${t.passed ? '✅ pass' : `❌ ${cell(t.detail ?? 'fail')}`} |`,
       );
+    }
+  }
+  if (regressions.length > 0) {
+    lines.push(
+      '',
+      `| regression against ${code(result.baseline?.file ?? '')} | baseline | current |`,
+      '|---|---:|---:|',
+    );
+    for (const r of regressions) {
+      const value = (x: number) =>
+        r.metric === 'errors' || r.metric === 'rate_limited' ? pct(x) : x.toFixed(2);
+      lines.push(`| ${cell(r.operation)} ${r.metric} | ${value(r.baseline)} | ${value(r.current)} |`);
     }
   }
   lines.push(
@@ -64,7 +92,7 @@ export function renderSummaryMarkdown(result: RunResult): string {
     for (const c of failing) {
       const sample = c.samples[0];
       lines.push(
-        `- \`${c.id}\`: ${c.failures} of ${c.passes + c.failures}: ${cell(c.rule)}${sample ? ` (e.g. ${cell(sample.operation)} ${sample.status}: ${cell(sample.detail)})` : ''}`,
+        `- ${code(c.id)}: ${c.failures} of ${c.passes + c.failures}: ${cell(c.rule)}${sample ? ` (e.g. ${cell(sample.operation)} ${sample.status}: ${cell(sample.detail)})` : ''}`,
       );
     }
   }

@@ -21,6 +21,25 @@ export interface RunResult {
   workload: WorkloadSummary;
   /** Thresholds evaluated at the end of the run (absent when none were declared). */
   thresholds?: ThresholdResult[];
+  /** `run --baseline`: the comparison's verdict, so that every output (JUnit, summaries, HTML) shows it. */
+  baseline?: BaselineVerdict;
+}
+
+export interface BaselineVerdict {
+  /** The baseline's file as given on the command line. */
+  file: string;
+  /** Changes beyond tolerance, significant and sustained: each one fails the run. */
+  regressions: BaselineChange[];
+  improvements: number;
+}
+
+export interface BaselineChange {
+  /** An operation id, or 'all'. */
+  operation: string;
+  /** p50, p95, p99 (ms), rps (per second), errors or rate_limited (shares, 0..1). */
+  metric: string;
+  baseline: number;
+  current: number;
 }
 
 /** One threshold's verdict, as `run` evaluated it (and as report, JUnit and summaries show it). */

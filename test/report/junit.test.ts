@@ -60,6 +60,31 @@ describe('JUnit XML', () => {
     expect(doc.testsuites.name).toBe('petstore-load gate <&> "test"');
   });
 
+  it('keeps characters beyond the basic plane, which XML allows', () => {
+    const withEmoji = structuredClone(result);
+    (withEmoji.checks[0]?.samples[0] as { detail: string }).detail = 'slow 🐢';
+    expect(renderJUnit(withEmoji)).toContain('slow 🐢');
+  });
+
+  it('has a testcase per regression against a baseline, or one passing when there is none', () => {
+    const regressed = {
+      ...result,
+      baseline: {
+        file: 'base.json',
+        improvements: 0,
+        regressions: [{ operation: 'all', metric: 'p99', baseline: 10, current: 20 }],
+      },
+    };
+    const xml = renderJUnit(regressed);
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const suites = parse(xml).testsuites.testsuite;
+    expect(suites).toHaveLength(3);
+    expect(suites[2].testcase[0]).toMatchObject({ name: 'all p99', failure: expect.any(Object) });
+    const clean = parse(renderJUnit({ ...regressed, baseline: { ...regressed.baseline, regressions: [] } }));
+    expect(clean.testsuites.testsuite[2].testcase[0].name).toBe('no regression against base.json');
+    expect(clean.testsuites.testsuite[2].testcase[0].failure).toBeUndefined();
+  });
+
   it('is valid with no thresholds declared', () => {
     const { thresholds: _, ...none } = result;
     const xml = renderJUnit(none as RunResult);
@@ -72,12 +97,31 @@ describe('markdown summary', () => {
   it('leads with the verdict and keeps tables intact around hostile text', () => {
     const md = renderSummaryMarkdown(result);
     expect(md.split('\n')[0]).toMatch(/❌ .*1 of 2 thresholds failed/);
-    expect(md).toContain('| `errors<1%` | scenario | 4.762 | ❌ errors was 4.762%, wanted < 1% |');
+    // '<' is an entity outside code spans: GitHub shows it as '<', never as the start of a tag.
+    expect(md).toContain('| `errors<1%` | scenario | 4.762 | ❌ errors was 4.762%, wanted &lt; 1% |');
     // The pipes of the sample are escaped, so its table row keeps its columns.
     expect(md).toContain('\\|a\\|');
     const rows = md.split('\n').filter((l) => l.startsWith('| listPets'));
     expect(rows).toHaveLength(1);
     expect(rows[0]?.split(/(?<!\\)\|/).length).toBe(10);
+  });
+
+  it("shows a server's markup as text, and puts regressions against a baseline in the verdict", () => {
+    const hostile = structuredClone(result);
+    (hostile.checks[0]?.samples[0] as { detail: string }).detail =
+      '<img src=x onerror=alert(1)> **bold** `code`';
+    const md = renderSummaryMarkdown({
+      ...hostile,
+      baseline: {
+        file: 'base.json',
+        improvements: 0,
+        regressions: [{ operation: 'listPets', metric: 'p99', baseline: 10, current: 20 }],
+      },
+    });
+    expect(md).not.toContain('<img');
+    expect(md).toContain('&lt;img src=x onerror=alert(1)&gt; \\*\\*bold\\*\\* \\`code\\`');
+    expect(md.split('\n')[0]).toMatch(/❌ .*1 of 2 thresholds failed; 1 regression against the baseline/);
+    expect(md).toContain('| listPets p99 | 10.00 | 20.00 |');
   });
 
   it('says when no thresholds were declared, or all passed', () => {

@@ -30,6 +30,21 @@ export function verdictBanner(result: RunResult): SafeHtml {
   </div>`;
 }
 
+/** `run --baseline`: regressions fail the run as thresholds do, so they stand beside the verdict. */
+export function baselineBanner(result: RunResult): SafeHtml | '' {
+  const verdict = result.baseline;
+  if (!verdict) return '';
+  const { file, regressions } = verdict;
+  if (regressions.length === 0) {
+    return html`<div class="banner passed" data-baseline="passed"><strong>no regression</strong>
+      <span>against <code>${file}</code></span></div>`;
+  }
+  return html`<div class="banner failed" data-baseline="failed">
+    <strong>${regressions.length} regression${regressions.length === 1 ? '' : 's'}</strong> against <code>${file}</code>
+    <ul>${regressions.map((r) => html`<li><code>${r.operation}</code> ${r.metric}: ${decimal(r.baseline)} → ${decimal(r.current)}</li>`)}</ul>
+  </div>`;
+}
+
 /** A partial run's figures cover less than was planned: say so before any of them. */
 export function partialBanner(result: RunResult): SafeHtml | '' {
   const { partial, interruptedBy, durationSeconds } = result.meta;
