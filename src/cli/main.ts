@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { InputError } from '../api/input-error.ts';
+import { capacity, capacityOptions } from './capacity.ts';
 import { compare, compareOptions } from './compare.ts';
 import { EXIT } from './exit-codes.ts';
 import { merge, mergeOptions } from './merge.ts';
@@ -56,6 +57,14 @@ try {
       mergeOptions,
       async (args) => {
         process.exitCode = await merge(args);
+      },
+    )
+    .command(
+      'capacity',
+      'Measure each plan: accepted per window, first 429, quota return against the headers, limiter type',
+      capacityOptions,
+      async (args) => {
+        process.exitCode = await capacity(args);
       },
     )
     .command(

@@ -19,6 +19,7 @@ import type { Rate } from '../scenario/define.ts';
 import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
+import { probeResultsOf } from '../scenario/probes.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
@@ -304,6 +305,8 @@ export async function run(args: RunArgs): Promise<number> {
         abortedBy && v.expression === abortedBy.expression && v.source === abortedBy.source ? abortedBy : v,
       );
     }
+    const probes = probeResultsOf(scenario);
+    if (probes) result.probes = probes;
     let comparison: string | undefined;
     if (args.baseline) {
       // Judged before anything is written, so that result.json, JUnit, the summaries and the report
@@ -318,7 +321,9 @@ export async function run(args: RunArgs): Promise<number> {
     let exitCode: number =
       result.meta.partial && !abortedBy
         ? EXIT.INTERRUPTED
-        : result.thresholds?.some((t) => !t.passed) || result.baseline?.regressions.length
+        : result.thresholds?.some((t) => !t.passed) ||
+            result.baseline?.regressions.length ||
+            result.probes?.some((p) => !p.passed)
           ? EXIT.THRESHOLDS_FAILED
           : EXIT.OK;
     try {

@@ -72,6 +72,18 @@ export function formatSummary(result: RunResult, resultPath: string): string {
           : `  FAIL  ${t.expression}: ${t.detail}${t.aborted ? ' (ended the run)' : ''}`,
       );
   }
+  const probes = result.probes ?? [];
+  if (probes.length > 0) {
+    const failing = probes.filter((p) => !p.passed).length;
+    lines.push(
+      failing === 0 ? `probes: all ${probes.length} passed` : `probes: ${failing} of ${probes.length} FAILED`,
+    );
+    const width = Math.max(...probes.map((p) => p.id.length));
+    for (const p of probes)
+      lines.push(
+        `  ${p.passed ? 'ok  ' : 'FAIL'}  ${p.id.padEnd(width)}  expected ${p.expected}; got ${p.actual}${p.detail && !p.passed ? ` (${p.detail})` : ''}`,
+      );
+  }
   if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
   lines.push(`result written to ${resultPath}`);
   return lines.join('\n');
@@ -84,6 +96,11 @@ export function failureLine(result: RunResult): string | undefined {
   if (failed.length > 0)
     parts.push(
       `${failed.length} threshold${failed.length === 1 ? '' : 's'} failed: ${failed.map((t) => t.expression).join(', ')}`,
+    );
+  const probes = (result.probes ?? []).filter((p) => !p.passed);
+  if (probes.length > 0)
+    parts.push(
+      `${probes.length} probe${probes.length === 1 ? '' : 's'} failed: ${probes.map((p) => p.id).join(', ')}`,
     );
   const regressions = result.baseline?.regressions ?? [];
   if (regressions.length > 0)

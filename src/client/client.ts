@@ -51,6 +51,22 @@ export interface CallInput {
   body?: unknown;
   /** Open model: when the iteration was due, for coordinated-omission-corrected response time. */
   scheduledAt?: number;
+  /**
+   * Deliberately bad requests (the compliance battery): `'none'` sends no Authorization header,
+   * `{ key }` sends that key instead of the run's. Like the run's key, it is never recorded: the
+   * attempt's key label says `free (no key)` or `free (another key)`, so that the checks that follow a
+   * key's windows keep the server's other buckets apart, and pacing ignores their headers.
+   */
+  auth?: 'none' | { key: string };
+  /** Sent as is instead of `JSON.stringify(body)` (invalid JSON on purpose); `body` is then ignored. */
+  rawBody?: string;
+  /** The Content-Type of a body (default `application/json`). */
+  contentType?: string;
+  /**
+   * False: the first answer is returned as it is, a 429, a 5xx or a transport error included (no
+   * retry). A 429 still pauses the key until its Retry-After: the ban guard holds either way.
+   */
+  retry?: boolean;
 }
 
 /** A response as a flow gets it; read-only, the body parsed when first read. */
@@ -174,8 +190,19 @@ export class ApiClient {
     if (!op) throw new Error(`unknown operation '${operationId}'`);
     const o = this.options;
     const path = `${this.basePath}${expandPath(op, this.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
-    const headers = input.body === undefined ? this.baseHeaders : this.jsonHeaders;
-    const body = input.body === undefined ? undefined : JSON.stringify(input.body);
+    const body =
+      input.rawBody !== undefined
+        ? input.rawBody
+        : input.body === undefined
+          ? undefined
+          : JSON.stringify(input.body);
+    const headers =
+      input.auth === undefined && input.contentType === undefined && input.rawBody === undefined
+        ? input.body === undefined
+          ? this.baseHeaders
+          : this.jsonHeaders
+        : this.customHeaders(input, body !== undefined);
+    const retry = input.retry ?? true;
     const maxAttempts = o.maxAttempts ?? 3;
     const maxRateLimitRetries = o.maxRateLimitRetries ?? 5;
     this.budget.request();
@@ -219,7 +246,8 @@ export class ApiClient {
         throw new AbortedError('run stopped');
       }
       const rateLimit = responseHeaders ? readRateLimitHeaders(responseHeaders) : undefined;
-      this.pacer.observe(seq, rateLimit, receivedAt);
+      // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
+      this.pacer.observe(seq, input.auth === undefined ? rateLimit : undefined, receivedAt);
       this.gate.responded();
 
       const payload = new ResponseBody(text, responseHeaders);
@@ -232,8 +260,9 @@ export class ApiClient {
         const pauseUntil =
           receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
         this.pacer.pause(pauseUntil, receivedAt);
-        if (rateLimitRetries <= maxRateLimitRetries) retryAt = pauseUntil;
+        if (retry && rateLimitRetries <= maxRateLimitRetries) retryAt = pauseUntil;
       } else if (
+        retry &&
         (status >= 500 || status === 0) &&
         IDEMPOTENT.has(op.method) &&
         attempt < maxAttempts &&
@@ -245,7 +274,10 @@ export class ApiClient {
       o.sink.record({
         operation: op,
         attempt,
-        keyLabel: o.keyLabel,
+        keyLabel:
+          input.auth === undefined
+            ? o.keyLabel
+            : `${o.keyLabel} (${input.auth === 'none' ? 'no key' : 'another key'})`,
         scheduledAt: attempt === 1 ? dueAt : undefined,
         sentAt,
         receivedAt,
@@ -270,6 +302,21 @@ export class ApiClient {
         extraBackoffMs = 0;
       }
     }
+  }
+
+  /** Headers of a deliberately unusual request: another key or none, another content type. */
+  private customHeaders(input: CallInput, hasBody: boolean): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const auth = input.auth;
+    if (auth === undefined) {
+      if (this.baseHeaders.authorization !== undefined)
+        headers.authorization = this.baseHeaders.authorization;
+    } else if (auth !== 'none') {
+      headers.authorization = `Bearer ${auth.key}`;
+    }
+    if (hasBody || input.contentType !== undefined)
+      headers['content-type'] = input.contentType ?? 'application/json';
+    return headers;
   }
 
   /**

@@ -4,10 +4,12 @@ import { assets } from './assets.ts';
 import { chartData, pointsOf } from './chart-data.ts';
 import { html, jsonForScript, trusted } from './escape.ts';
 import { decimal } from './format.ts';
+import { capacitySection } from './sections/capacity.ts';
 import { latencySection, timelineSection } from './sections/charts.ts';
 import { checksSection } from './sections/checks.ts';
 import { configSection } from './sections/config.ts';
 import { operationsSection, statusSection } from './sections/operations.ts';
+import { probesSection } from './sections/probes.ts';
 import { summaryCards } from './sections/summary.ts';
 import { baselineBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
 
@@ -59,6 +61,8 @@ ${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
 ${partialBanner(result)}
 ${verdictBanner(result)}
 ${baselineBanner(result)}
+${result.capacity ? capacitySection(result) : ''}
+${probesSection(result)}
 ${summaryCards(result)}
 ${latencySection(result, pointsOfId)}
 ${timelineSection(pointsOfId)}

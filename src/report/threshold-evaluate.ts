@@ -58,6 +58,19 @@ function latency(t: Threshold, s: OperationSummary): number | null {
 
 /** The measured value in the threshold's unit, or null with the reason when there is nothing to judge. */
 function measure(t: Threshold, result: RunResult): { actual: number | null; why?: string } {
+  if (t.capacityPlan !== undefined) {
+    const r = result.capacity?.find((c) => c.plan === t.capacityPlan);
+    if (!r) return { actual: null, why: `no capacity report for plan ${t.capacityPlan}` };
+    const value = {
+      accepted_per_minute: r.rate.acceptedPerMinute,
+      first_429_at: r.exhaust.first429At,
+      reset_accuracy_ms: r.recovery.resetAccuracyMs,
+      retry_after_accuracy_ms: r.recovery.retryAfterAccuracyMs,
+    }[t.metric];
+    if (value === null || value === undefined)
+      return { actual: null, why: `capacity ${t.capacityPlan}: ${t.metric} was not measured` };
+    return { actual: value };
+  }
   switch (t.metric) {
     case 'quota_utilization':
       return { actual: result.compliance.quotaUtilization * 100 };
@@ -108,7 +121,7 @@ export function evaluateThreshold(t: Threshold, result: RunResult): ThresholdRes
     verdict.detail =
       actual === null
         ? `${why ?? 'nothing measured'}: cannot hold`
-        : `${t.operation ? `${t.operation} ` : ''}${t.metric} was ${round(actual)}${UNIT[t.kind]}, wanted ${t.comparator} ${t.value}${UNIT[t.kind]}`;
+        : `${t.capacityPlan ? `capacity ${t.capacityPlan} ` : ''}${t.operation ? `${t.operation} ` : ''}${t.metric} was ${round(actual)}${UNIT[t.kind]}, wanted ${t.comparator} ${t.value}${UNIT[t.kind]}`;
   }
   return verdict;
 }

@@ -36,12 +36,23 @@ const METRICS: Readonly<Record<string, MetricSpec>> = {
 
 export const METRIC_NAMES: readonly string[] = ['p<N>', 'p(<N>)', ...Object.keys(METRICS)];
 
+/** `capacity.<plan>.<metric>` (the `capacity` command): per window counts and accuracies in ms. */
+export const CAPACITY_METRICS: Readonly<Record<string, MetricSpec>> = {
+  accepted_per_minute: { kind: 'count', perOperation: false },
+  first_429_at: { kind: 'count', perOperation: false },
+  reset_accuracy_ms: { kind: 'latency', perOperation: false },
+  retry_after_accuracy_ms: { kind: 'latency', perOperation: false },
+};
+const CAPACITY_SHAPE = /^capacity\.([A-Za-z0-9_-]+)\.([a-z0-9_]+)\s*(<=|>=|==|!=|<|>)\s*(.+)$/;
+
 export interface Threshold {
   /** As declared, trimmed. */
   expression: string;
   source: 'scenario' | 'cli';
   /** Undefined: the whole run. */
   operation?: string;
+  /** `capacity.<plan>.<metric>`: a figure of that plan's capacity report. */
+  capacityPlan?: string;
   /** `p99`, `avg`, `errors`, ... (a percentile keeps its number in `percentile`). */
   metric: string;
   percentile?: number;
@@ -101,6 +112,32 @@ export function parseThreshold(
   const fail = (why: string): never => {
     throw new InputError(`threshold '${expression}': ${why}`);
   };
+  const capacity = CAPACITY_SHAPE.exec(expression);
+  if (capacity) {
+    const [, plan, metric, comparator, valueText] = capacity as unknown as [
+      string,
+      string,
+      string,
+      Comparator,
+      string,
+    ];
+    const spec = Object.hasOwn(CAPACITY_METRICS, metric) ? CAPACITY_METRICS[metric] : undefined;
+    if (!spec)
+      return fail(
+        `unknown capacity metric '${metric}' (metrics: ${Object.keys(CAPACITY_METRICS).join(', ')})`,
+      );
+    return {
+      expression,
+      source,
+      capacityPlan: plan,
+      metric,
+      kind: spec.kind,
+      comparator,
+      value: parseValue(valueText, spec, fail),
+      abortOnFail: options.abortOnFail ?? false,
+      delayAbortEvalMs: options.delayAbortEvalMs ?? 0,
+    };
+  }
   const match = SHAPE.exec(expression);
   if (!match) {
     return fail(

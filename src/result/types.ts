@@ -2,6 +2,8 @@ import type { RateWindow } from '../api/plans.ts';
 import type { CheckResult } from '../record/checks/tally.ts';
 import type { LatencyStats } from '../record/histogram.ts';
 import type { TimelinePoint } from '../record/timeline.ts';
+import type { CapacityReport } from './capacity-types.ts';
+import type { ProbeResult } from './probe-types.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -23,6 +25,10 @@ export interface RunResult {
   thresholds?: ThresholdResult[];
   /** `run --baseline`: the comparison's verdict, so that every output (JUnit, summaries, HTML) shows it. */
   baseline?: BaselineVerdict;
+  /** `petstore-load capacity`: per plan, what its key got against what the plan promises. */
+  capacity?: CapacityReport[];
+  /** The compliance battery's verdicts (a scenario with `probes`), in order; any failed one fails the run. */
+  probes?: ProbeResult[];
 }
 
 export interface BaselineVerdict {

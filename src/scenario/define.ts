@@ -1,4 +1,5 @@
 import type { Api } from '../client/petstore-api.ts';
+import type { ProbeBattery } from './probes.ts';
 
 export type Duration = string | number;
 /** Iterations per second, or a share of the plan's request rate: '100%'. */
@@ -77,6 +78,32 @@ export interface Scenario<D = unknown> {
    * the run exit 1. An object form, as in k6, may end the run as soon as it fails.
    */
   thresholds?: (string | ThresholdOption)[];
+  /**
+   * A compliance battery (`probeBattery([...])`, its `flow` among the flows): its probes' verdicts go
+   * into the result as `probes`, and any that fails makes the run exit 1.
+   */
+  probes?: ProbeBattery<D>;
+}
+
+/** What a probe found: `actual` in the terms of its `expected` (`401 Error (unauthorized)`). */
+export interface ProbeOutcome {
+  passed: boolean;
+  actual: string;
+  detail?: string;
+}
+
+/**
+ * One deterministic assertion about the service, like a conformance suite's test case: send a
+ * request (a bad one on purpose, often), compare the answer with what the interface promises.
+ */
+export interface Probe<D = unknown> {
+  id: string;
+  description: string;
+  /** What a conforming service answers, in a few words: `401 Error`. */
+  expected: string;
+  /** Where the rule comes from (the seed's section, an RFC). */
+  source?: string;
+  run(api: Api, data: D): Promise<ProbeOutcome>;
 }
 
 export interface ThresholdOption {

@@ -1,0 +1,101 @@
+import type { Operation } from '../api/operations.ts';
+import type { Plan, RateWindow } from '../api/plans.ts';
+import { scalePlan } from '../api/plans.ts';
+import { now } from '../client/clock.ts';
+import { Recorder } from '../record/recorder.ts';
+import { buildResult } from '../result/build.ts';
+import type { CapacityReport } from '../result/capacity-types.ts';
+import type { RunResult } from '../result/types.ts';
+import { TOOL_VERSION } from '../scenario/execute.ts';
+import { CapacityProbe } from './probe.ts';
+
+export interface CapacityTarget {
+  /** The plan unscaled, as promised. */
+  plan: Plan;
+  apiKey: string;
+  /** Where this key is probed, and the time scale of its windows there. */
+  baseUrl: string;
+  timeScale: number;
+}
+
+export interface CapacityInput {
+  /** Without credentials. */
+  target: string;
+  embeddedTarget: boolean;
+  targets: CapacityTarget[];
+  windows: number;
+  operations: Operation[];
+  spec: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface CapacityRun {
+  result: RunResult & { capacity: CapacityReport[] };
+  reports: CapacityReport[];
+}
+
+/**
+ * Every plan's key probed in parallel, each attempt recorded into one Recorder so that the header
+ * checks run on every response, and one RunResult with `capacity` beside the usual figures. The
+ * recorder checks X-RateLimit-Limit against the windows of all probed plans together.
+ */
+export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
+  const listPets = input.operations.find((op) => op.id === 'listPets');
+  if (!listPets) throw new Error("the document has no 'listPets' operation to probe with");
+  const scaled = input.targets.map((t) => scalePlan(t.plan, t.timeScale));
+  const windows: RateWindow[] = scaled.flatMap((p) => p.windows);
+  const startedAt = now();
+  const recorder = new Recorder({ startedAt, windows });
+  recorder.measure(true, startedAt);
+  const reports = await Promise.all(
+    input.targets.map((t, i) =>
+      new CapacityProbe({
+        baseUrl: t.baseUrl,
+        apiKey: t.apiKey,
+        plan: scaled[i] as Plan,
+        promised: t.plan,
+        timeScale: t.timeScale,
+        operation: listPets,
+        sink: recorder,
+        windows: input.windows,
+        timeoutMs: input.timeoutMs,
+        signal: input.signal,
+      }).run(),
+    ),
+  );
+  const endedAt = now();
+  recorder.measure(false, endedAt);
+  const base = buildResult({
+    meta: {
+      toolVersion: TOOL_VERSION,
+      nodeVersion: process.version,
+      scenario: 'capacity',
+      description: `Capacity of ${input.targets.map((t) => t.plan.name).join(', ')}: plan rate, first 429, quota return`,
+      target: input.target,
+      embeddedTarget: input.embeddedTarget,
+      plan: input.targets.map((t) => t.plan.name).join(','),
+      startedAt: new Date(startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      partial: input.signal?.aborted ?? false,
+    },
+    config: {
+      workload: {
+        executor: 'capacity',
+        windows: input.windows,
+        plans: input.targets.map((t) => t.plan.name),
+      },
+      enforce: false,
+      allowBanRisk: false,
+      timeScale: Math.max(...input.targets.map((t) => t.timeScale)),
+      windows,
+      timeoutMs: input.timeoutMs ?? 10_000,
+      maxAttempts: 1,
+      spec: input.spec,
+    },
+    recorder,
+    operations: input.operations,
+    workload: { iterations: 0, droppedIterations: 0, failedIterations: 0, flows: {} },
+  });
+  return { result: { ...base, capacity: reports }, reports };
+}

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
+import { loadSpec } from '../../src/api/spec.ts';
+import { runCapacity } from '../../src/capacity/run-capacity.ts';
+import { renderHtmlReport } from '../../src/report/html.ts';
+import { evaluateThresholds } from '../../src/report/threshold-evaluate.ts';
+import { parseThreshold } from '../../src/report/threshold-parse.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { type RunningServer, startServer } from '../../src/server/index.ts';
+
+// Small limits keep the test fast and far from this machine's limits: a minute window lasts 1 s.
+const PLANS: PlanTable = applyPlanOverrides(DEFAULT_PLANS, {
+  free: { perMinute: 20, perDay: 1000 },
+  pro: { perMinute: 30, perDay: 10_000 },
+  business: { perMinute: 40, perDay: 100_000 },
+  enterprise: { perMinute: 50, perDay: 1_000_000 },
+});
+const SCALE = 60;
+const PLAN_NAMES = ['free', 'pro', 'business', 'enterprise'];
+
+async function measure(server: RunningServer, plans: string[]) {
+  const spec = await loadSpec();
+  return runCapacity({
+    target: server.url,
+    embeddedTarget: true,
+    targets: plans.map((name) => ({
+      plan: PLANS[name] as NonNullable<PlanTable[string]>,
+      apiKey: `${name}-demo-key`,
+      baseUrl: server.url,
+      timeScale: SCALE,
+    })),
+    windows: 2,
+    operations: spec.operations,
+    spec: 'built in',
+  });
+}
+
+describe('capacity against the reference server (time scale 60, small limits)', () => {
+  let server: RunningServer;
+  let run: Awaited<ReturnType<typeof measure>>;
+  let elapsedMs = 0;
+  beforeAll(async () => {
+    server = await startServer({ timeScale: SCALE, plans: PLANS });
+    const started = Date.now();
+    run = await measure(server, PLAN_NAMES);
+    elapsedMs = Date.now() - started;
+  }, 30_000);
+  afterAll(() => server?.close());
+
+  it('measures every plan in parallel within seconds', () => {
+    expect(run.reports.map((r) => r.plan)).toEqual(PLAN_NAMES);
+    expect(elapsedMs).toBeLessThan(15_000);
+  });
+
+  it.each(PLAN_NAMES)(
+    '%s: the promised limit per window, the first 429 at limit + 1, a fixed window',
+    (plan) => {
+      const r = run.reports.find((x) => x.plan === plan);
+      if (!r) throw new Error(`no report for ${plan}`);
+      const limit = PLANS[plan]?.windows.find((w) => w.name === 'minute')?.limit ?? 0;
+      expect(r.rate.acceptedPerWindow).toEqual([limit, limit]);
+      expect(r.rate.acceptedPerMinute).toBe(limit);
+      expect(r.exhaust.first429At).toBe(limit + 1);
+      expect(r.exhaust.sent).toBeLessThanOrEqual(limit + 3);
+      expect(r.exhaust.retryAfterSeconds).not.toBeNull();
+      // Headers carry whole seconds: the quota is back at most a second before the announced reset.
+      expect(Math.abs(r.recovery.resetErrorMs as number)).toBeLessThanOrEqual(1000 + 100);
+      expect(r.recovery.retryAfterAccuracyMs).toBeLessThanOrEqual(100);
+      expect(r.limiter.type).toBe('fixed-window');
+      expect(r.violations).toBe(0);
+      expect(r.verdict, r.reasons.join('; ')).toBe('pass');
+    },
+  );
+
+  it('writes a valid RunResult with capacity, every probe recorded, no violation', () => {
+    expect(resultProblem(JSON.parse(JSON.stringify(run.result)))).toBeUndefined();
+    expect(run.result.capacity).toHaveLength(4);
+    expect(run.result.compliance.violations).toBe(0);
+    const sent = run.reports.reduce((n, r) => n + r.rate.sent + r.exhaust.sent + r.recovery.probes + 1, 0);
+    expect(run.result.overall.requests).toBe(sent);
+    expect(renderHtmlReport(run.result)).toContain('id="capacity"');
+  });
+
+  it('gates on capacity.<plan>.<metric> thresholds', () => {
+    const ops = new Set(['listPets']);
+    const verdicts = evaluateThresholds(
+      [
+        parseThreshold('capacity.pro.accepted_per_minute>=30', 'cli', ops),
+        parseThreshold('capacity.free.first_429_at==21', 'cli', ops),
+        parseThreshold('capacity.free.reset_accuracy_ms<=1100', 'cli', ops),
+        parseThreshold('capacity.business.retry_after_accuracy_ms<200ms', 'cli', ops),
+        parseThreshold('capacity.enterprise.accepted_per_minute>=51', 'cli', ops),
+      ],
+      run.result,
+    );
+    expect(verdicts.map((v) => v.passed)).toEqual([true, true, true, true, false]);
+    expect(verdicts[4]?.detail).toContain('accepted_per_minute was 50');
+  });
+});
+
+describe('capacity against a leaking limiter', () => {
+  it('fails the verdict: no 429 within limit + 3 requests', async () => {
+    const server = await startServer({ timeScale: SCALE, plans: PLANS, faults: { limiterLeak: 5 } });
+    try {
+      const { reports } = await measure(server, ['free']);
+      const r = reports[0];
+      expect(r?.exhaust.sent).toBe(23);
+      expect(r?.exhaust.first429At).toBeNull();
+      expect(r?.verdict).toBe('fail');
+      expect(r?.reasons.join('; ')).toMatch(/no 429 within 23 requests/);
+    } finally {
+      await server.close();
+    }
+  }, 20_000);
+});
+
+describe('capacity thresholds: parsing', () => {
+  it('refuses an unknown capacity metric', () => {
+    expect(() => parseThreshold('capacity.pro.speed>1', 'cli', new Set())).toThrow(/unknown capacity metric/);
+  });
+});
