@@ -31,6 +31,7 @@ export function serveOptions(yargs: Argv) {
       'fault-omit-header',
       'fault-wrong-remaining',
       'fault-limiter-leak',
+      'fault-retry-after-mismatch',
       'fault-seed',
     ])
     .group(
@@ -96,6 +97,14 @@ export function serveOptions(yargs: Argv) {
         'fault-reset-as-delta',
         'fault-no-retry-after',
         'fault-limiter-leak',
+        'fault-remaining-rises',
+        'fault-reset-drift',
+        'fault-wrong-window-headers',
+        'fault-early-429',
+        'fault-retry-after-mismatch',
+        'fault-reject-retry',
+        'fault-cacheable-429',
+        'fault-no-sunset-link',
         'fault-seed',
       ],
       'Fault injection (off by default; for proving checks):',
@@ -123,6 +132,38 @@ export function serveOptions(yargs: Argv) {
     })
     .option('fault-no-retry-after', { type: 'boolean', describe: 'Send 429 without Retry-After' })
     .option('fault-limiter-leak', { type: 'number', describe: 'Let N extra requests through per window' })
+    .option('fault-remaining-rises', {
+      type: 'boolean',
+      describe: 'Let X-RateLimit-Remaining rise within a window (even values sent as 2 more)',
+    })
+    .option('fault-reset-drift', {
+      type: 'boolean',
+      describe: 'Move X-RateLimit-Reset earlier as a window is used (true reset + Remaining s)',
+    })
+    .option('fault-wrong-window-headers', {
+      type: 'boolean',
+      describe: 'Describe the longest window (the day) even when a shorter one is closer to exhaustion',
+    })
+    .option('fault-early-429', {
+      type: 'boolean',
+      describe: 'Answer 429 while quota remains (once half of the window is used)',
+    })
+    .option('fault-retry-after-mismatch', {
+      type: 'number',
+      describe: 'Add N seconds to Retry-After, so that it disagrees with X-RateLimit-Reset',
+    })
+    .option('fault-reject-retry', {
+      type: 'boolean',
+      describe: "Refuse again the first request after a 429's Retry-After has elapsed",
+    })
+    .option('fault-cacheable-429', {
+      type: 'boolean',
+      describe: 'Send Cache-Control: public, max-age=60 with 429',
+    })
+    .option('fault-no-sunset-link', {
+      type: 'boolean',
+      describe: 'Leave Link rel="sunset" out of the deprecated operation',
+    })
     .option('fault-seed', { type: 'number', describe: 'Seed of the random faults, for repeatable runs' });
 }
 
@@ -186,6 +227,14 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
       resetAsDelta: args.faultResetAsDelta,
       noRetryAfter: args.faultNoRetryAfter,
       limiterLeak: number('fault-limiter-leak', args.faultLimiterLeak),
+      remainingRises: args.faultRemainingRises,
+      resetDrift: args.faultResetDrift,
+      wrongWindowHeaders: args.faultWrongWindowHeaders,
+      early429: args.faultEarly429,
+      retryAfterMismatch: number('fault-retry-after-mismatch', args.faultRetryAfterMismatch),
+      rejectRetry: args.faultRejectRetry,
+      cacheable429: args.faultCacheable429,
+      noSunsetLink: args.faultNoSunsetLink,
       seed: number('fault-seed', args.faultSeed),
     },
   };
@@ -203,6 +252,7 @@ const FLAG_OF: Record<string, string> = {
   'fault latencyMs': '--fault-latency',
   'fault jitterMs': '--fault-jitter',
   'fault limiterLeak': '--fault-limiter-leak',
+  'fault retryAfterMismatch': '--fault-retry-after-mismatch',
   'fault stall': '--fault-stall',
   sunset: '--sunset',
 };

@@ -1,9 +1,9 @@
 import type { RateWindow } from '../api/plans.ts';
 import { readRateLimitHeaders } from '../api/rate-limit-headers.ts';
 import type { AttemptRecord, AttemptSink } from './attempt.ts';
-import { CHECKS } from './checks/catalogue.ts';
-import type { Check, CheckContext } from './checks/check.ts';
-import { responseSchemaCheck } from './checks/schema-check.ts';
+import { responseChecks } from './checks/catalogue.ts';
+import type { AttemptCheck, Check, CheckContext } from './checks/check.ts';
+import { clientChecks } from './checks/client-checks.ts';
 import { CheckTally } from './checks/tally.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
 import { Timeline } from './timeline.ts';
@@ -58,7 +58,10 @@ export interface RecorderOptions {
   workloadOnly?: boolean;
   /** The plan's windows as the target counts them, for the header checks. */
   windows: RateWindow[];
+  /** Response checks; default `responseChecks()` (fresh: several keep state for the run). */
   checks?: readonly Check[];
+  /** Checks of the client's own behaviour; default `clientChecks()`. */
+  clientChecks?: readonly AttemptCheck[];
 }
 
 /** The sink the client writes every attempt to: histograms, counters, checks, violations, timeline. */
@@ -74,15 +77,37 @@ export class Recorder implements AttemptSink {
    */
   admittedDuringWorkload = 0;
   private measuring = false;
+  /** Attempts already counted in `checkFailures`, so that a verdict given later counts a response once. */
+  private readonly failedChecks = new WeakSet<AttemptRecord>();
 
+  /** The engine calls `measure(false)` once the workload's requests have all been answered. */
   measure(on: boolean, at: number = Date.now()): void {
     if (on && this.options.workloadOnly && !this.measuring) this.timeline = new Timeline(at);
+    if (!on && this.measuring) this.finish(at);
     this.measuring = on;
   }
 
   constructor(private readonly options: RecorderOptions) {
-    this.checks = new CheckTally(options.checks ?? [...CHECKS, responseSchemaCheck()]);
+    this.checks = new CheckTally(options.checks ?? responseChecks(), options.clientChecks ?? clientChecks());
     this.timeline = new Timeline(options.startedAt);
+  }
+
+  /**
+   * Gives the verdicts that waited for requests in flight (no request may be in flight any more).
+   * Later attempts are still checked; their deferred verdicts wait for the next `finish`.
+   */
+  finish(at: number = Date.now()): void {
+    this.countLateFailures(this.checks.settle(at, true));
+  }
+
+  private countLateFailures(attempts: AttemptRecord[]): void {
+    for (const a of attempts) {
+      if (this.failedChecks.has(a)) continue;
+      this.failedChecks.add(a);
+      const stats = this.operations.get(a.operation.id);
+      if (stats) stats.checkFailures++;
+      this.overall.checkFailures++;
+    }
   }
 
   record(a: AttemptRecord): void {
@@ -106,6 +131,7 @@ export class Recorder implements AttemptSink {
       this.overall.duringWorkload++;
     }
     if (this.measuring && a.status !== 0 && a.status !== 429) this.admittedDuringWorkload++;
+    this.checks.observe(a);
     if (a.status !== 0 && a.headers) {
       const ctx: CheckContext = {
         attempt: a,
@@ -119,7 +145,9 @@ export class Recorder implements AttemptSink {
       if (this.checks.evaluate(ctx) > 0) {
         stats.checkFailures++;
         this.overall.checkFailures++;
+        this.failedChecks.add(a);
       }
     }
+    this.countLateFailures(this.checks.settle(a.receivedAt, false));
   }
 }

@@ -170,9 +170,9 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
     const plan = key === undefined ? undefined : planOfKey.get(key);
     if (limiter) {
       // Requests without a valid key are limited per client address, so that they get headers too.
-      const decision = plan
-        ? await limiter.admit(`key:${key}`, plan)
-        : await limiter.admit(`addr:${request.ip}`, anonymousPlan);
+      const id = plan ? `key:${key}` : `addr:${request.ip}`;
+      let decision = await limiter.admit(id, plan ?? anonymousPlan);
+      if (faults.active) decision = faults.adjustDecision(id, plan ?? anonymousPlan, decision, Date.now());
       request.rateLimit = decision;
       if (decision.outcome === 'rate_limited') {
         sendError(
@@ -237,7 +237,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.rateLimit) writeRateLimitHeaders(reply, request.rateLimit, Date.now(), faultOptions);
     const deprecation = request.routeOptions.config?.deprecation;
-    if (deprecation) writeDeprecationHeaders(reply, deprecation);
+    if (deprecation) writeDeprecationHeaders(reply, deprecation, faultOptions);
     return payload;
   });
 

@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Plan, RateWindow } from '../api/plans.ts';
 import { seededRandom } from '../api/random.ts';
 import { RATE_LIMIT_HEADER } from '../api/rate-limit-headers.ts';
+import type { LimitDecision } from './rate-limiter.ts';
 
 export const OMITTABLE_HEADERS = [
   RATE_LIMIT_HEADER.limit,
@@ -35,6 +37,25 @@ export interface FaultOptions {
   noRetryAfter?: boolean;
   /** The limiter lets this many extra requests through per window (headers still claim the plan's limit). */
   limiterLeak?: number;
+  /** X-RateLimit-Remaining rises within a window: an even true value is sent as 2 more (at most the limit). */
+  remainingRises?: boolean;
+  /** X-RateLimit-Reset moves earlier as a window is used: the true reset plus Remaining seconds. */
+  resetDrift?: boolean;
+  /**
+   * The headers describe the plan's longest window (its Limit, Remaining and Reset) even while a
+   * shorter one is closer to exhaustion.
+   */
+  wrongWindowHeaders?: boolean;
+  /** 429 while the quota remains: once half of the described window is used, until it resets. */
+  early429?: boolean;
+  /** Seconds added to Retry-After, which then ends that much after X-RateLimit-Reset. */
+  retryAfterMismatch?: number;
+  /** The first request of a key once a 429's Retry-After has elapsed is refused again. */
+  rejectRetry?: boolean;
+  /** 429 responses carry `Cache-Control: public, max-age=60`. */
+  cacheable429?: boolean;
+  /** The deprecated operation sends Deprecation and Sunset without `Link: <...>; rel="sunset"`. */
+  noSunsetLink?: boolean;
   /** Seed of the random choices (latency jitter, 500s, resets), for repeatable runs. */
   seed?: number;
 }
@@ -50,6 +71,14 @@ export const FAULT_NAMES = [
   'resetAsDelta',
   'noRetryAfter',
   'limiterLeak',
+  'remainingRises',
+  'resetDrift',
+  'wrongWindowHeaders',
+  'early429',
+  'retryAfterMismatch',
+  'rejectRetry',
+  'cacheable429',
+  'noSunsetLink',
 ] as const satisfies readonly (keyof FaultOptions)[];
 
 // Unref'd: an injected delay still pending must not keep a closed server's process alive.
@@ -91,5 +120,55 @@ export class FaultInjector {
   shouldFail(): boolean {
     const rate = this.options.errorRate ?? 0;
     return rate > 0 && this.random() < rate;
+  }
+
+  /** wrongWindowHeaders: the fault's own count of the longest window, per limited key. */
+  private readonly longest = new Map<string, { window: RateWindow; start: number; used: number }>();
+  /** rejectRetry: per limited key, when the last (true) 429 said the quota is back. */
+  private readonly retryAt = new Map<string, number>();
+
+  /**
+   * The limiter's decision as the faults that lie about the quota change it. `id` names the limited
+   * key (or client address), `plan` its plan; `now` is epoch ms.
+   */
+  adjustDecision(id: string, plan: Plan, decision: LimitDecision, now: number): LimitDecision {
+    const o = this.options;
+    let d = decision;
+    if (o.rejectRetry) {
+      if (d.outcome === 'rate_limited' && d.retryAt !== undefined) {
+        this.retryAt.set(id, d.retryAt);
+      } else if (d.outcome === 'allowed') {
+        const back = this.retryAt.get(id);
+        if (back !== undefined && now >= back) {
+          this.retryAt.delete(id);
+          // Retry-After up to this window's reset, consistent with Reset: the retry after it succeeds.
+          return { ...d, outcome: 'rate_limited', remaining: 0, retryAt: d.resetAt };
+        }
+      }
+    }
+    if (d.outcome !== 'allowed') return d;
+    if (o.wrongWindowHeaders && plan.windows.length > 1) {
+      let window = plan.windows[0] as RateWindow;
+      for (const w of plan.windows) if (w.seconds > window.seconds) window = w;
+      let count = this.longest.get(id);
+      if (!count || count.window !== window || now >= count.start + window.seconds * 1000) {
+        count = { window, start: now, used: 0 };
+        this.longest.set(id, count);
+      }
+      count.used++;
+      d = {
+        ...d,
+        limit: window.limit,
+        remaining: Math.max(0, window.limit - count.used),
+        resetAt: count.start + window.seconds * 1000,
+      };
+    }
+    if (o.early429 && d.remaining < d.limit / 2) {
+      return { ...d, outcome: 'rate_limited', remaining: 0, retryAt: d.resetAt };
+    }
+    if (o.remainingRises && d.remaining % 2 === 0)
+      d = { ...d, remaining: Math.min(d.limit, d.remaining + 2) };
+    if (o.resetDrift) d = { ...d, resetAt: d.resetAt + d.remaining * 1000 };
+    return d;
   }
 }

@@ -73,10 +73,13 @@ export function validateServerOptions(options: ServerOptions): void {
     latencyMs: f.latencyMs,
     jitterMs: f.jitterMs,
     limiterLeak: f.limiterLeak,
+    retryAfterMismatch: f.retryAfterMismatch,
   })) {
     if (value !== undefined && !(Number.isFinite(value) && value >= 0))
       throw new InputError(`fault ${name} must be >= 0`);
   }
+  if (f.retryAfterMismatch !== undefined && !Number.isInteger(f.retryAfterMismatch))
+    throw new InputError('fault retryAfterMismatch must be a whole number of seconds');
   if (f.stall && !(f.stall.everyMs > 0 && f.stall.forMs >= 0 && f.stall.forMs < f.stall.everyMs)) {
     throw new InputError('fault stall: the stall must be shorter than its period (e.g. 1s/10s)');
   }

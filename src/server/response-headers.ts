@@ -22,8 +22,10 @@ export function writeRateLimitHeaders(
   reply.header(RATE_LIMIT_HEADER.remaining, d.remaining + (faults.wrongRemaining ?? 0));
   reply.header(RATE_LIMIT_HEADER.reset, Math.max(0, resetSeconds));
   if (d.retryAt !== undefined && !faults.noRetryAfter) {
-    reply.header(RATE_LIMIT_HEADER.retryAfter, Math.max(1, Math.ceil((d.retryAt - now) / 1000)));
+    const seconds = Math.max(1, Math.ceil((d.retryAt - now) / 1000)) + (faults.retryAfterMismatch ?? 0);
+    reply.header(RATE_LIMIT_HEADER.retryAfter, seconds);
   }
+  if (d.retryAt !== undefined && faults.cacheable429) reply.header('cache-control', 'public, max-age=60');
   if (faults.omitHeader) reply.removeHeader(faults.omitHeader);
 }
 
@@ -33,10 +35,14 @@ export interface DeprecationInfo {
 }
 
 /** RFC 9745 Deprecation, RFC 8594 Sunset and the `Link rel="sunset"` that points at the document. */
-export function writeDeprecationHeaders(reply: FastifyReply, info: DeprecationInfo): void {
+export function writeDeprecationHeaders(
+  reply: FastifyReply,
+  info: DeprecationInfo,
+  faults: FaultOptions = {},
+): void {
   if (info.deprecation) reply.header('deprecation', formatDeprecation(info.deprecation));
   if (info.sunset) {
     reply.header('sunset', formatSunset(info.sunset));
-    reply.header('link', '</openapi.yaml>; rel="sunset"');
+    if (!faults.noSunsetLink) reply.header('link', '</openapi.yaml>; rel="sunset"');
   }
 }

@@ -21,19 +21,37 @@ beforeAll(async () => {
 
 const pet = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
 
+/** The first window of `feed` resets a second after T0 (its 429 says Retry-After 1). */
+const firstWindow = { 'x-ratelimit-reset': String(T0 / 1000 + 1) };
+
 /** A small run: setup, a workload with a 429, a retry, a reset and a broken response, then teardown. */
 function feed(recorder: Recorder): void {
   // Setup (not measured).
-  recorder.record(makeAttempt(listPets, { sentAt: T0, receivedAt: T0 + 10, json: [pet] }));
+  recorder.record(
+    makeAttempt(listPets, {
+      sentAt: T0,
+      receivedAt: T0 + 10,
+      json: [pet],
+      headers: { ...okHeaders(T0 + 10), ...firstWindow },
+    }),
+  );
   recorder.measure(true);
-  recorder.record(makeAttempt(listPets, { sentAt: T0 + 100, receivedAt: T0 + 120, json: [] }));
+  // The last request of its window (Remaining 0), so that the 429 after it is consistent.
+  recorder.record(
+    makeAttempt(listPets, {
+      sentAt: T0 + 100,
+      receivedAt: T0 + 120,
+      json: [],
+      headers: { ...okHeaders(T0 + 120), ...firstWindow, 'x-ratelimit-remaining': '0' },
+    }),
+  );
   recorder.record(
     makeAttempt(listPets, {
       sentAt: T0 + 200,
       receivedAt: T0 + 210,
       status: 429,
       json: errorBody(429, 'rate_limited'),
-      headers: { ...okHeaders(T0 + 210), 'x-ratelimit-remaining': '0', 'retry-after': '1' },
+      headers: { ...okHeaders(T0 + 210), ...firstWindow, 'x-ratelimit-remaining': '0', 'retry-after': '1' },
       retried: true,
     }),
   );
@@ -144,6 +162,7 @@ describe('Recorder', () => {
           evaluate: ({ status }) => (status === 404 ? 'a 404' : undefined),
         },
       ],
+      clientChecks: [],
     });
     recorder.record(makeAttempt(listPets, { json: [] }));
     recorder.record(makeAttempt(getPetById, { status: 404, json: errorBody(404) }));
@@ -195,5 +214,61 @@ describe('Recorder', () => {
       makeAttempt(listPets, { keyLabel: 'free', sentAt: T0 + 700, receivedAt: T0 + 710, json: [] }),
     );
     expect(recorder.violations.count).toBe(1);
+  });
+});
+
+describe('Recorder and deferred verdicts', () => {
+  /** A window of 5 with 3 left, then a 429 in it that nothing in between explains. */
+  function early429(recorder: Recorder, body: unknown = { nope: true }): void {
+    const reset = { 'x-ratelimit-reset': String(T0 / 1000 + 30) };
+    recorder.record(
+      makeAttempt(listPets, {
+        sentAt: T0,
+        receivedAt: T0 + 10,
+        json: [],
+        headers: { ...okHeaders(T0 + 10), ...reset, 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '3' },
+      }),
+    );
+    recorder.record(
+      makeAttempt(listPets, {
+        sentAt: T0 + 20,
+        receivedAt: T0 + 30,
+        status: 429,
+        json: body,
+        headers: {
+          ...okHeaders(T0 + 30),
+          ...reset,
+          'x-ratelimit-limit': '5',
+          'x-ratelimit-remaining': '0',
+          'retry-after': '30',
+        },
+      }),
+    );
+  }
+
+  it('counts a 429 judged after the workload once, even when it failed another check already', () => {
+    const recorder = new Recorder({ startedAt: T0, windows: [{ name: 'minute', limit: 5, seconds: 60 }] });
+    recorder.measure(true, T0);
+    early429(recorder);
+    // The 429's body is not an Error object: it failed a check when it arrived.
+    expect(recorder.overall.checkFailures).toBe(1);
+    const spent = () => recorder.checks.snapshot().find((c) => c.id === 'ratelimit-429-only-when-spent');
+    expect(spent()).toMatchObject({ passes: 0, failures: 0 });
+    recorder.measure(false, T0 + 100);
+    expect(spent()).toMatchObject({ passes: 0, failures: 1 });
+    expect(recorder.overall.checkFailures).toBe(1);
+    expect(recorder.operations.get('listPets')?.checkFailures).toBe(1);
+  });
+
+  it('counts a response whose only failure comes later, with finish() for direct use', () => {
+    const recorder = new Recorder({ startedAt: T0, windows: [{ name: 'minute', limit: 5, seconds: 60 }] });
+    early429(recorder, errorBody(429, 'rate_limited'));
+    expect(recorder.overall.checkFailures).toBe(0);
+    recorder.finish(T0 + 100);
+    expect(recorder.overall.checkFailures).toBe(1);
+    expect(recorder.operations.get('listPets')?.checkFailures).toBe(1);
+    expect(recorder.checks.snapshot().find((c) => c.id === 'ratelimit-429-only-when-spent')?.failures).toBe(
+      1,
+    );
   });
 });

@@ -42,6 +42,7 @@ interface Part {
 function attempts(start: number, seconds: number, count: number, seed: number): AttemptRecord[] {
   const random = seededRandom(seed);
   const out: AttemptRecord[] = [];
+  const keyLabel = `worker-${seed}`;
   for (let i = 0; i < count; i++) {
     const sentAt = start + (i * seconds * 1000) / count;
     // 2 to ~200 ms with a heavy tail, to the microsecond.
@@ -79,7 +80,9 @@ function attempts(start: number, seconds: number, count: number, seed: number): 
       out.push(makeAttempt(op('listPets'), { sentAt, receivedAt, scheduledAt: sentAt - 1.5, json: [pet] }));
     }
   }
-  return out;
+  // Each worker its own key, as separate processes would have: the checks that compare responses
+  // of one key must not pair one worker's with another's.
+  return out.map((a) => ({ ...a, keyLabel }));
 }
 
 function record(recorder: Recorder, list: AttemptRecord[]): void {

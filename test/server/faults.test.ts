@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
+import { applyPlanOverrides, DEFAULT_PLANS, type Plan } from '../../src/api/plans.ts';
 import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
 import { FAULT_NAMES, FaultInjector, type FaultOptions, OMITTABLE_HEADERS } from '../../src/server/faults.ts';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server/index.ts';
+import type { LimitDecision } from '../../src/server/rate-limiter.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
 
 /**
@@ -51,7 +52,7 @@ const plain = shared(undefined);
 const smallPlain = shared(undefined, {
   plans: SMALL_PLANS,
   timeScale: SMALL_TIME_SCALE,
-  keys: { 'retry-after-key': 'free', 'leak-key': 'free' },
+  keys: { 'retry-after-key': 'free', 'leak-key': 'free', 'headers-429-key': 'free' },
 });
 
 function int(reply: Reply, name: string): number {
@@ -126,6 +127,14 @@ describe('no faults', () => {
       resetAsDelta: true,
       noRetryAfter: true,
       limiterLeak: 1,
+      remainingRises: true,
+      resetDrift: true,
+      wrongWindowHeaders: true,
+      early429: true,
+      retryAfterMismatch: 3,
+      rejectRetry: true,
+      cacheable429: true,
+      noSunsetLink: true,
     };
     expect(new FaultInjector({ [name]: values[name] }).active).toBe(true);
   });
@@ -398,5 +407,100 @@ describe('limiterLeak', () => {
     const replies = await burst(await smallPlain(), 'leak-key');
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
     for (const reply of replies) expect(int(reply, RATE_LIMIT_HEADER.limit)).toBe(5);
+  });
+});
+
+describe('faults that lie about the quota (adjustDecision)', () => {
+  const NOW = Date.UTC(2027, 0, 1);
+  const free = DEFAULT_PLANS.free as Plan;
+  const allowed = (remaining: number, over: Partial<LimitDecision> = {}): LimitDecision => ({
+    outcome: 'allowed',
+    limit: 60,
+    remaining,
+    resetAt: NOW + 30_000,
+    ...over,
+  });
+  const adjust = (faults: FaultOptions, d: LimitDecision, now = NOW, id = 'key:a') =>
+    new FaultInjector(faults).adjustDecision(id, free, d, now);
+
+  it('changes nothing without them', () => {
+    const d = allowed(10);
+    expect(adjust({ wrongRemaining: 3, limiterLeak: 2 }, d)).toBe(d);
+  });
+
+  it('remainingRises: an even Remaining is sent as 2 more, at most the limit; an odd one as it is', () => {
+    expect(adjust({ remainingRises: true }, allowed(10)).remaining).toBe(12);
+    expect(adjust({ remainingRises: true }, allowed(11)).remaining).toBe(11);
+    expect(adjust({ remainingRises: true }, allowed(58)).remaining).toBe(60);
+  });
+
+  it('resetDrift: Reset is the true reset plus Remaining seconds', () => {
+    expect(adjust({ resetDrift: true }, allowed(10)).resetAt).toBe(NOW + 40_000);
+    expect(adjust({ resetDrift: true }, allowed(0)).resetAt).toBe(NOW + 30_000);
+  });
+
+  it('wrongWindowHeaders: the day window is described, counted from the first request', () => {
+    const injector = new FaultInjector({ wrongWindowHeaders: true });
+    const first = injector.adjustDecision('key:a', free, allowed(59), NOW);
+    const second = injector.adjustDecision('key:a', free, allowed(58), NOW + 1000);
+    expect(first).toMatchObject({ limit: 1000, remaining: 999, resetAt: NOW + 86_400_000 });
+    expect(second).toMatchObject({ limit: 1000, remaining: 998, resetAt: NOW + 86_400_000 });
+    expect(injector.adjustDecision('key:b', free, allowed(59), NOW).remaining).toBe(999);
+  });
+
+  it('early429: refuses once half of the window is used, Retry-After at its reset', () => {
+    expect(adjust({ early429: true }, allowed(30)).outcome).toBe('allowed');
+    expect(adjust({ early429: true }, allowed(29))).toEqual({
+      outcome: 'rate_limited',
+      limit: 60,
+      remaining: 0,
+      resetAt: NOW + 30_000,
+      retryAt: NOW + 30_000,
+    });
+  });
+
+  it('rejectRetry: refuses the first admitted request once a true 429 says the quota is back, once', () => {
+    const injector = new FaultInjector({ rejectRetry: true });
+    const limited: LimitDecision = { ...allowed(0), outcome: 'rate_limited', retryAt: NOW + 1000 };
+    expect(injector.adjustDecision('key:a', free, limited, NOW)).toBe(limited);
+    // Before the retry time: not the retry (the limiter would refuse it anyway).
+    expect(injector.adjustDecision('key:a', free, allowed(59), NOW + 500).outcome).toBe('allowed');
+    const retry = injector.adjustDecision('key:a', free, allowed(59, { resetAt: NOW + 61_000 }), NOW + 1000);
+    expect(retry).toMatchObject({ outcome: 'rate_limited', remaining: 0, retryAt: NOW + 61_000 });
+    expect(injector.adjustDecision('key:a', free, allowed(58), NOW + 62_000).outcome).toBe('allowed');
+  });
+});
+
+describe('faults in the 429 and deprecation headers', () => {
+  it('retryAfterMismatch and cacheable429: Retry-After N s longer, Cache-Control public', async () => {
+    const options = { plans: SMALL_PLANS, timeScale: SMALL_TIME_SCALE };
+    const [faulty, plain429] = await Promise.all([
+      start({ retryAfterMismatch: 4, cacheable429: true }, options).then(async (url) => {
+        for (let i = 0; i < 5; i++) await call(url, '/pets');
+        return call(url, '/pets');
+      }),
+      smallPlain().then(async (url) => {
+        for (let i = 0; i < 5; i++) await call(url, '/pets', { key: 'headers-429-key' });
+        return call(url, '/pets', { key: 'headers-429-key' });
+      }),
+    ]);
+    expect([faulty.status, plain429.status]).toEqual([429, 429]);
+    const reset = (r: Reply) => int(r, RATE_LIMIT_HEADER.reset) - Date.now() / 1000;
+    expect(int(faulty, RATE_LIMIT_HEADER.retryAfter) - reset(faulty)).toBeGreaterThan(3);
+    expect(faulty.headers['cache-control']).toBe('public, max-age=60');
+    expect(Math.abs(int(plain429, RATE_LIMIT_HEADER.retryAfter) - reset(plain429))).toBeLessThan(2);
+    expect(plain429.headers['cache-control']).toBeUndefined();
+  });
+
+  it('noSunsetLink: the deprecated operation keeps Deprecation and Sunset, without the Link', async () => {
+    const [without, withLink] = await Promise.all([
+      start({ noSunsetLink: true }).then((url) => call(url, '/pets/1', { key: BIG_KEY })),
+      plain().then((url) => call(url, '/pets/1', { key: BIG_KEY })),
+    ]);
+    expect(without.status).toBe(200);
+    expect(without.headers.deprecation).toMatch(/^@\d+$/);
+    expect(without.headers.sunset).toMatch(/GMT$/);
+    expect(without.headers.link).toBeUndefined();
+    expect(withLink.headers.link).toBe('</openapi.yaml>; rel="sunset"');
   });
 });

@@ -1,13 +1,54 @@
-import { parseDeprecation, parseSunset } from '../../api/deprecation-headers.ts';
+import { parseDeprecation, parseLinks, parseSunset } from '../../api/deprecation-headers.ts';
 import { isErrorObject } from '../../api/error-object.ts';
-import { RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
-import { parseRetryAfter } from '../../api/retry-after.ts';
-import { type Check, SKIP } from './check.ts';
+import { parseHttpDate } from '../../api/http-date.ts';
+import { type HeaderValue, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
+import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
+import { type AttemptCheck, type Check, SKIP } from './check.ts';
+import { clientChecks } from './client-checks.ts';
+import { responseSchemaCheck } from './schema-check.ts';
+import { DEFAULT_SETTLE_AFTER_MS, statefulChecks } from './stateful.ts';
 
 const RATE_LIMIT_NAMES = [RATE_LIMIT_HEADER.limit, RATE_LIMIT_HEADER.remaining, RATE_LIMIT_HEADER.reset];
 const SEED_LIMITS = 'seed: Limits, rate limit headers';
 
-/** The checks evaluated on every response, in report order. */
+/** Retry-After and X-RateLimit-Reset may differ by the rounding of each (1 s) and 1 s of clocks and latency. */
+const RETRY_AFTER_RESET_TOLERANCE_MS = 2000;
+
+function headerText(value: HeaderValue): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+/** Cache-Control directives, names in lower case: `public, max-age="60"` -> {public: '', max-age: '60'}. */
+function cacheDirectives(value: HeaderValue): Map<string, string> {
+  const directives = new Map<string, string>();
+  for (const part of headerText(value).split(',')) {
+    const m = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*(?:=\s*(?:"([^"]*)"|([^\s,]*)))?\s*$/.exec(part);
+    if (m) directives.set((m[1] as string).toLowerCase(), m[2] ?? m[3] ?? '');
+  }
+  return directives;
+}
+
+/** Why a response may be stored by a cache, or undefined when it may not. */
+function cacheableBecause(headers: Record<string, HeaderValue>, nowMs: number): string | undefined {
+  const cc = cacheDirectives(headers['cache-control']);
+  if (cc.has('no-store')) return undefined;
+  if (cc.has('public')) return 'Cache-Control: public';
+  const seconds = (name: string) => Number.parseInt(cc.get(name) ?? '', 10);
+  if (seconds('max-age') > 0) return `Cache-Control: max-age=${cc.get('max-age')}`;
+  if (seconds('s-maxage') > 0 && !cc.has('private')) return `Cache-Control: s-maxage=${cc.get('s-maxage')}`;
+  // max-age and s-maxage override Expires (RFC 9111 section 5.3); an invalid Expires is in the past.
+  if (!cc.has('max-age') && !cc.has('s-maxage') && !cc.has('no-cache')) {
+    const expires = parseHttpDate(headerText(headers.expires));
+    if (expires && expires.getTime() > nowMs + 1000)
+      return `Expires ${headerText(headers.expires)} is in the future`;
+  }
+  return undefined;
+}
+
+/**
+ * The checks that are pure functions of one response, in report order. A run evaluates
+ * `responseChecks()`: these, the stateful ones and the response schema.
+ */
 export const CHECKS: readonly Check[] = [
   {
     id: 'ratelimit-headers-present',
@@ -79,6 +120,30 @@ export const CHECKS: readonly Check[] = [
     },
   },
   {
+    id: 'retry-after-matches-reset',
+    rule: 'On a 429, the time Retry-After names and X-RateLimit-Reset agree within 2 s (1 s rounding of each, 1 s of clocks)',
+    source: `${SEED_LIMITS} (Reset: "at which the limit resets"; Retry-After: "the time after which to retry")`,
+    evaluate: ({ status, headers, rateLimit: { reset }, attempt }) => {
+      if (status !== 429 || reset === undefined) return SKIP;
+      const retryAfter = parseRetryAfter(headers[RATE_LIMIT_HEADER.retryAfter]);
+      if (!retryAfter) return SKIP;
+      const retryAt = attempt.receivedAt + retryAfterDelayMs(retryAfter, attempt.receivedAt);
+      const difference = retryAt - reset * 1000;
+      if (Math.abs(difference) <= RETRY_AFTER_RESET_TOLERANCE_MS) return undefined;
+      const seconds = (Math.abs(difference) / 1000).toFixed(1);
+      return `Retry-After ends ${seconds} s ${difference < 0 ? 'before' : 'after'} Reset ${reset}`;
+    },
+  },
+  {
+    id: 'ratelimit-429-not-cacheable',
+    rule: 'A 429 is not cacheable: no Cache-Control public, max-age>0 or (without private) s-maxage>0 unless no-store, and no Expires in the future',
+    source: 'RFC 6585 section 4 ("MUST NOT be stored by a cache"); RFC 9111',
+    evaluate: ({ status, headers, attempt }) => {
+      if (status !== 429) return SKIP;
+      return cacheableBecause(headers, attempt.receivedAt);
+    },
+  },
+  {
     id: 'error-body',
     rule: 'An error response (4xx, 5xx) has an Error body {code, message, status} with status equal to the HTTP status',
     source: 'seed: Errors, Error object',
@@ -113,4 +178,40 @@ export const CHECKS: readonly Check[] = [
       return sunset >= deprecation ? undefined : 'Sunset is earlier than Deprecation';
     },
   },
+  {
+    id: 'sunset-link',
+    rule: 'A deprecated operation sends a Link with rel="sunset" (where its retirement is described)',
+    source: 'RFC 8594 section 6 (the "sunset" link relation); seed: Versioning',
+    evaluate: ({ op, headers }) => {
+      if (!op.deprecated) return SKIP;
+      const links = parseLinks(headerText(headers.link));
+      if (links.some((l) => l.rel.includes('sunset'))) return undefined;
+      return headers.link === undefined ? 'no Link' : `no rel="sunset" in Link '${headerText(headers.link)}'`;
+    },
+  },
 ];
+
+export interface RunChecksOptions {
+  /** Bodies validated per operation per second (response-schema). */
+  schemaPerSecond?: number;
+  /** How long deferred verdicts wait for the requests in flight around them (the client's timeout and more). */
+  settleAfterMs?: number;
+}
+
+/** Every response check of one run, fresh (several keep state), in report order. */
+export function responseChecks(options: RunChecksOptions = {}): Check[] {
+  const stateful = statefulChecks(options.settleAfterMs ?? DEFAULT_SETTLE_AFTER_MS);
+  const at = CHECKS.findIndex((c) => c.id === 'retry-after-on-429');
+  return [
+    ...CHECKS.slice(0, at),
+    ...stateful,
+    ...CHECKS.slice(at),
+    responseSchemaCheck(options.schemaPerSecond),
+  ];
+}
+
+/** The ids of every check a run reports, response checks then the client's, in report order. */
+export function allCheckIds(): string[] {
+  const checks: (Check | AttemptCheck)[] = [...responseChecks(), ...clientChecks()];
+  return checks.map((c) => c.id);
+}

@@ -16,16 +16,68 @@ export interface CheckContext {
   nowSeconds: number;
 }
 
+/** undefined: the response passes; a string: it fails, and why; SKIP: the rule does not apply to it. */
+export type CheckOutcome = string | undefined | typeof SKIP;
+
+/** A verdict on an earlier response that could not be judged when it arrived. */
+export interface SettledOutcome {
+  attempt: AttemptRecord;
+  /** undefined: passed; a string: failed, and why. */
+  outcome: string | undefined;
+}
+
 /**
- * A check is a pure function with a stable id (thresholds, JUnit and compare refer to it), a one-line
- * rule and where the rule comes from. It returns undefined when the response passes, a short
- * reason when it fails, or SKIP when the rule does not apply to this response.
+ * A check has a stable id (thresholds, JUnit and compare refer to it), a one-line rule and where the
+ * rule comes from. `evaluate` returns undefined when the response passes, a short reason when it
+ * fails, or SKIP when the rule does not apply to this response.
+ *
+ * Most checks are pure functions of one response. A check that compares responses (a window's
+ * Remaining never rising, a 429 only when the quota is spent) is made by a factory, one instance per
+ * run, and keeps its own state: it may see every attempt, transport errors included (`observe`,
+ * called before any check evaluates that attempt), and it may defer a verdict until the requests
+ * that could change it have all been answered (`evaluate` returns SKIP, `settle` gives the verdict
+ * later). Responses reach the checks in the order they were received.
  */
 export interface Check {
   id: string;
   rule: string;
   source: string;
-  evaluate(ctx: CheckContext): string | undefined | typeof SKIP;
+  evaluate(ctx: CheckContext): CheckOutcome;
+  observe?(attempt: AttemptRecord): void;
+  /**
+   * Verdicts that can be given now, `nowMs` being the receive time of the latest attempt; with
+   * `final`, every verdict still open (no request of the run is in flight any more).
+   */
+  settle?(nowMs: number, final: boolean): SettledOutcome[];
+}
+
+/** One failure kept as an example, to show what went wrong without storing every one. */
+export interface CheckSample {
+  operation: string;
+  status: number;
+  detail: string;
+  /** Epoch ms of the response. */
+  at: number;
+}
+
+/** What an attempt check reports: its counts so far. */
+export interface AttemptCheckCounts {
+  passes: number;
+  failures: number;
+  samples: CheckSample[];
+}
+
+/**
+ * A check of OUR client's behaviour (waits, backoff, retry budget), judged from the sequence of
+ * attempts rather than from one response. It sees every attempt in the order received and keeps
+ * its own counts, because some verdicts are about the run as a whole (the retry budget).
+ */
+export interface AttemptCheck {
+  id: string;
+  rule: string;
+  source: string;
+  observe(attempt: AttemptRecord): void;
+  counts(): AttemptCheckCounts;
 }
 
 export const SKIP = Symbol('skip');

@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatHttpDate } from '../../../src/api/http-date.ts';
 import type { Operation } from '../../../src/api/operations.ts';
-import { CHECKS } from '../../../src/record/checks/catalogue.ts';
+import { allCheckIds, CHECKS, responseChecks } from '../../../src/record/checks/catalogue.ts';
 import { type Check, type CheckContext, SKIP } from '../../../src/record/checks/check.ts';
 import {
   errorBody,
@@ -52,9 +53,12 @@ describe('check catalogue', () => {
       'ratelimit-limit-matches-plan',
       'ratelimit-reset-in-window',
       'retry-after-on-429',
+      'retry-after-matches-reset',
+      'ratelimit-429-not-cacheable',
       'error-body',
       'json-content-type',
       'deprecation-headers',
+      'sunset-link',
     ]);
   });
 
@@ -226,5 +230,103 @@ describe('deprecation-headers', () => {
   it('skips an operation that is not deprecated', () => {
     expect(listPets.deprecated).toBe(false);
     expect(c().evaluate(ctx({ deprecation: undefined, sunset: undefined }))).toBe(SKIP);
+  });
+});
+
+describe('retry-after-matches-reset', () => {
+  const c = () => check('retry-after-matches-reset');
+  const now = Math.ceil((T0 + 10) / 1000);
+  const limited = (retryAfter: string | undefined, reset: number) =>
+    ctx(
+      { 'retry-after': retryAfter, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+      429,
+      errorBody(429, 'rate_limited'),
+    );
+  it('passes when both name the same time, within the rounding of each', () => {
+    expect(c().evaluate(limited('30', now + 30))).toBeUndefined();
+    expect(c().evaluate(limited('1', now + 2))).toBeUndefined();
+    expect(c().evaluate(limited(formatHttpDate(new Date((now + 30) * 1000)), now + 30))).toBeUndefined();
+  });
+  it('fails when Retry-After ends well before or after Reset', () => {
+    expect(c().evaluate(limited('1', now + 30))).toBe(`Retry-After ends 30.0 s before Reset ${now + 30}`);
+    expect(c().evaluate(limited('35', now + 30))).toBe(`Retry-After ends 4.0 s after Reset ${now + 30}`);
+  });
+  it('skips other statuses, and a 429 without a valid Retry-After or Reset', () => {
+    expect(c().evaluate(ctx({ 'retry-after': '1' }))).toBe(SKIP);
+    expect(c().evaluate(limited(undefined, now + 30))).toBe(SKIP);
+    expect(c().evaluate(limited('soon', now + 30))).toBe(SKIP);
+    expect(
+      c().evaluate(ctx({ 'retry-after': '1', 'x-ratelimit-reset': undefined }, 429, errorBody(429))),
+    ).toBe(SKIP);
+  });
+});
+
+describe('ratelimit-429-not-cacheable', () => {
+  const c = () => check('ratelimit-429-not-cacheable');
+  const limited = (headers: Record<string, string | undefined>) =>
+    ctx({ 'retry-after': '1', ...headers }, 429, errorBody(429, 'rate_limited'));
+  it('passes without caching headers, or with directives that forbid storing', () => {
+    expect(c().evaluate(limited({}))).toBeUndefined();
+    expect(c().evaluate(limited({ 'cache-control': 'no-store' }))).toBeUndefined();
+    expect(c().evaluate(limited({ 'cache-control': 'public, max-age=60, no-store' }))).toBeUndefined();
+    expect(c().evaluate(limited({ 'cache-control': 'max-age=0' }))).toBeUndefined();
+    expect(c().evaluate(limited({ 'cache-control': 'private, s-maxage=60' }))).toBeUndefined();
+    expect(c().evaluate(limited({ expires: 'Thu, 01 Jan 1970 00:00:00 GMT' }))).toBeUndefined();
+    expect(c().evaluate(limited({ expires: 'never' }))).toBeUndefined();
+  });
+  it('fails public, max-age > 0, s-maxage > 0, or an Expires in the future', () => {
+    expect(c().evaluate(limited({ 'cache-control': 'public, max-age=60' }))).toBe('Cache-Control: public');
+    expect(c().evaluate(limited({ 'cache-control': 'Max-Age="30"' }))).toBe('Cache-Control: max-age=30');
+    expect(c().evaluate(limited({ 'cache-control': 's-maxage=5' }))).toBe('Cache-Control: s-maxage=5');
+    const later = formatHttpDate(new Date(T0 + 3_600_000));
+    expect(c().evaluate(limited({ expires: later }))).toBe(`Expires ${later} is in the future`);
+  });
+  it('skips any other status', () => {
+    expect(c().evaluate(ctx({ 'cache-control': 'public, max-age=60' }))).toBe(SKIP);
+  });
+});
+
+describe('sunset-link', () => {
+  const c = () => check('sunset-link');
+  const deprecated = (headers: Record<string, string | undefined>) =>
+    makeContext(
+      makeAttempt(getPetById, {
+        json: { id: 1, name: 'Rex', categoryId: 1 },
+        headers: { ...okHeaders(T0 + 10), deprecation: '@1767225600', ...headers },
+      }),
+    );
+  it('passes with a Link of rel="sunset", among others', () => {
+    expect(c().evaluate(deprecated({ link: '</openapi.yaml>; rel="sunset"' }))).toBeUndefined();
+    expect(
+      c().evaluate(deprecated({ link: '</a>; rel=next, </docs>; rel="Sunset alternate"' })),
+    ).toBeUndefined();
+  });
+  it('fails without a Link, or without that relation', () => {
+    expect(c().evaluate(deprecated({}))).toBe('no Link');
+    expect(c().evaluate(deprecated({ link: '</docs>; rel="deprecation"' }))).toBe(
+      `no rel="sunset" in Link '</docs>; rel="deprecation"'`,
+    );
+  });
+  it('skips an operation that is not deprecated', () => {
+    expect(c().evaluate(ctx())).toBe(SKIP);
+  });
+});
+
+describe('responseChecks', () => {
+  it('gives fresh instances each run, every check of the catalogue among them, the schema last', () => {
+    const a = responseChecks();
+    const b = responseChecks();
+    expect(a.map((c) => c.id)).toEqual(b.map((c) => c.id));
+    for (const c of CHECKS) expect(a.map((x) => x.id)).toContain(c.id);
+    expect(a.at(-1)?.id).toBe('response-schema');
+    expect(a.find((c) => c.id === 'ratelimit-remaining-never-rises')).not.toBe(
+      b.find((c) => c.id === 'ratelimit-remaining-never-rises'),
+    );
+    expect(new Set(allCheckIds()).size).toBe(allCheckIds().length);
+  });
+
+  it('are all in docs/checks.md, each with the fault that proves it or the unit test for client ones', () => {
+    const docs = readFileSync(new URL('../../../docs/checks.md', import.meta.url), 'utf8');
+    for (const id of allCheckIds()) expect(docs, id).toMatch(new RegExp(`^\\| \`${id}\` \\|`, 'm'));
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/api/operations.ts';
-import { type Check, SKIP } from '../../../src/record/checks/check.ts';
+import { type AttemptCheck, type Check, SKIP } from '../../../src/record/checks/check.ts';
 import { CheckTally } from '../../../src/record/checks/tally.ts';
 import { makeAttempt, makeContext, operation, T0 } from '../../helpers/unit-attempt.ts';
 
@@ -51,5 +51,53 @@ describe('CheckTally', () => {
     expect(before[0]).toMatchObject({ passes: 0, failures: 1 });
     expect(before[0]?.samples).toHaveLength(1);
     expect(tally.snapshot()[0]).toMatchObject({ passes: 1, failures: 2 });
+  });
+});
+
+describe('CheckTally with stateful and client checks', () => {
+  it('lets stateful checks see every attempt and counts the verdicts they give later', () => {
+    const seen: number[] = [];
+    const deferred: Check = {
+      id: 'deferred',
+      rule: 'a 500 fails once the next attempt arrives',
+      source: 'test',
+      observe: (a) => seen.push(a.status),
+      evaluate: () => SKIP,
+      settle: (_now, final) =>
+        final
+          ? [
+              { attempt: first, outcome: 'late' },
+              { attempt: first, outcome: undefined },
+            ]
+          : [],
+    };
+    const first = makeAttempt(listPets, { status: 500 });
+    const tally = new CheckTally([deferred]);
+    tally.observe(first);
+    expect(tally.evaluate(makeContext(first))).toBe(0);
+    tally.observe(makeAttempt(listPets, { status: 0, headers: undefined }));
+    expect(seen).toEqual([500, 0]);
+    expect(tally.settle(T0 + 100, false)).toEqual([]);
+    expect(tally.settle(T0 + 100, true)).toEqual([first]);
+    expect(tally.snapshot()[0]).toMatchObject({
+      passes: 1,
+      failures: 1,
+      samples: [{ operation: 'listPets', status: 500, detail: 'late', at: T0 + 10 }],
+    });
+  });
+
+  it('reports the client checks after the response checks, in the same shape', () => {
+    const client: AttemptCheck = {
+      id: 'client-test',
+      rule: 'counts attempts',
+      source: 'test',
+      observe: () => undefined,
+      counts: () => ({ passes: 3, failures: 1, samples: [] }),
+    };
+    const tally = new CheckTally([byStatus], [client]);
+    expect(tally.snapshot().map((r) => [r.id, r.passes, r.failures])).toEqual([
+      ['by-status', 0, 0],
+      ['client-test', 3, 1],
+    ]);
   });
 });

@@ -1,0 +1,196 @@
+import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
+import type { AttemptRecord } from '../attempt.ts';
+import { ViolationCounter } from '../violations.ts';
+import type { AttemptCheck, AttemptCheckCounts, CheckSample } from './check.ts';
+import { keepEarliest } from './tally.ts';
+
+/*
+ * Checks of OUR client's behaviour, judged from the attempts it recorded (send and receive times,
+ * status, headers, the waits it took, whether it retried). The client is built to pass them; they
+ * are here so that a regression in it shows in every result, and their failing cases are proven by
+ * unit tests over crafted attempt sequences.
+ */
+
+const SOURCE_BACKOFF =
+  'seed: Limits ("Clients implement exponential backoff"); the README (backoff, retry budget)';
+
+class Counts implements AttemptCheckCounts {
+  passes = 0;
+  failures = 0;
+  samples: CheckSample[] = [];
+
+  pass(): void {
+    this.passes++;
+  }
+
+  fail(a: AttemptRecord, detail: string): void {
+    this.failures++;
+    keepEarliest(this.samples, { operation: a.operation.id, status: a.status, detail, at: a.receivedAt });
+  }
+}
+
+const isServerError = (status: number) => status >= 500 || status === 0;
+
+export function waitedRetryAfterCheck(): AttemptCheck {
+  const counts = new Counts();
+  const violations = new ViolationCounter();
+  /** Per key: when the first 429 was received; the rule applies to requests sent after it. */
+  const first429 = new Map<string, number>();
+  return {
+    id: 'client-waited-retry-after',
+    rule: "After a 429, no request of that key is sent before the 429's Retry-After has elapsed",
+    source:
+      'seed: Errors (429) and Limits (a temporary ban for requests after a 429); RFC 9110 section 10.2.3',
+    observe: (a) => {
+      const since = first429.get(a.keyLabel);
+      const before = violations.count;
+      violations.observe(a);
+      if (violations.count > before) {
+        const pause = violations.samples[violations.samples.length - 1];
+        const until = pause && violations.count <= 5 ? pause.pauseUntil : undefined;
+        counts.fail(
+          a,
+          until === undefined
+            ? 'sent inside a Retry-After pause'
+            : `sent ${Math.round(until - a.sentAt)} ms before the Retry-After pause ended`,
+        );
+      } else if (since !== undefined && a.sentAt >= since) {
+        counts.pass();
+      }
+      if (a.status === 429 && since === undefined && parseRetryAfter(a.headers?.['retry-after']))
+        first429.set(a.keyLabel, a.receivedAt);
+    },
+    counts: () => counts,
+  };
+}
+
+export interface BackoffPolicy {
+  /** Full-jitter backoff of 5xx and transport-error retries: the client's defaults. */
+  baseMs: number;
+  capMs: number;
+}
+
+export const CLIENT_BACKOFF: BackoffPolicy = { baseMs: 100, capMs: 10_000 };
+
+/** A wait may exceed its ceiling by this much: timers fire late on a loaded machine. */
+const TIMER_SLACK_MS = 1000;
+/** "No jitter": at least this many waits before one attempt number, all in the top tenth of their ceiling. */
+const NO_JITTER_SAMPLES = 10;
+
+export function backoffCheck(policy: BackoffPolicy = CLIENT_BACKOFF): AttemptCheck {
+  const counts = new Counts();
+  /** Attempts followed by a retry, per key, operation and attempt number. */
+  const failed = new Map<string, AttemptRecord[]>();
+  /** Per key: 429 pauses, which also hold retries back (the wait then is not the backoff's). */
+  const pauses = new Map<string, { from: number; until: number }[]>();
+  /** Per attempt number retried: wait / ceiling of each judged wait, and one retry to name. */
+  const ratios = new Map<number, { values: number[]; example: AttemptRecord }>();
+  const slot = (a: AttemptRecord, attempt: number) => `${a.keyLabel}\u0000${a.operation.id}\u0000${attempt}`;
+  const ceiling = (attempt: number) => Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
+
+  return {
+    id: 'client-backoff-jitter-cap',
+    rule: `A retry after a 5xx or transport error waits no longer than the full-jitter ceiling min(cap ${policy.capMs} ms, ${policy.baseMs} ms x 2^(n-1)) for attempt n (+${TIMER_SLACK_MS} ms of timer slack), and the waits are jittered (not all of ${NO_JITTER_SAMPLES} or more at their ceiling)`,
+    source: SOURCE_BACKOFF,
+    observe: (a) => {
+      if (a.attempt > 1) {
+        const list = failed.get(slot(a, a.attempt - 1));
+        const i = list ? list.findIndex((p) => p.receivedAt <= a.sentAt) : -1;
+        const p = i >= 0 ? (list?.splice(i, 1)[0] as AttemptRecord) : undefined;
+        const ambiguous =
+          list?.some(
+            (q) => q.receivedAt <= a.sentAt && isServerError(q.status) !== isServerError(p?.status ?? 0),
+          ) ?? false;
+        const held = (pauses.get(a.keyLabel) ?? []).some(
+          (w) => w.until > (p?.receivedAt ?? 0) && w.from < a.sentAt,
+        );
+        if (p && isServerError(p.status) && !ambiguous && !held) {
+          const limit = ceiling(p.attempt);
+          const ratio = ratios.get(p.attempt) ?? { values: [], example: a };
+          ratio.values.push(a.backoffWaitMs / limit);
+          ratios.set(p.attempt, ratio);
+          if (a.backoffWaitMs > limit + TIMER_SLACK_MS)
+            counts.fail(
+              a,
+              `waited ${Math.round(a.backoffWaitMs)} ms before attempt ${a.attempt}, above its ceiling of ${limit} ms`,
+            );
+          else counts.pass();
+        }
+      }
+      if (a.retried) {
+        const key = slot(a, a.attempt);
+        const list = failed.get(key) ?? [];
+        list.push(a);
+        if (list.length > 256) list.shift();
+        failed.set(key, list);
+      }
+      if (a.status === 429) {
+        // Retry-After, else Reset, else the client's own 429 backoff (at most a minute).
+        const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
+        const reset = a.rateLimit?.reset;
+        const until = retryAfter
+          ? a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt)
+          : reset !== undefined && reset * 1000 > a.receivedAt
+            ? reset * 1000
+            : a.receivedAt + 60_000;
+        const list = pauses.get(a.keyLabel) ?? [];
+        list.push({ from: a.receivedAt, until: until + 100 });
+        if (list.length > 64) list.shift();
+        pauses.set(a.keyLabel, list);
+      }
+    },
+    counts: () => {
+      const result = { passes: counts.passes, failures: counts.failures, samples: [...counts.samples] };
+      for (const [attempt, { values, example }] of ratios) {
+        if (values.length < NO_JITTER_SAMPLES || values.some((v) => v < 0.9)) continue;
+        result.failures++;
+        keepEarliest(result.samples, {
+          operation: example.operation.id,
+          status: example.status,
+          detail: `no jitter: all ${values.length} waits before attempt ${attempt + 1} were at 90% or more of their ceiling`,
+          at: example.receivedAt,
+        });
+      }
+      return result;
+    },
+  };
+}
+
+export interface RetryBudgetPolicy {
+  /** Share of calls that may be retried after a 5xx or transport error (the client's default 10%). */
+  ratio: number;
+  /** Retries allowed whatever the number of calls. */
+  minimum: number;
+}
+
+export const CLIENT_RETRY_BUDGET: RetryBudgetPolicy = { ratio: 0.1, minimum: 10 };
+
+export function retryBudgetCheck(policy: RetryBudgetPolicy = CLIENT_RETRY_BUDGET): AttemptCheck {
+  let calls = 0;
+  const retries: AttemptRecord[] = [];
+  return {
+    id: 'client-retry-budget',
+    rule: `Retries after a 5xx or transport error are at most ${policy.ratio * 100}% of the calls (at least ${policy.minimum} allowed), over the run (calls cut off by an interrupt before their first attempt are not seen)`,
+    source: SOURCE_BACKOFF,
+    observe: (a) => {
+      if (a.attempt === 1) calls++;
+      if (a.retried && isServerError(a.status)) retries.push(a);
+    },
+    counts: () => {
+      // The client allows a retry while retries < max(minimum, ratio x calls).
+      const allowed = Math.ceil(Math.max(policy.minimum, policy.ratio * calls));
+      const over = retries.slice(allowed);
+      const counts = new Counts();
+      counts.passes = retries.length - over.length;
+      over.forEach((a, i) => {
+        counts.fail(a, `retry ${allowed + i + 1} of at most ${allowed} for ${calls} calls`);
+      });
+      return counts;
+    },
+  };
+}
+
+/** The checks of the client's behaviour, fresh for one run, in report order. */
+export function clientChecks(): AttemptCheck[] {
+  return [waitedRetryAfterCheck(), backoffCheck(), retryBudgetCheck()];
+}
