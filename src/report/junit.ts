@@ -30,7 +30,8 @@ function suite(name: string, cases: Case[], timestamp: string, seconds: number):
 }
 
 /**
- * JUnit XML, the format every CI system renders: one testcase per threshold and per check, so a
+ * JUnit XML, the format every CI system renders: one testcase per threshold, check, compliance
+ * probe and baseline regression, so a
  * failed gate shows in the pipeline's test view with the figure that failed it.
  */
 export function renderJUnit(result: RunResult): string {
@@ -56,6 +57,17 @@ export function renderJUnit(result: RunResult): string {
     }
     return c;
   });
+  const probes: Case[] = (result.probes ?? []).map((probe) => {
+    const c: Case = { name: probe.id, classname: `${scenario}.probes` };
+    if (!probe.passed) {
+      const message = `expected ${probe.expected}; got ${probe.actual}`;
+      c.failure = {
+        message,
+        body: `${probe.description}\n${message}${probe.detail ? `\n${probe.detail}` : ''}`,
+      };
+    }
+    return c;
+  });
   const baseline: Case[] = [];
   if (result.baseline) {
     const { file, regressions } = result.baseline;
@@ -70,13 +82,14 @@ export function renderJUnit(result: RunResult): string {
       });
     }
   }
-  const all = [...thresholds, ...checks, ...baseline];
+  const all = [...thresholds, ...checks, ...probes, ...baseline];
   const failures = all.filter((c) => c.failure).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="petstore-load ${xml(scenario)}" tests="${all.length}" failures="${failures}" errors="0" time="${seconds}">`,
     suite(`${scenario} thresholds`, thresholds, timestamp, seconds),
     suite(`${scenario} checks`, checks, timestamp, seconds),
+    ...(result.probes ? [suite(`${scenario} probes`, probes, timestamp, seconds)] : []),
     ...(result.baseline ? [suite(`${scenario} baseline`, baseline, timestamp, seconds)] : []),
     '</testsuites>',
     '',

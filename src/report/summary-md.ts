@@ -36,12 +36,22 @@ export function renderSummaryMarkdown(result: RunResult): string {
         ? `all ${thresholds.length} thresholds passed`
         : `${failed.length} of ${thresholds.length} thresholds failed`;
   const regressions = result.baseline?.regressions ?? [];
-  const gated = thresholds.length > 0 || result.baseline !== undefined;
-  const icon = !gated ? 'ℹ️' : failed.length === 0 && regressions.length === 0 ? '✅' : '❌';
+  const failedProbes = (result.probes ?? []).filter((p) => !p.passed).length;
+  const gated = thresholds.length > 0 || result.baseline !== undefined || result.probes !== undefined;
+  const icon = !gated
+    ? 'ℹ️'
+    : failed.length === 0 && regressions.length === 0 && failedProbes === 0
+      ? '✅'
+      : '❌';
+  const probesVerdict = result.probes
+    ? `; ${failedProbes === 0 ? `all ${result.probes.length} probes passed` : `${failedProbes} of ${result.probes.length} probes failed`}`
+    : '';
   const baselineVerdict = result.baseline
     ? `; ${regressions.length === 0 ? 'no regression' : `${regressions.length} regression${regressions.length === 1 ? '' : 's'}`} against the baseline`
     : '';
-  lines.push(`### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${baselineVerdict}`);
+  lines.push(
+    `### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}`,
+  );
   if (meta.partial) lines.push('', `> Partial run: interrupted by ${cell(meta.interruptedBy ?? 'unknown')}.`);
   lines.push(
     '',
@@ -56,6 +66,15 @@ export function renderSummaryMarkdown(result: RunResult): string {
     for (const t of thresholds) {
       lines.push(
         `| ${code(t.expression)} | ${t.source} | ${t.actual ?? '—'} | ${t.passed ? '✅ pass' : `❌ ${cell(t.detail ?? 'fail')}`} |`,
+      );
+    }
+  }
+  const probes = result.probes ?? [];
+  if (probes.length > 0) {
+    lines.push('', '| probe | expected | actual | result |', '|---|---|---|---|');
+    for (const p of probes) {
+      lines.push(
+        `| ${code(p.id)} | ${cell(p.expected)} | ${cell(p.actual)} | ${p.passed ? '✅ pass' : `❌ ${cell(p.detail ?? 'fail')}`} |`,
       );
     }
   }

@@ -85,6 +85,46 @@ describe('JUnit XML', () => {
     expect(clean.testsuites.testsuite[2].testcase[0].failure).toBeUndefined();
   });
 
+  it('has a testcase per compliance probe, failed where the probe failed', () => {
+    const probed = {
+      ...result,
+      probes: [
+        {
+          id: 'auth-missing-key',
+          description: 'no key',
+          expected: '401 Error',
+          actual: '401 Error',
+          passed: true,
+          requests: 1,
+          durationMs: 3,
+        },
+        {
+          id: 'invalid-json',
+          description: 'a broken body',
+          expected: '400 Error',
+          actual: '500 Error',
+          passed: false,
+          detail: 'a server error',
+          requests: 1,
+          durationMs: 2,
+        },
+      ],
+    };
+    const xml = renderJUnit(probed);
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const probes = parse(xml).testsuites.testsuite[2];
+    expect(probes.name).toBe('gate <&> "test" probes');
+    expect(probes.testcase.map((c: { name: string }) => c.name)).toEqual([
+      'auth-missing-key',
+      'invalid-json',
+    ]);
+    expect(probes.testcase[0].failure).toBeUndefined();
+    expect(probes.testcase[1].failure.message).toBe('expected 400 Error; got 500 Error');
+    const md = renderSummaryMarkdown(probed);
+    expect(md.split('\n')[0]).toMatch(/1 of 2 probes failed/);
+    expect(md).toContain('| `invalid-json` | 400 Error | 500 Error | ❌ a server error |');
+  });
+
   it('is valid with no thresholds declared', () => {
     const { thresholds: _, ...none } = result;
     const xml = renderJUnit(none as RunResult);
