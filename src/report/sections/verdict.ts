@@ -17,8 +17,10 @@ export function verdictBanner(result: RunResult): SafeHtml {
   const failed = thresholds.filter((t) => !t.passed);
   const passed = thresholds.filter((t) => t.passed);
   if (thresholds.length === 0) {
+    // Probes and a baseline are verdicts of their own, shown beside this one.
+    const other = result.probes !== undefined || result.baseline !== undefined;
     return html`<div class="banner neutral" data-verdict="none"><strong>no thresholds declared</strong>
-      <span>: nothing to pass or fail; the figures below are for reading.</span></div>`;
+      <span>${other ? '.' : ': nothing to pass or fail; the figures below are for reading.'}</span></div>`;
   }
   if (failed.length === 0) {
     return html`<div class="banner passed" data-verdict="passed"><strong>thresholds passed</strong>
