@@ -105,6 +105,11 @@ export function serveOptions(yargs: Argv) {
         'fault-reject-retry',
         'fault-cacheable-429',
         'fault-no-sunset-link',
+        'fault-wrong-limit',
+        'fault-error-body-status',
+        'fault-x-json-content-type',
+        'fault-bad-deprecation',
+        'fault-schema-violation',
         'fault-seed',
       ],
       'Fault injection (off by default; for proving checks):',
@@ -163,6 +168,26 @@ export function serveOptions(yargs: Argv) {
     .option('fault-no-sunset-link', {
       type: 'boolean',
       describe: 'Leave Link rel="sunset" out of the deprecated operation',
+    })
+    .option('fault-wrong-limit', {
+      type: 'boolean',
+      describe: "Send X-RateLimit-Limit as none of the plan's limits (the true one + 1)",
+    })
+    .option('fault-error-body-status', {
+      type: 'boolean',
+      describe: 'Name another status in Error bodies (500 on a 4xx, 400 on a 5xx)',
+    })
+    .option('fault-x-json-content-type', {
+      type: 'boolean',
+      describe: 'Send JSON bodies as Content-Type: application/x-json',
+    })
+    .option('fault-bad-deprecation', {
+      type: 'boolean',
+      describe: 'Send Deprecation as an HTTP-date instead of @<unix-seconds>',
+    })
+    .option('fault-schema-violation', {
+      type: 'boolean',
+      describe: "Send pets with a status outside the document's enum ('lost')",
     })
     .option('fault-seed', { type: 'number', describe: 'Seed of the random faults, for repeatable runs' });
 }
@@ -235,6 +260,11 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
       rejectRetry: args.faultRejectRetry,
       cacheable429: args.faultCacheable429,
       noSunsetLink: args.faultNoSunsetLink,
+      wrongLimit: args.faultWrongLimit,
+      errorBodyStatus: args.faultErrorBodyStatus,
+      xJsonContentType: args.faultXJsonContentType,
+      badDeprecation: args.faultBadDeprecation,
+      schemaViolation: args.faultSchemaViolation,
       seed: number('fault-seed', args.faultSeed),
     },
   };

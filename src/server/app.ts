@@ -12,7 +12,7 @@ import type { Operation } from '../api/operations.ts';
 import { DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
 import type { LoadedSpec } from '../api/spec.ts';
 import { ApiError } from './api-error.ts';
-import { FaultInjector } from './faults.ts';
+import { FaultInjector, violateSchema, wrongErrorStatus } from './faults.ts';
 import { HANDLERS } from './handlers.ts';
 import { SERVER_DEFAULTS, type ServerOptions } from './options.ts';
 import { type LimitDecision, PlanLimiter } from './rate-limiter.ts';
@@ -238,6 +238,21 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
     if (request.rateLimit) writeRateLimitHeaders(reply, request.rateLimit, Date.now(), faultOptions);
     const deprecation = request.routeOptions.config?.deprecation;
     if (deprecation) writeDeprecationHeaders(reply, deprecation, faultOptions);
+    if (faultOptions.xJsonContentType) {
+      const type = reply.getHeader('content-type');
+      if (typeof type === 'string' && /^application\/json\b/i.test(type))
+        reply.header('content-type', type.replace(/^application\/json/i, 'application/x-json'));
+    }
+    if (faultOptions.errorBodyStatus && reply.statusCode >= 400 && typeof payload === 'string') {
+      let body: unknown;
+      try {
+        body = JSON.parse(payload);
+      } catch {
+        return payload;
+      }
+      if (body && typeof body === 'object' && typeof (body as { status?: unknown }).status === 'number')
+        return JSON.stringify({ ...body, status: wrongErrorStatus(reply.statusCode) });
+    }
     return payload;
   });
 
@@ -286,7 +301,8 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
           body: request.body,
         });
         reply.code(status);
-        return body === undefined ? reply.send() : reply.send(body);
+        if (body === undefined) return reply.send();
+        return reply.send(faultOptions.schemaViolation && status < 300 ? violateSchema(body) : body);
       },
     });
   }

@@ -56,6 +56,22 @@ export interface FaultOptions {
   cacheable429?: boolean;
   /** The deprecated operation sends Deprecation and Sunset without `Link: <...>; rel="sunset"`. */
   noSunsetLink?: boolean;
+  /**
+   * X-RateLimit-Limit is none of the plan's limits: the described window's limit plus one (or the
+   * next value above it that is no limit of the plan). Remaining stays the true one, within bounds.
+   */
+  wrongLimit?: boolean;
+  /** Error bodies name a status other than the HTTP status: 500 on a 4xx, 400 on a 5xx. */
+  errorBodyStatus?: boolean;
+  /**
+   * JSON bodies declare `Content-Type: application/x-json`: not application/json, although a client
+   * that looks for "json" in the type still parses them (so only the content-type rule breaks).
+   */
+  xJsonContentType?: boolean;
+  /** The deprecated operation sends Deprecation as an HTTP-date instead of RFC 9745's `@<unix-seconds>`. */
+  badDeprecation?: boolean;
+  /** Pets in 2xx bodies carry a `status` outside the document's enum (`lost`). */
+  schemaViolation?: boolean;
   /** Seed of the random choices (latency jitter, 500s, resets), for repeatable runs. */
   seed?: number;
 }
@@ -79,6 +95,11 @@ export const FAULT_NAMES = [
   'rejectRetry',
   'cacheable429',
   'noSunsetLink',
+  'wrongLimit',
+  'errorBodyStatus',
+  'xJsonContentType',
+  'badDeprecation',
+  'schemaViolation',
 ] as const satisfies readonly (keyof FaultOptions)[];
 
 // Unref'd: an injected delay still pending must not keep a closed server's process alive.
@@ -132,6 +153,14 @@ export class FaultInjector {
    * key (or client address), `plan` its plan; `now` is epoch ms.
    */
   adjustDecision(id: string, plan: Plan, decision: LimitDecision, now: number): LimitDecision {
+    const d = this.adjustQuota(id, plan, decision, now);
+    if (!this.options.wrongLimit) return d;
+    let limit = d.limit + 1;
+    while (plan.windows.some((w) => w.limit === limit)) limit++;
+    return { ...d, limit };
+  }
+
+  private adjustQuota(id: string, plan: Plan, decision: LimitDecision, now: number): LimitDecision {
     const o = this.options;
     let d = decision;
     if (o.rejectRetry) {
@@ -172,3 +201,14 @@ export class FaultInjector {
     return d;
   }
 }
+
+/** schemaViolation: a pet (an object with a name and a status) gets a status outside the enum; copies, never the store's. */
+export function violateSchema(body: unknown): unknown {
+  if (Array.isArray(body)) return body.map(violateSchema);
+  if (body && typeof body === 'object' && 'name' in body && 'status' in body)
+    return { ...body, status: 'lost' };
+  return body;
+}
+
+/** errorBodyStatus: the status an Error body names instead of the HTTP status. */
+export const wrongErrorStatus = (status: number): number => (status >= 500 ? 400 : 500);

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { formatDeprecation, formatSunset } from '../api/deprecation-headers.ts';
+import { formatHttpDate } from '../api/http-date.ts';
 import { RATE_LIMIT_HEADER } from '../api/rate-limit-headers.ts';
 import type { FaultOptions } from './faults.ts';
 import type { LimitDecision } from './rate-limiter.ts';
@@ -40,7 +41,12 @@ export function writeDeprecationHeaders(
   info: DeprecationInfo,
   faults: FaultOptions = {},
 ): void {
-  if (info.deprecation) reply.header('deprecation', formatDeprecation(info.deprecation));
+  if (info.deprecation) {
+    const value = faults.badDeprecation
+      ? formatHttpDate(info.deprecation)
+      : formatDeprecation(info.deprecation);
+    reply.header('deprecation', value);
+  }
   if (info.sunset) {
     reply.header('sunset', formatSunset(info.sunset));
     if (!faults.noSunsetLink) reply.header('link', '</openapi.yaml>; rel="sunset"');

@@ -139,6 +139,19 @@ const CASES: FaultCase[] = [
     tiny: true,
   },
   { name: 'noSunsetLink', faults: { noSunsetLink: true }, fails: 'sunset-link' },
+  { name: 'wrongLimit', faults: { wrongLimit: true }, fails: 'ratelimit-limit-matches-plan' },
+  {
+    name: 'wrongLimit (raw mode, tiny plan)',
+    faults: { wrongLimit: true },
+    fails: 'ratelimit-limit-matches-plan',
+    tiny: true,
+  },
+  { name: 'errorBodyStatus', faults: { errorBodyStatus: true }, fails: 'error-body' },
+  // application/x-json: not application/json, yet the client still parses it (it looks for "json"),
+  // so the Error bodies and the response schema still pass.
+  { name: 'xJsonContentType', faults: { xJsonContentType: true }, fails: 'json-content-type' },
+  { name: 'badDeprecation', faults: { badDeprecation: true }, fails: 'deprecation-headers' },
+  { name: 'schemaViolation', faults: { schemaViolation: true }, fails: 'response-schema' },
 ];
 
 describe.concurrent('header faults fail exactly their check', () => {
@@ -174,7 +187,14 @@ describe.concurrent('header faults fail exactly their check', () => {
       }
       // The checks the probe is built to reach were evaluated, not all skipped into a silent pass.
       const evaluated = Object.fromEntries(result.checks.map((ch) => [ch.id, ch.passes + ch.failures]));
-      const reached = ['ratelimit-headers-present', 'error-body', 'deprecation-headers', 'response-schema'];
+      const reached = [
+        'ratelimit-headers-present',
+        'error-body',
+        'json-content-type',
+        'deprecation-headers',
+        'response-schema',
+      ];
+      if (c.faults.omitHeader !== 'x-ratelimit-limit') reached.push('ratelimit-limit-matches-plan');
       if (!c.faults.omitHeader && !c.faults.resetAsDelta && !c.tiny) {
         reached.push('ratelimit-reset-stable');
         // resetDrift gives every response its own Reset: no two share a window to compare.

@@ -135,6 +135,11 @@ describe('no faults', () => {
       rejectRetry: true,
       cacheable429: true,
       noSunsetLink: true,
+      wrongLimit: true,
+      errorBodyStatus: true,
+      xJsonContentType: true,
+      badDeprecation: true,
+      schemaViolation: true,
     };
     expect(new FaultInjector({ [name]: values[name] }).active).toBe(true);
   });
@@ -502,5 +507,96 @@ describe('faults in the 429 and deprecation headers', () => {
     expect(without.headers.sunset).toMatch(/GMT$/);
     expect(without.headers.link).toBeUndefined();
     expect(withLink.headers.link).toBe('</openapi.yaml>; rel="sunset"');
+  });
+});
+
+describe('faults in the limit, error bodies, content type, deprecation and schema', () => {
+  it("wrongLimit: Limit is the plan limit + 1, skipping the plan's other limits; Remaining is the true one", async () => {
+    const [faulty, normal] = await Promise.all([
+      start({ wrongLimit: true }).then((url) => call(url, '/pets', { key: 'pro-demo-key' })),
+      plain().then((url) => call(url, '/pets', { key: 'pro-demo-key' })),
+    ]);
+    expect([faulty.status, normal.status]).toEqual([200, 200]);
+    const limit = int(normal, RATE_LIMIT_HEADER.limit);
+    expect(int(faulty, RATE_LIMIT_HEADER.limit)).toBe(limit + 1);
+    expect(int(faulty, RATE_LIMIT_HEADER.remaining)).toBe(limit - 1);
+    const pro = DEFAULT_PLANS.pro as Plan;
+    expect(pro.windows.map((w) => w.limit)).not.toContain(limit + 1);
+    // A plan whose limits are consecutive: the first value above that is no limit of it.
+    const plan: Plan = {
+      name: 'tight',
+      windows: [
+        { name: 'minute', limit: 5, seconds: 60 },
+        { name: 'day', limit: 6, seconds: 86_400 },
+      ],
+    };
+    const d: LimitDecision = { outcome: 'allowed', limit: 5, remaining: 4, resetAt: 1000 };
+    expect(new FaultInjector({ wrongLimit: true }).adjustDecision('key:a', plan, d, 0)).toMatchObject({
+      limit: 7,
+      remaining: 4,
+    });
+  });
+
+  it('errorBodyStatus: Error bodies name 500 on a 4xx (and 400 on a 5xx); without it, the HTTP status', async () => {
+    const [faulty, faulty500, normal] = await Promise.all([
+      start({ errorBodyStatus: true }).then((url) => call(url, '/categories/987654', { key: BIG_KEY })),
+      start({ errorBodyStatus: true, errorRate: 1 }).then((url) => call(url, '/pets', { key: BIG_KEY })),
+      plain().then((url) => call(url, '/categories/987654', { key: BIG_KEY })),
+    ]);
+    expect([faulty.status, faulty500.status, normal.status]).toEqual([404, 500, 404]);
+    expect(faulty.body).toMatchObject({ code: 'not_found', status: 500 });
+    expect(faulty500.body).toMatchObject({ code: 'internal_error', status: 400 });
+    expect(normal.body).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('xJsonContentType: JSON bodies (2xx and errors) as application/x-json; without it, application/json', async () => {
+    const url = await start({ xJsonContentType: true });
+    const [ok, missing, document, normal] = await Promise.all([
+      call(url, '/pets', { key: BIG_KEY }),
+      call(url, '/categories/987654', { key: BIG_KEY }),
+      call(url, '/openapi.yaml', { key: BIG_KEY }),
+      plain().then((u) => call(u, '/pets', { key: BIG_KEY })),
+    ]);
+    expect([ok.status, missing.status, document.status, normal.status]).toEqual([200, 404, 200, 200]);
+    expect(ok.headers['content-type']).toMatch(/^application\/x-json\b/);
+    expect(Array.isArray(ok.body)).toBe(true);
+    expect(missing.headers['content-type']).toMatch(/^application\/x-json\b/);
+    expect(missing.body).toMatchObject({ status: 404 });
+    expect(document.headers['content-type']).toMatch(/^application\/yaml/);
+    expect(normal.headers['content-type']).toMatch(/^application\/json\b/);
+  });
+
+  it('badDeprecation: Deprecation is an HTTP-date; without it, @<unix-seconds>', async () => {
+    const [faulty, normal] = await Promise.all([
+      start({ badDeprecation: true }).then((url) => call(url, '/pets/1', { key: BIG_KEY })),
+      plain().then((url) => call(url, '/pets/1', { key: BIG_KEY })),
+    ]);
+    expect([faulty.status, normal.status]).toEqual([200, 200]);
+    expect(normal.headers.deprecation).toMatch(/^@\d+$/);
+    const seconds = Number(String(normal.headers.deprecation).slice(1));
+    expect(faulty.headers.deprecation).toBe(new Date(seconds * 1000).toUTCString());
+    expect(faulty.headers.sunset).toBe(normal.headers.sunset);
+    expect(faulty.headers.link).toBe(normal.headers.link);
+  });
+
+  it('schemaViolation: pets carry status "lost" in 2xx bodies, the store is untouched; without it, the enum', async () => {
+    const url = await start({ schemaViolation: true });
+    const [list, one, missing] = await Promise.all([
+      call(url, '/pets', { key: BIG_KEY }),
+      call(url, '/pets/1', { key: BIG_KEY }),
+      call(url, '/pets/987654', { key: BIG_KEY }),
+    ]);
+    expect([list.status, one.status, missing.status]).toEqual([200, 200, 404]);
+    const pets = list.body as { status: string }[];
+    expect(pets.length).toBeGreaterThan(0);
+    for (const pet of pets) expect(pet.status).toBe('lost');
+    expect(one.body).toMatchObject({ id: 1, status: 'lost' });
+    expect(missing.body).toMatchObject({ code: 'not_found', status: 404 });
+    // Filtering by a true status still finds pets: the store kept their real status.
+    const available = await call(url, '/pets?status=available', { key: BIG_KEY });
+    expect((available.body as unknown[]).length).toBeGreaterThan(0);
+    const normal = await call(await plain(), '/pets', { key: BIG_KEY });
+    for (const pet of normal.body as { status: string }[])
+      expect(['available', 'pending', 'sold']).toContain(pet.status);
   });
 });
