@@ -4,6 +4,7 @@ import type { RateWindow } from '../api/plans.ts';
 import { ApiClient } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
+import { responseChecks } from '../record/checks/catalogue.ts';
 import { type OperationStats, Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { RunResult, WorkloadSummary } from '../result/types.ts';
@@ -77,7 +78,14 @@ function errorsOf(stats: OperationStats): number {
  * what they measure is what users run.
  */
 export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunResult> {
-  const recorder = new Recorder({ startedAt: now(), windows: input.windows, workloadOnly: true });
+  const recorder = new Recorder({
+    startedAt: now(),
+    windows: input.windows,
+    workloadOnly: true,
+    // Verdicts that compare a response with those around it wait for every request that could still
+    // be in flight: as long as the request timeout, and some.
+    checks: responseChecks({ settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000 }),
+  });
   const tap = input.tap;
   const client = new ApiClient({
     baseUrl: input.baseUrl,
