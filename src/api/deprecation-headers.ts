@@ -36,8 +36,16 @@ export interface LinkValue {
 }
 
 /** Just enough of RFC 8288 to find `rel="sunset"`: `<uri>; rel="a b", <uri2>; rel=c`. */
-export function parseLinks(value: HeaderValue): LinkValue[] {
+// The same Link comes on every response of a deprecated operation: parse each distinct value once.
+let lastLinks: { value: string; links: readonly LinkValue[] } | undefined;
+
+export function parseLinks(value: HeaderValue): readonly LinkValue[] {
   if (typeof value !== 'string') return [];
+  if (lastLinks?.value !== value) lastLinks = { value, links: parseLinkList(value) };
+  return lastLinks.links;
+}
+
+function parseLinkList(value: string): LinkValue[] {
   const links: LinkValue[] = [];
   for (const m of value.matchAll(/<([^>]*)>((?:\s*;\s*[^;,]+)*)/g)) {
     const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(m[2] ?? '');

@@ -35,10 +35,17 @@ export function stillOpen(reset: number, atMs: number): boolean {
   return atMs < reset * 1000 - 1000;
 }
 
-/** Index of the last element with `at <= t` in a list sorted by `at`, or -1. */
+/**
+ * Index of the last element with `at <= t` in a list sorted by `at`, or -1. `t` is a send time and
+ * the list holds receive times, so the answer is nearly always among the last few (only responses
+ * in flight at that send come after it): look back a few steps before bisecting.
+ */
 function lastAtOrBefore(list: readonly { at: number }[], t: number): number {
-  let lo = 0;
   let hi = list.length - 1;
+  for (let steps = 0; steps < 16 && hi >= 0; steps++, hi--) {
+    if ((list[hi] as { at: number }).at <= t) return hi;
+  }
+  let lo = 0;
   let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
