@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
@@ -13,6 +12,7 @@ import { parseThreshold } from '../report/threshold-parse.ts';
 import { writeResult } from '../result/write.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
+import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { writeOutput } from './write-output.ts';
 
@@ -89,20 +89,6 @@ function parseKeys(given: readonly string[]): Map<string, string> {
     keys.set(text.slice(0, at), text.slice(at + 1));
   }
   return keys;
-}
-
-function reachable(url: URL, timeoutMs = 3000): Promise<boolean> {
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  return new Promise((done) => {
-    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port, timeout: timeoutMs });
-    const finish = (ok: boolean) => {
-      socket.destroy();
-      done(ok);
-    };
-    socket.once('connect', () => finish(true));
-    socket.once('error', () => finish(false));
-    socket.once('timeout', () => finish(false));
-  });
 }
 
 /** The largest whole scale, at most `scale`, at which the plan's rate stays within `maxRate`. */

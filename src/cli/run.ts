@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -25,6 +24,7 @@ import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { ProgressLine } from './progress.ts';
+import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { collectThresholds, failsForGood } from './thresholds.ts';
@@ -142,21 +142,6 @@ type RunArgs = Awaited<ReturnType<typeof runOptions>['argv']>;
 /** Base URL without credentials: what a result and a message may show. */
 function publicTarget(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
-}
-
-function reachable(url: URL, timeoutMs = 3000): Promise<boolean> {
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  return new Promise((done) => {
-    // A TCP connect, not an HTTP request: checking the target must not spend its quota.
-    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port, timeout: timeoutMs });
-    const finish = (ok: boolean) => {
-      socket.destroy();
-      done(ok);
-    };
-    socket.once('connect', () => finish(true));
-    socket.once('error', () => finish(false));
-    socket.once('timeout', () => finish(false));
-  });
 }
 
 function parseRateFlag(text: string): Rate {
