@@ -110,14 +110,21 @@ export class CapacityProbe {
       const spacing = (W * SPREAD) / L;
       let firstAnsweredAt: number | undefined;
       const pending: Promise<void>[] = [];
+      let refused = false;
       for (let j = 0; j < L && !this.o.signal?.aborted; j++) {
         await sleepUntil(anchor + j * spacing);
         await this.slot(() => known);
+        // The target refused a request at the plan rate: the window falls short of its promise, and
+        // sending the rest of it would only pile requests beyond a limit the target has shown.
+        if (refused) break;
         const index = ++rateSent;
         pending.push(
           this.request(index).then((r) => {
             if (admitted(r.status)) accepted++;
-            if (r.status === 429) rateLimited++;
+            if (r.status === 429) {
+              rateLimited++;
+              refused = true;
+            }
             if (r.rateLimit.remaining !== undefined)
               known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
             if (r.rateLimit.reset !== undefined && admitted(r.status)) resets.add(r.rateLimit.reset);
@@ -282,10 +289,12 @@ export class CapacityProbe {
   }
 
   private async request(index: number): Promise<Reply> {
+    // In flight from now, not from when it leaves: a request waiting out a pause holds its slot, so
+    // that requests queued behind a 429 cannot all leave together when the pause ends.
+    this.inFlight++;
     // The ban guard: after a 429 nothing leaves before its Retry-After.
     // Timers may fire a fraction of a millisecond early: wait until the clock says so.
     while (now() < this.pauseUntil) await sleepUntil(this.pauseUntil + 1);
-    this.inFlight++;
     const sentAt = now();
     if (sentAt < this.pauseUntil) this.violations++;
     let status = 0;

@@ -114,6 +114,28 @@ describe('capacity against a leaking limiter', () => {
   }, 20_000);
 });
 
+describe('capacity against a target that admits less than the plan promises', () => {
+  it('fails the verdict and stops each paced window at its first 429 instead of piling requests on', async () => {
+    // The server allows free 10 a window; the probe holds it to the promised 20.
+    const server = await startServer({
+      timeScale: SCALE,
+      plans: applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 10, perDay: 1000 } }),
+    });
+    try {
+      const { reports, result } = await measure(server, ['free']);
+      const r = reports[0];
+      expect(r?.verdict).toBe('fail');
+      expect(r?.rate.acceptedPerWindow.every((n) => n <= 10)).toBe(true);
+      // At most a few beyond the target's limit in each paced window, never the rest of the plan's 20.
+      expect(r?.rate.sent).toBeLessThanOrEqual(2 * (10 + 3));
+      expect(r?.violations).toBe(0);
+      expect(result.compliance.violations).toBe(0);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+});
+
 describe('capacity thresholds: parsing', () => {
   it('refuses an unknown capacity metric', () => {
     expect(() => parseThreshold('capacity.pro.speed>1', 'cli', new Set())).toThrow(/unknown capacity metric/);
