@@ -15,6 +15,21 @@ export interface TimelinePoint {
   backoffWaitMs: number;
 }
 
+/** A second with nothing in it yet: what a timeline, and a merge of timelines, fill in. */
+export function emptyPoint(t: number): TimelinePoint {
+  return {
+    t,
+    requests: 0,
+    ok: 0,
+    rateLimited: 0,
+    errors: 0,
+    p50: 0,
+    p99: 0,
+    pacingWaitMs: 0,
+    backoffWaitMs: 0,
+  };
+}
+
 interface Bucket extends TimelinePoint {
   histogram: Histogram | undefined;
 }
@@ -31,18 +46,7 @@ export class Timeline {
     const t = Math.max(0, Math.floor((at - this.startedAt) / 1000));
     let b = this.buckets.get(t);
     if (!b) {
-      b = {
-        t,
-        requests: 0,
-        ok: 0,
-        rateLimited: 0,
-        errors: 0,
-        p50: 0,
-        p99: 0,
-        pacingWaitMs: 0,
-        backoffWaitMs: 0,
-        histogram: this.spare.pop() ?? newHistogram(),
-      };
+      b = { ...emptyPoint(t), histogram: this.spare.pop() ?? newHistogram() };
       this.buckets.set(t, b);
     }
     b.requests++;

@@ -1,4 +1,4 @@
-import type { TimelinePoint } from '../record/timeline.ts';
+import { emptyPoint, type TimelinePoint } from '../record/timeline.ts';
 
 export interface TimelinePart {
   timeline: TimelinePoint[];
@@ -24,18 +24,7 @@ export function mergeTimelines(parts: TimelinePart[], start: number): TimelinePo
       const t = Math.max(0, Math.round(offset + point.t));
       let m = seconds.get(t);
       if (!m) {
-        m = {
-          t,
-          requests: 0,
-          ok: 0,
-          rateLimited: 0,
-          errors: 0,
-          p50: 0,
-          p99: 0,
-          pacingWaitMs: 0,
-          backoffWaitMs: 0,
-          p50Weight: 0,
-        };
+        m = { ...emptyPoint(t), p50Weight: 0 };
         seconds.set(t, m);
       }
       m.requests += point.requests;
