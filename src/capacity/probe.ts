@@ -1,15 +1,16 @@
-import { Pool } from 'undici';
 import type { Operation } from '../api/operations.ts';
 import { type Plan, type RateWindow, shortestWindow } from '../api/plans.ts';
-import { type RateLimitState, readRateLimitHeaders } from '../api/rate-limit-headers.ts';
-import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import { now, sleepUntil } from '../client/clock.ts';
-import { ResponseBody } from '../client/response-body.ts';
-import { send } from '../client/transport.ts';
 import type { AttemptSink } from '../record/attempt.ts';
-import type { CapacityHeaderSample, CapacityReport } from '../result/capacity-types.ts';
+import type { CapacityReport } from '../result/capacity-types.ts';
+import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
+import { EXCESS_BOUND, exhaustWindow } from './exhaust.ts';
 import { inferLimiter } from './infer.ts';
-import { judge } from './verdict.ts';
+import { nextAnchor, pacedWindow } from './paced-window.ts';
+import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
+import { HEADER_GRANULARITY_MS, judge } from './verdict.ts';
+
+export { EXCESS_BOUND };
 
 export interface CapacityProbeOptions {
   baseUrl: string;
@@ -24,59 +25,41 @@ export interface CapacityProbeOptions {
   sink: AttemptSink;
   /** Windows at the plan rate (default 2). */
   windows?: number;
+  /** Then walk the daily quota at the plan rate until its 429. */
+  daily?: boolean;
   /** Requests in flight at most (the gate lowers it as the window runs out). */
   maxInFlight?: number;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
 
-interface Reply {
-  index: number;
-  status: number;
-  sentAt: number;
-  receivedAt: number;
-  rateLimit: RateLimitState;
-  /** ms to wait after a 429 (Retry-After, else X-RateLimit-Reset, else one window). */
-  retryAfterMs: number | undefined;
-  /** The 429 carried a usable Retry-After (not derived from X-RateLimit-Reset or guessed). */
-  hasRetryAfter: boolean;
-}
-
-/** Probes never exceed a limit by more than this many requests (the seed bans repeated 429s). */
-export const EXCESS_BOUND = 3;
 const MAX_RECOVERY_PROBES = 8;
-/** Share of a window its L requests are spread over: the rest absorbs timer and event-loop lag. */
-const SPREAD = 0.9;
-
-const admitted = (status: number) => status !== 0 && status !== 429 && status !== 403;
 
 /**
  * One key, one plan: at the plan rate for N windows, then one window exhausted, then the quota's
- * return. Every request is a GET of one pet's page, recorded like any attempt; after a 429 nothing
- * leaves before its Retry-After has elapsed.
+ * return (and with `daily`, the rest of the day's quota at the plan rate). Every request is a GET
+ * of one pet's page, recorded like any attempt; after a 429 nothing leaves before its Retry-After.
  */
 export class CapacityProbe {
-  private readonly pool: Pool;
-  private readonly path: string;
-  private readonly headers: Record<string, string>;
+  private readonly client: ProbeClient;
   private readonly window: RateWindow;
   private readonly windowMs: number;
-  private pauseUntil = 0;
-  private inFlight = 0;
-  private waiters: (() => void)[] = [];
-  private violations = 0;
-  private readonly cap: number;
 
   constructor(private readonly o: CapacityProbeOptions) {
-    const url = new URL(o.baseUrl);
-    this.pool = new Pool(url.origin, { connections: o.maxInFlight ?? 32, keepAliveTimeout: 30_000 });
-    this.path = `${url.pathname.replace(/\/$/, '')}/pets?limit=1`;
-    this.headers = { authorization: `Bearer ${o.apiKey}`, accept: 'application/json' };
     const w = shortestWindow(o.plan.windows);
     if (!w) throw new Error(`plan '${o.plan.name}' has no windows`);
     this.window = w;
     this.windowMs = w.seconds * 1000;
-    this.cap = o.maxInFlight ?? 32;
+    this.client = new ProbeClient({
+      baseUrl: o.baseUrl,
+      apiKey: o.apiKey,
+      windowMs: this.windowMs,
+      operation: o.operation,
+      sink: o.sink,
+      keyLabel: o.plan.name,
+      maxInFlight: o.maxInFlight,
+      timeoutMs: o.timeoutMs,
+    });
   }
 
   async run(): Promise<CapacityReport> {
@@ -84,15 +67,26 @@ export class CapacityProbe {
     try {
       return await this.measure(started);
     } finally {
-      await this.pool.close();
+      await this.client.close();
     }
   }
 
   private async measure(started: number): Promise<CapacityReport> {
+    const client = this.client;
+    const signal = this.o.signal;
     const L = this.window.limit;
     const W = this.windowMs;
     const guard = Math.max(10, W * 0.05);
     const windows = this.o.windows ?? 2;
+    // A refusal whose wait outlives the window is not the window's (a spent day, a ban): waiting it
+    // out could take hours, so the probe stops and says so.
+    let stalled: string | undefined;
+    const checkStall = () => {
+      const wait = client.pauseUntil - now();
+      if (stalled === undefined && wait > W + HEADER_GRANULARITY_MS + guard)
+        stalled = `a 429 announced a wait of ${Math.round(wait / 100) / 10} s, longer than the ${this.window.seconds} s ${this.window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
+      return stalled !== undefined;
+    };
 
     // Phase 1: L requests per window, evenly over 90% of it; a window's first request leaves W + guard
     // after the previous window's first answer, so that no request is counted in a window it was
@@ -103,109 +97,64 @@ export class CapacityProbe {
     let rateLimited = 0;
     let behind = 0;
     let anchor = now();
-    for (let k = 0; k < windows && !this.o.signal?.aborted; k++) {
-      let accepted = 0;
-      let known: number | undefined;
-      const resets = new Set<number>();
-      const spacing = (W * SPREAD) / L;
-      let firstAnsweredAt: number | undefined;
-      const pending: Promise<void>[] = [];
-      let refused = false;
-      for (let j = 0; j < L && !this.o.signal?.aborted; j++) {
-        await sleepUntil(anchor + j * spacing);
-        await this.slot(() => known);
-        // The target refused a request at the plan rate: the window falls short of its promise, and
-        // sending the rest of it would only pile requests beyond a limit the target has shown.
-        if (refused) break;
-        const index = ++rateSent;
-        pending.push(
-          this.request(index).then((r) => {
-            if (admitted(r.status)) accepted++;
-            if (r.status === 429) {
-              rateLimited++;
-              refused = true;
-            }
-            if (r.rateLimit.remaining !== undefined)
-              known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
-            if (r.rateLimit.reset !== undefined && admitted(r.status)) resets.add(r.rateLimit.reset);
-            // The server's window began when this first request arrived: before it was answered.
-            firstAnsweredAt ??= r.receivedAt;
-          }),
-        );
-      }
-      await Promise.all(pending);
+    for (let k = 0; k < windows && !signal?.aborted; k++) {
+      const w = await pacedWindow(client, {
+        anchor,
+        count: L,
+        windowMs: W,
+        firstIndex: rateSent + 1,
+        signal,
+      });
+      rateSent += w.sent;
+      rateLimited += w.rateLimited;
       if (now() - anchor > W + guard) behind++;
-      acceptedPerWindow.push(accepted);
-      resetValuesPerWindow.push(resets.size);
-      anchor = Math.max((firstAnsweredAt ?? anchor) + W + guard, this.pauseUntil, now());
+      acceptedPerWindow.push(w.accepted);
+      resetValuesPerWindow.push(w.resets.size);
+      if (checkStall()) break;
+      anchor = nextAnchor(client, w, anchor, W);
     }
 
     // Phase 2: a fresh window, as fast as the gate allows, until the first 429 or L + 3 requests.
-    await sleepUntil(anchor);
-    const samples: CapacityHeaderSample[] = [];
-    let exhaustSent = 0;
-    let exhaustAccepted = 0;
-    let first429: Reply | undefined;
-    let lastReply: Reply | undefined;
-    let known: number | undefined;
+    if (!stalled) await sleepUntil(anchor, signal);
     const exhaustStart = now();
-    const pending: Promise<void>[] = [];
-    while (exhaustSent < L + EXCESS_BOUND && !first429 && !this.o.signal?.aborted) {
-      await this.slot(() => known);
-      if (first429) break;
-      const index = ++exhaustSent;
-      pending.push(
-        this.request(index).then((r) => {
-          samples.push({
-            request: r.index,
-            status: r.status,
-            limit: r.rateLimit.limit ?? null,
-            remaining: r.rateLimit.remaining ?? null,
-            reset: r.rateLimit.reset ?? null,
-          });
-          if (admitted(r.status)) exhaustAccepted++;
-          if (r.status === 429 && (!first429 || r.index < first429.index)) first429 = r;
-          if (!lastReply || r.index > lastReply.index) lastReply = r;
-          if (r.rateLimit.remaining !== undefined)
-            known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
-        }),
-      );
-    }
-    await Promise.all(pending);
+    const exhausted =
+      signal?.aborted || stalled
+        ? { sent: 0, accepted: 0, refusal: undefined, last: undefined, samples: [] }
+        : await exhaustWindow(client, L, signal);
     const exhaustMs = now() - exhaustStart;
-    samples.sort((a, b) => a.request - b.request);
-    const rejected = first429 as Reply | undefined;
+    const rejected = exhausted.refusal;
 
     // Phase 3: the quota's return, never before Retry-After (or, without a 429, the announced reset).
     const announcedRetryAt =
       rejected?.retryAfterMs !== undefined && rejected.hasRetryAfter
         ? rejected.receivedAt + rejected.retryAfterMs
         : null;
-    const resetHeader = (rejected ?? lastReply)?.rateLimit.reset;
+    const resetHeader = (rejected ?? exhausted.last)?.rateLimit.reset;
     const announcedResetAt = resetHeader === undefined ? null : resetHeader * 1000;
     const step = Math.max(10, 50 / this.o.timeScale);
     let probeAt = Math.max(
       announcedRetryAt ?? announcedResetAt ?? exhaustStart + W + guard,
-      this.pauseUntil,
+      client.pauseUntil,
       now(),
     );
     let probes = 0;
-    let back: Reply | undefined;
-    let index = exhaustSent;
-    while (probes < MAX_RECOVERY_PROBES && !this.o.signal?.aborted) {
-      await sleepUntil(probeAt + 1);
+    let back: ProbeReply | undefined;
+    let index = exhausted.sent;
+    while (probes < MAX_RECOVERY_PROBES && !signal?.aborted && exhausted.sent > 0 && !checkStall()) {
+      await sleepUntil(probeAt + 1, signal);
+      if (signal?.aborted) break;
       probes++;
-      const r = await this.request(++index);
+      const r = await client.request(++index);
       if (admitted(r.status)) {
         back = r;
         break;
       }
-      probeAt = Math.max(now() + step, this.pauseUntil);
+      probeAt = Math.max(now() + step, client.pauseUntil);
     }
     let remainingAfterTenth: number | null = null;
-    if (back && !this.o.signal?.aborted) {
-      await sleepUntil(now() + W / 10);
-      const r = await this.request(++index);
+    if (back && !signal?.aborted) {
+      await sleepUntil(now() + W / 10, signal);
+      const r = await client.request(++index);
       if (admitted(r.status)) remainingAfterTenth = r.rateLimit.remaining ?? null;
     }
 
@@ -235,13 +184,16 @@ export class CapacityProbe {
         resetValuesPerWindow,
       },
       exhaust: {
-        sent: exhaustSent,
-        accepted: exhaustAccepted,
+        sent: exhausted.sent,
+        accepted: exhausted.accepted,
         // Requests travel over several connections and reach the server out of send order: the
         // 429 came after every request the window admitted.
-        first429At: rejected ? exhaustAccepted + 1 : null,
+        first429At: rejected ? exhausted.accepted + 1 : null,
         expected429At: L + 1,
-        headers: samples.length <= 8 ? samples : [...samples.slice(0, 3), ...samples.slice(-5)],
+        headers:
+          exhausted.samples.length <= 8
+            ? exhausted.samples
+            : [...exhausted.samples.slice(0, 3), ...exhausted.samples.slice(-5)],
         retryAfterSeconds:
           rejected && announcedRetryAt !== null
             ? Math.round((announcedRetryAt - rejected.receivedAt) / 10) / 100
@@ -260,98 +212,46 @@ export class CapacityProbe {
         remainingAfterTenth,
       },
       limiter: { type: 'unknown', evidence: [] },
-      violations: this.violations,
+      violations: 0,
       verdict: 'pass',
       reasons: [],
-      durationMs: Math.round(now() - started),
+      durationMs: 0,
     };
     report.limiter = inferLimiter(report);
     const notes: string[] = [];
     if (behind > 0) notes.push(`the client fell behind the plan rate in ${behind} window(s)`);
     if (exhaustMs > W && rejected === undefined)
       notes.push(
-        `the client took ${Math.round(exhaustMs)} ms to send ${exhaustSent} requests, more than a window`,
+        `the client took ${Math.round(exhaustMs)} ms to send ${exhausted.sent} requests, more than a window`,
       );
-    const { verdict, reasons } = judge(report, step, notes);
-    report.verdict = verdict;
-    report.reasons = reasons;
-    return report;
-  }
+    const { verdict, reasons: judged } = judge(report, step, notes);
+    // The stall explains what follows from it (no quota back, no window measured): it comes first.
+    const reasons = stalled ? [stalled, ...judged] : judged;
 
-  /** Waits for room: at most `cap` in flight, and no more than the window has left (one at a time near its end). */
-  private async slot(known: () => number | undefined): Promise<void> {
-    for (;;) {
-      const left = known();
-      const room = left === undefined ? 1 : Math.max(1, Math.min(this.cap, left));
-      if (this.inFlight < room) return;
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-
-  private async request(index: number): Promise<Reply> {
-    // In flight from now, not from when it leaves: a request waiting out a pause holds its slot, so
-    // that requests queued behind a 429 cannot all leave together when the pause ends.
-    this.inFlight++;
-    // The ban guard: after a 429 nothing leaves before its Retry-After.
-    // Timers may fire a fraction of a millisecond early: wait until the clock says so.
-    while (now() < this.pauseUntil) await sleepUntil(this.pauseUntil + 1);
-    const sentAt = now();
-    if (sentAt < this.pauseUntil) this.violations++;
-    let status = 0;
-    let errorCode: string | undefined;
-    let headers: Record<string, string | string[] | undefined> | undefined;
-    let text = '';
-    try {
-      const response = await send(this.pool, {
-        path: this.path,
-        method: 'GET',
-        headers: this.headers,
-        headersTimeout: this.o.timeoutMs ?? 10_000,
-        bodyTimeout: this.o.timeoutMs ?? 10_000,
+    // Phase 4 (--daily): the rest of the day at the plan rate, until the day's 429.
+    const dayWindow = dailyWindow(this.o.plan);
+    if (this.o.daily && dayWindow && back && !signal?.aborted) {
+      report.daily = await walkDaily(client, {
+        minute: this.window,
+        day: dayWindow,
+        anchor: Math.max(now() + W / 10, client.pauseUntil),
+        firstIndex: index + 1,
+        signal,
       });
-      status = response.status;
-      headers = response.headers;
-      text = response.text;
-    } catch (error) {
-      errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
-    } finally {
-      this.inFlight--;
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const wake of waiters) wake();
+      reasons.push(...judgeDaily(report.daily));
+    } else if (this.o.daily) {
+      reasons.push(
+        dayWindow
+          ? 'the daily quota was not walked: the minute quota never came back'
+          : `plan '${this.o.plan.name}' has no window longer than its ${this.window.name}: no daily quota to walk`,
+      );
     }
-    const receivedAt = now();
-    const rateLimit = headers
-      ? readRateLimitHeaders(headers)
-      : { limit: undefined, remaining: undefined, reset: undefined };
-    let retryAfterMs: number | undefined;
-    let hasRetryAfter = false;
-    if (status === 429) {
-      const parsed = parseRetryAfter(headers?.['retry-after']);
-      hasRetryAfter = parsed !== undefined;
-      retryAfterMs = parsed
-        ? retryAfterDelayMs(parsed, receivedAt)
-        : rateLimit.reset !== undefined
-          ? Math.max(0, rateLimit.reset * 1000 - receivedAt)
-          : this.windowMs;
-      this.pauseUntil = Math.max(this.pauseUntil, receivedAt + retryAfterMs);
-    }
-    this.o.sink.record({
-      operation: this.o.operation,
-      attempt: 1,
-      keyLabel: this.o.plan.name,
-      scheduledAt: undefined,
-      sentAt,
-      receivedAt,
-      status,
-      errorCode,
-      headers,
-      rateLimit,
-      body: new ResponseBody(text, headers),
-      pacingWaitMs: 0,
-      backoffWaitMs: 0,
-      retried: false,
-    });
-    return { index, status, sentAt, receivedAt, rateLimit, retryAfterMs, hasRetryAfter };
+    report.violations = client.violations;
+    if (client.violations > 0)
+      reasons.push(`${client.violations} request(s) sent inside a Retry-After (a bug of ours)`);
+    report.verdict = reasons.length === 0 ? verdict : 'fail';
+    report.reasons = reasons;
+    report.durationMs = Math.round(now() - started);
+    return report;
   }
 }

@@ -4,9 +4,10 @@ import { scalePlan } from '../api/plans.ts';
 import { now } from '../client/clock.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
-import type { CapacityReport } from '../result/capacity-types.ts';
+import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
 import { TOOL_VERSION } from '../scenario/execute.ts';
+import { probeBan } from './ban-probe.ts';
 import { CapacityProbe } from './probe.ts';
 
 export interface CapacityTarget {
@@ -24,8 +25,17 @@ export interface CapacityInput {
   embeddedTarget: boolean;
   targets: CapacityTarget[];
   windows: number;
+  /** Also walk each plan's daily quota to its 429. */
+  daily?: boolean;
   operations: Operation[];
   spec: string;
+  /** `--probe-ban`: the key named for it, and how long its ban may be waited out. */
+  ban?: CapacityTarget & {
+    maxWaitMs: number;
+    /** On a target of its own (the embedded server): alongside the plans. Else after them, since a
+     * target may ban the client address rather than the key and spoil every other measurement. */
+    alongside: boolean;
+  };
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -33,6 +43,7 @@ export interface CapacityInput {
 export interface CapacityRun {
   result: RunResult & { capacity: CapacityReport[] };
   reports: CapacityReport[];
+  ban?: BanReport;
 }
 
 /**
@@ -48,6 +59,27 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   const startedAt = now();
   const recorder = new Recorder({ startedAt, windows });
   recorder.measure(true, startedAt);
+  const ban = input.ban;
+  const banProbe = () =>
+    ban
+      ? probeBan({
+          baseUrl: ban.baseUrl,
+          apiKey: ban.apiKey,
+          plan: scalePlan(ban.plan, ban.timeScale),
+          timeScale: ban.timeScale,
+          operation: listPets,
+          maxWaitMs: ban.maxWaitMs,
+          timeoutMs: input.timeoutMs,
+          signal: input.signal,
+        })
+      : Promise.resolve(undefined);
+  // Settled into a value at once: a failure must not surface as an unhandled rejection while the plans run.
+  const alongside = ban?.alongside
+    ? banProbe().then(
+        (report) => ({ report }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
   const reports = await Promise.all(
     input.targets.map((t, i) =>
       new CapacityProbe({
@@ -59,11 +91,18 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         operation: listPets,
         sink: recorder,
         windows: input.windows,
+        daily: input.daily,
         timeoutMs: input.timeoutMs,
         signal: input.signal,
       }).run(),
     ),
   );
+  let banReport: BanReport | undefined;
+  if (alongside) {
+    const settled = await alongside;
+    if ('error' in settled) throw settled.error;
+    banReport = settled.report;
+  } else if (!input.signal?.aborted) banReport = await banProbe();
   const endedAt = now();
   recorder.measure(false, endedAt);
   const base = buildResult({
@@ -83,10 +122,12 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
       workload: {
         executor: 'capacity',
         windows: input.windows,
+        daily: input.daily ?? false,
         plans: input.targets.map((t) => t.plan.name),
       },
       enforce: false,
-      allowBanRisk: false,
+      // Only the ban probe takes the risk, on its own key; every plan's key keeps the rules.
+      allowBanRisk: ban !== undefined,
       timeScale: Math.max(...input.targets.map((t) => t.timeScale)),
       windows,
       timeoutMs: input.timeoutMs ?? 10_000,
@@ -97,5 +138,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
     operations: input.operations,
     workload: { iterations: 0, droppedIterations: 0, failedIterations: 0, flows: {} },
   });
-  return { result: { ...base, capacity: reports }, reports };
+  const result: CapacityRun['result'] = { ...base, capacity: reports };
+  if (banReport) result.banProbe = banReport;
+  return { result, reports, ban: banReport };
 }

@@ -1,4 +1,4 @@
-import type { CapacityReport } from '../result/capacity-types.ts';
+import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 
 const show = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : String(v));
 
@@ -16,6 +16,8 @@ export function formatCapacityTable(reports: readonly CapacityReport[]): string 
     'limiter',
     'verdict',
   ];
+  const daily = reports.some((r) => r.daily);
+  if (daily) header.splice(header.length - 2, 0, 'day accepted', 'day 429');
   const rows = reports.map((r) => [
     r.plan,
     show(r.promisedPerMinute),
@@ -27,6 +29,7 @@ export function formatCapacityTable(reports: readonly CapacityReport[]): string 
       : `${r.exhaust.first429At} (want ${r.exhaust.expected429At})`,
     show(r.recovery.resetErrorMs),
     show(r.recovery.retryAfterAccuracyMs),
+    ...(daily ? dailyCells(r) : []),
     r.limiter.type,
     r.verdict,
   ]);
@@ -38,5 +41,43 @@ export function formatCapacityTable(reports: readonly CapacityReport[]): string 
       .trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const r of reports) for (const why of r.reasons) out.push(`  ${r.plan}: ${why}`);
+  for (const r of reports) for (const note of r.daily?.notes ?? []) out.push(`  ${r.plan} (note): ${note}`);
+  return out.join('\n');
+}
+
+function dailyCells(r: CapacityReport): string[] {
+  const d = r.daily;
+  if (!d) return ['–', '–'];
+  return [
+    d.acceptedPerDay === null ? `${d.acceptedByProbe}+` : String(d.acceptedPerDay),
+    d.first429At === null ? 'none' : `${d.first429At} (want ${d.expected429At})`,
+  ];
+}
+
+/** The ban probe in a few lines: how many requests inside Retry-After it took, what the ban said, and whether it kept its word. */
+export function formatBanReport(b: BanReport): string {
+  const out: string[] = [];
+  const head = `ban probe (${b.plan} key, ${b.requests} requests): `;
+  if (!b.banned || !b.ban) out.push(`${head}no ban`);
+  else {
+    const ban = b.ban;
+    const said = [
+      `HTTP ${ban.status}`,
+      ban.code ? `code ${ban.code}` : undefined,
+      ban.announcedSeconds !== null ? `announced ${ban.announcedSeconds} s` : 'no announced end',
+    ].filter(Boolean);
+    const end =
+      ban.endedAt === null
+        ? ban.waited
+          ? 'never seen to end'
+          : 'not waited for'
+        : ban.endErrorMs === null
+          ? 'ended'
+          : `ended ${ban.endErrorMs} ms ${ban.endErrorMs > 0 ? 'after' : 'before'} its announced end`;
+    out.push(`${head}banned at request ${b.strikes.toBan} inside Retry-After; ${said.join(', ')}; ${end}`);
+  }
+  out.push(`  verdict: ${b.verdict}`);
+  for (const why of b.reasons) out.push(`  ban probe: ${why}`);
+  for (const note of b.notes) out.push(`  ban probe (note): ${note}`);
   return out.join('\n');
 }

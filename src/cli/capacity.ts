@@ -1,14 +1,25 @@
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
+import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
-import { applyPlanOverrides, DEFAULT_PLANS, getPlan, type Plan, planRate, scalePlan } from '../api/plans.ts';
+import {
+  applyPlanOverrides,
+  DEFAULT_PLANS,
+  getPlan,
+  type Plan,
+  planRate,
+  scalePlan,
+  shortestWindow,
+} from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
+import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
+import { dailyEstimateMs, dailyWindow } from '../capacity/daily.ts';
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
-import { formatCapacityTable } from '../capacity/table.ts';
+import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
-import { parseThreshold } from '../report/threshold-parse.ts';
+import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
 import { writeResult } from '../result/write.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
@@ -22,6 +33,8 @@ import { writeOutput } from './write-output.ts';
  * drew a 429; at 10 every plan held its schedule, all four in 27 s.
  */
 export const CAPACITY_TIME_SCALE = 10;
+/** The embedded server's ban for --probe-ban, unscaled (its documented default), passed explicitly so that it can be said up front. */
+export const EMBEDDED_BAN_DURATION = '10m';
 /** Requests per second one key is driven at, at most; above it the embedded server runs slower for that plan. */
 export const DEFAULT_MAX_RATE = 500;
 
@@ -48,14 +61,25 @@ export function capacityOptions(yargs: Argv) {
     .option('daily', {
       type: 'boolean',
       default: false,
-      describe: 'Also walk the daily quota (not implemented yet)',
+      describe:
+        "Also walk each plan's daily quota at the plan rate to its 429 (day / minute limit windows: hours against a real server; the time is said before starting)",
     })
     .option('probe-ban', {
       type: 'boolean',
       default: false,
-      describe: 'Probe the temporary ban with --ban-key (not implemented yet)',
+      describe:
+        'Provoke and measure the temporary ban: exhaust a window, send requests inside its Retry-After until banned, wait the ban out. Only on --ban-key',
     })
-    .option('ban-key', { type: 'string', describe: 'PLAN=KEY that --probe-ban may get banned' })
+    .option('ban-key', {
+      type: 'string',
+      describe:
+        'PLAN=KEY that --probe-ban may get banned; never one of the --key keys (embedded: PLAN, default free, on a server of its own)',
+    })
+    .option('ban-max-wait', {
+      type: 'string',
+      default: '15m',
+      describe: 'Longest announced ban --probe-ban waits out to see it end (e.g. 90s, 15m, 1h)',
+    })
     .option('threshold', {
       type: 'string',
       array: true,
@@ -75,6 +99,7 @@ export function capacityOptions(yargs: Argv) {
       'threshold',
       'out',
       'ban-key',
+      'ban-max-wait',
     ]);
 }
 
@@ -91,6 +116,33 @@ function parseKeys(given: readonly string[]): Map<string, string> {
   return keys;
 }
 
+/**
+ * The key --probe-ban may get banned. Against a real target the user names it (PLAN=KEY), and it
+ * must be none of the keys measured: a banned key would spoil their figures. Against the embedded
+ * server a plan is enough (default free): its demo key is banned on a server of its own.
+ */
+function parseBanKey(
+  given: string | undefined,
+  embedded: boolean,
+  keys: Map<string, string>,
+  plans: Readonly<Record<string, Plan>>,
+): { plan: Plan; key: string } {
+  if (given === undefined || !given.includes('=')) {
+    if (!embedded)
+      throw new InputError(
+        '--probe-ban needs --ban-key PLAN=KEY: a key you allow to be banned, none of the --key keys',
+      );
+    const plan = getPlan(plans, given ?? 'free');
+    return { plan, key: demoKeyFor(plan.name) ?? '' };
+  }
+  const [name, key] = [...parseKeys([given])][0] as [string, string];
+  if (!embedded && [...keys.values()].includes(key))
+    throw new InputError(
+      `--ban-key: the ${name} key is also given with --key; the ban would spoil its measurement`,
+    );
+  return { plan: getPlan(plans, name), key };
+}
+
 /** The largest whole scale, at most `scale`, at which the plan's rate stays within `maxRate`. */
 export function feasibleScale(plan: Plan, scale: number, maxRate: number): number {
   const unscaled = planRate(plan.windows);
@@ -99,9 +151,9 @@ export function feasibleScale(plan: Plan, scale: number, maxRate: number): numbe
 }
 
 export async function capacity(args: CapacityArgs): Promise<number> {
-  if (args.daily) throw new InputError('--daily: not implemented yet', EXIT.USAGE);
-  if (args.probeBan || args.banKey !== undefined)
-    throw new InputError('--probe-ban: not implemented yet', EXIT.USAGE);
+  if (args.banKey !== undefined && !args.probeBan)
+    throw new InputError('--ban-key is only used with --probe-ban');
+  const banMaxWaitMs = parseDuration(args.banMaxWait, '--ban-max-wait');
   if (!Number.isInteger(args.windows) || args.windows < 1 || args.windows > 10)
     throw new InputError('--windows must be a whole number from 1 to 10');
   if (!(args.maxRate > 0)) throw new InputError('--max-rate must be a positive number');
@@ -118,14 +170,31 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     for (const name of Object.keys(DEFAULT_PLANS)) keys.set(name, demoKeyFor(name) as string);
   }
   const chosen = [...keys].map(([name, key]) => ({ plan: getPlan(plans, name), key }));
+  const banChoice = args.probeBan ? parseBanKey(args.banKey, embedded, keys, plans) : undefined;
   const thresholds = (args.threshold ?? []).map((t) => parseThreshold(t, 'cli', new Set(['listPets'])));
   for (const t of thresholds)
-    if (t.capacityPlan !== undefined && !keys.has(t.capacityPlan))
+    if (BAN_METRICS.has(t.metric)) {
+      if (banChoice?.plan.name !== t.capacityPlan)
+        throw new InputError(
+          `threshold '${t.expression}': ${t.metric} needs --probe-ban with a ${t.capacityPlan} key (--ban-key ${t.capacityPlan}=KEY)`,
+        );
+    } else if (t.capacityPlan !== undefined && !keys.has(t.capacityPlan))
       throw new InputError(
         `threshold '${t.expression}': plan '${t.capacityPlan}' is not probed (give --key ${t.capacityPlan}=KEY)`,
       );
   const spec = await loadSpec(DEFAULT_SPEC_PATH);
 
+  for (const { plan } of chosen)
+    if (args.daily && !dailyWindow(plan))
+      throw new InputError(
+        `--daily: plan '${plan.name}' has no window longer than its shortest: no daily quota`,
+      );
+
+  // Ctrl-C ends the probes early; what they measured is still written, marked partial (exit 130).
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   const servers: ServerProcess[] = [];
   const stopAll = () => {
     for (const s of servers) s.child.kill();
@@ -133,6 +202,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
   process.once('exit', stopAll);
   try {
     const targets: CapacityTarget[] = [];
+    let ban: CapacityTarget | undefined;
     let target: string;
     if (embedded) {
       // One server per time scale: a plan too fast for this machine at the asked scale gets a slower one.
@@ -150,6 +220,16 @@ export async function capacity(args: CapacityArgs): Promise<number> {
         }
         targets.push({ plan, apiKey: key, baseUrl: url, timeScale: scale });
       }
+      if (banChoice) {
+        // Its own server: the ban and the deliberate requests inside Retry-After touch nothing else.
+        const scale =
+          args.timeScale === undefined ? feasibleScale(banChoice.plan, timeScale, args.maxRate) : timeScale;
+        const serverArgs = ['--time-scale', String(scale), '--ban-duration', EMBEDDED_BAN_DURATION];
+        if (args.plans) serverArgs.push('--plans', args.plans);
+        const server = await spawnServer(serverArgs);
+        servers.push(server);
+        ban = { plan: banChoice.plan, apiKey: banChoice.key, baseUrl: server.url, timeScale: scale };
+      }
       target = [...byScale.values()].join(' ');
     } else {
       let url: URL;
@@ -162,23 +242,41 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       target = `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
       if (!(await reachable(url))) throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
       for (const { plan, key } of chosen) targets.push({ plan, apiKey: key, baseUrl: url.href, timeScale });
+      if (banChoice) ban = { plan: banChoice.plan, apiKey: banChoice.key, baseUrl: url.href, timeScale };
     }
     if (!args.quiet) {
       for (const t of targets) {
-        const w = scalePlan(t.plan, t.timeScale).windows[0];
+        const scaled = scalePlan(t.plan, t.timeScale);
+        const w = shortestWindow(scaled.windows);
         process.stderr.write(
           `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted\n`,
         );
+        const day = dailyWindow(scaled);
+        if (args.daily && w && day)
+          process.stderr.write(
+            `capacity: ${t.plan.name}: --daily walks ${day.limit} requests a day at ${w.limit} per ${w.seconds} s: about ${humanDuration(dailyEstimateMs(w, day, args.windows))} in all; the day's return (${humanDuration(day.seconds * 1000)} window) is announced, not waited for\n`,
+          );
       }
+      if (ban)
+        process.stderr.write(
+          `capacity: ban probe on a ${ban.plan.name} key: one window exhausted, then up to ${DEFAULT_MAX_STRIKES} requests inside its Retry-After until banned; the ban${embedded ? ` (${humanDuration(parseDuration(EMBEDDED_BAN_DURATION) / ban.timeScale)} on the embedded server)` : ''} is waited out up to --ban-max-wait ${args.banMaxWait}${embedded ? '' : ', after every plan is measured'}\n`,
+        );
     }
-    const { result, reports } = await runCapacity({
+    const {
+      result,
+      reports,
+      ban: banReport,
+    } = await runCapacity({
       target,
       embeddedTarget: embedded,
       targets,
       windows: args.windows,
+      daily: args.daily,
       operations: spec.operations,
       spec: 'petstore.openapi.yaml (built in)',
       timeoutMs: args.timeout,
+      signal: interrupt.signal,
+      ban: ban && { ...ban, maxWaitMs: banMaxWaitMs, alongside: embedded },
     });
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
@@ -190,15 +288,24 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     if (args.quiet) console.log(path);
     else {
       console.log(formatCapacityTable(reports));
+      if (banReport) console.log(formatBanReport(banReport));
       for (const t of result.thresholds ?? [])
         console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
       console.log(
         `result written to ${path}${reportOk ? `\nreport written to ${join(dir, 'report.html')}` : ''}`,
       );
     }
-    if (failedPlans.length > 0 || failedThresholds.length > 0) {
+    if (interrupt.signal.aborted) {
+      process.stderr.write(
+        'petstore-load: capacity interrupted: the result holds what was measured (partial)\n',
+      );
+      return EXIT.INTERRUPTED;
+    }
+    const banFailed = banReport?.verdict === 'fail';
+    if (failedPlans.length > 0 || failedThresholds.length > 0 || banFailed) {
       const why = [
         ...failedPlans.map((r) => `${r.plan}: ${r.reasons[0]}`),
+        ...(banFailed ? [`ban probe: ${banReport?.reasons[0]}`] : []),
         ...failedThresholds.map((t) => `threshold ${t.expression}: ${t.detail}`),
       ];
       process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
@@ -207,6 +314,17 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     return reportOk ? EXIT.OK : EXIT.USAGE;
   } finally {
     process.removeListener('exit', stopAll);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
     await Promise.all(servers.map((s) => s.stop()));
   }
+}
+
+/** `35 s`, `1 min 52 s`, `2 h 14 min`: how long, as a person reads it before deciding to wait. */
+export function humanDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60} min` : ''}`;
 }

@@ -110,6 +110,7 @@ export function serveOptions(yargs: Argv) {
         'fault-x-json-content-type',
         'fault-bad-deprecation',
         'fault-schema-violation',
+        'fault-day-retry-as-minute',
         'fault-seed',
       ],
       'Fault injection (off by default; for proving checks):',
@@ -189,6 +190,10 @@ export function serveOptions(yargs: Argv) {
       type: 'boolean',
       describe: "Send pets with a status outside the document's enum ('lost')",
     })
+    .option('fault-day-retry-as-minute', {
+      type: 'boolean',
+      describe: "A 429 of the daily quota announces a minute window's wait (Retry-After and Reset)",
+    })
     .option('fault-seed', { type: 'number', describe: 'Seed of the random faults, for repeatable runs' });
 }
 
@@ -265,6 +270,7 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
       xJsonContentType: args.faultXJsonContentType,
       badDeprecation: args.faultBadDeprecation,
       schemaViolation: args.faultSchemaViolation,
+      dayRetryAsMinute: args.faultDayRetryAsMinute,
       seed: number('fault-seed', args.faultSeed),
     },
   };

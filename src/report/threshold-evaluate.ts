@@ -1,6 +1,6 @@
 import { decodeHistogram, type LatencyStats } from '../record/histogram.ts';
 import type { OperationSummary, RunResult, ThresholdResult } from '../result/types.ts';
-import { compare, type Threshold } from './threshold-parse.ts';
+import { BAN_METRICS, compare, type Threshold } from './threshold-parse.ts';
 
 const UNIT: Readonly<Record<Threshold['kind'], string>> = {
   latency: ' ms',
@@ -58,6 +58,19 @@ function latency(t: Threshold, s: OperationSummary): number | null {
 
 /** The measured value in the threshold's unit, or null with the reason when there is nothing to judge. */
 function measure(t: Threshold, result: RunResult): { actual: number | null; why?: string } {
+  if (t.capacityPlan !== undefined && BAN_METRICS.has(t.metric)) {
+    const b = result.banProbe;
+    if (!b || b.plan !== t.capacityPlan)
+      return { actual: null, why: `no ban probe on a ${t.capacityPlan} key` };
+    const value = {
+      strikes_to_ban: b.strikes.toBan,
+      ban_seconds: b.ban?.announcedSeconds,
+      ban_end_error_ms: b.ban?.endErrorMs,
+    }[t.metric];
+    if (value === null || value === undefined)
+      return { actual: null, why: `ban probe ${t.capacityPlan}: ${t.metric} was not measured` };
+    return { actual: value };
+  }
   if (t.capacityPlan !== undefined) {
     const r = result.capacity?.find((c) => c.plan === t.capacityPlan);
     if (!r) return { actual: null, why: `no capacity report for plan ${t.capacityPlan}` };
@@ -66,6 +79,8 @@ function measure(t: Threshold, result: RunResult): { actual: number | null; why?
       first_429_at: r.exhaust.first429At,
       reset_accuracy_ms: r.recovery.resetAccuracyMs,
       retry_after_accuracy_ms: r.recovery.retryAfterAccuracyMs,
+      accepted_per_day: r.daily?.acceptedPerDay,
+      daily_first_429_at: r.daily?.first429At,
     }[t.metric];
     if (value === null || value === undefined)
       return { actual: null, why: `capacity ${t.capacityPlan}: ${t.metric} was not measured` };

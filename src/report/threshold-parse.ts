@@ -42,7 +42,18 @@ export const CAPACITY_METRICS: Readonly<Record<string, MetricSpec>> = {
   first_429_at: { kind: 'count', perOperation: false },
   reset_accuracy_ms: { kind: 'latency', perOperation: false },
   retry_after_accuracy_ms: { kind: 'latency', perOperation: false },
+  accepted_per_day: { kind: 'count', perOperation: false },
+  daily_first_429_at: { kind: 'count', perOperation: false },
+  strikes_to_ban: { kind: 'count', perOperation: false },
+  ban_seconds: { kind: 'count', perOperation: false },
+  ban_end_error_ms: { kind: 'latency', perOperation: false },
 };
+/** Capacity metrics of `--probe-ban`: judged on the ban report of the plan's ban key. */
+export const BAN_METRICS: ReadonlySet<string> = new Set([
+  'strikes_to_ban',
+  'ban_seconds',
+  'ban_end_error_ms',
+]);
 const CAPACITY_SHAPE = /^capacity\.([A-Za-z0-9_-]+)\.([a-z0-9_]+)\s*(<=|>=|==|!=|<|>)\s*(.+)$/;
 
 export interface Threshold {

@@ -68,9 +68,100 @@ export interface CapacityReport {
     remainingAfterTenth: number | null;
   };
   limiter: { type: LimiterType; evidence: string[] };
+  /** `--daily`: the rest of the day's quota at the plan rate, until its 429. */
+  daily?: DailyWalk;
   /** Requests sent before a Retry-After had elapsed (must be 0), and whether the key was ever banned (403 or a 429 with a long delay). */
   violations: number;
   verdict: 'pass' | 'fail';
   reasons: string[];
+  durationMs: number;
+}
+
+/**
+ * `capacity --daily`: the day's quota walked at the plan rate (the minute limit per minute window)
+ * until the day's first 429. The day's return is announced, not waited for: it is hours away.
+ */
+export interface DailyWalk {
+  /** The plan's per-day promise, and the day window as the target counts it (time-scaled), s. */
+  promised: number;
+  windowSeconds: number;
+  /** The minute window as the target counts it, s: the day's 429 must announce a longer wait. */
+  minuteSeconds: number;
+  /** Paced windows the walk took, its requests, and how many were admitted. */
+  windows: number;
+  sent: number;
+  accepted: number;
+  /** Admitted by this key over the whole probe (earlier phases included) until the day's 429. */
+  acceptedByProbe: number;
+  /**
+   * What the key had used of its day before the probe: the day's limit less Remaining less what the
+   * probe had been admitted, from the first answer that described the day window (null when none did).
+   */
+  usedBefore: number | null;
+  /** usedBefore + acceptedByProbe when the day's 429 came (threshold `accepted_per_day`). */
+  acceptedPerDay: number | null;
+  /** acceptedPerDay + 1: where the day's first 429 came; null when none came within the bound. */
+  first429At: number | null;
+  expected429At: number;
+  /** The day's 429 as it came: its X-RateLimit-Limit, Retry-After (s), X-RateLimit-Reset (Unix s). */
+  limit: number | null;
+  retryAfterSeconds: number | null;
+  reset: number | null;
+  /** Epoch ms the day's 429 came, and when it announced the quota back (Retry-After, else Reset). */
+  refusedAt: number | null;
+  announcedReturnAt: number | null;
+  /** Refusals met at the plan rate before the day ran out (should be 0). */
+  rateLimited: number;
+  /** Remarks that do not fail the plan (a key used before the probe, headers that never showed the day). */
+  notes: string[];
+  durationMs: number;
+}
+
+/**
+ * `capacity --probe-ban`: the temporary ban provoked on purpose, on a key the user named for it.
+ * One window exhausted, then requests sent inside the 429's Retry-After, one at a time, until the
+ * target answers differently (a 403, a code naming a ban, or a wait beyond the window's); then the
+ * ban's announced end waited out and its real end probed.
+ */
+export interface BanReport {
+  plan: string;
+  timeScale: number;
+  window: { name: string; limit: number; seconds: number };
+  exhaust: { sent: number; accepted: number; first429At: number | null };
+  strikes: {
+    /** Requests sent after the first 429 and before its Retry-After elapsed. */
+    sent: number;
+    /** The first 429's Retry-After, s. */
+    retryAfterSeconds: number | null;
+    /** How many of them it took: the banning one is counted (null: no ban came). */
+    toBan: number | null;
+    /** The window came back before any ban did. */
+    quotaReturnedFirst: boolean;
+  };
+  banned: boolean;
+  ban: {
+    status: number;
+    /** The Error body's code, when it had one. */
+    code: string | null;
+    retryAfterSeconds: number | null;
+    reset: number | null;
+    remaining: number | null;
+    /** The wait the ban announced (Retry-After, else X-RateLimit-Reset), s. */
+    announcedSeconds: number | null;
+    /** Epoch ms the ban announced its end, and when a request was first admitted again. */
+    announcedEndAt: number | null;
+    endedAt: number | null;
+    /** endedAt - announcedEndAt: positive is a ban that outlived its announcement. */
+    endErrorMs: number | null;
+    /** Requests sent after the announced end until one was admitted. */
+    probes: number;
+    /** Whether the announced end was within --ban-max-wait and waited for. */
+    waited: boolean;
+  } | null;
+  /** Every request the probe sent on the ban key (they are kept out of the run's figures and checks). */
+  requests: number;
+  verdict: 'pass' | 'fail';
+  reasons: string[];
+  notes: string[];
   durationMs: number;
 }

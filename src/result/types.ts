@@ -2,7 +2,7 @@ import type { RateWindow } from '../api/plans.ts';
 import type { CheckResult } from '../record/checks/tally.ts';
 import type { LatencyStats } from '../record/histogram.ts';
 import type { TimelinePoint } from '../record/timeline.ts';
-import type { CapacityReport } from './capacity-types.ts';
+import type { BanReport, CapacityReport } from './capacity-types.ts';
 import type { ProbeResult } from './probe-types.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -27,6 +27,8 @@ export interface RunResult {
   baseline?: BaselineVerdict;
   /** `petstore-load capacity`: per plan, what its key got against what the plan promises. */
   capacity?: CapacityReport[];
+  /** `petstore-load capacity --probe-ban`: the temporary ban, provoked on the key named for it. */
+  banProbe?: BanReport;
   /** The compliance battery's verdicts (a scenario with `probes`), in order; any failed one fails the run. */
   probes?: ProbeResult[];
 }

@@ -64,6 +64,11 @@ export interface FaultOptions {
   /** Error bodies name a status other than the HTTP status: 500 on a 4xx, 400 on a 5xx. */
   errorBodyStatus?: boolean;
   /**
+   * A 429 of the longest window (the day) announces the shortest window's wait: Retry-After and
+   * X-RateLimit-Reset a minute window from now, although the day's quota is spent until the day resets.
+   */
+  dayRetryAsMinute?: boolean;
+  /**
    * JSON bodies declare `Content-Type: application/x-json`: not application/json, although a client
    * that looks for "json" in the type still parses them (so only the content-type rule breaks).
    */
@@ -100,6 +105,7 @@ export const FAULT_NAMES = [
   'xJsonContentType',
   'badDeprecation',
   'schemaViolation',
+  'dayRetryAsMinute',
 ] as const satisfies readonly (keyof FaultOptions)[];
 
 // Unref'd: an injected delay still pending must not keep a closed server's process alive.
@@ -163,6 +169,14 @@ export class FaultInjector {
   private adjustQuota(id: string, plan: Plan, decision: LimitDecision, now: number): LimitDecision {
     const o = this.options;
     let d = decision;
+    if (o.dayRetryAsMinute && d.outcome === 'rate_limited' && plan.windows.length > 1) {
+      const seconds = plan.windows.map((w) => w.seconds);
+      const longest = plan.windows.find((w) => w.seconds === Math.max(...seconds)) as RateWindow;
+      if (d.limit === longest.limit) {
+        const at = now + Math.min(...seconds) * 1000;
+        return { ...d, resetAt: at, retryAt: at };
+      }
+    }
     if (o.rejectRetry) {
       if (d.outcome === 'rate_limited' && d.retryAt !== undefined) {
         this.retryAt.set(id, d.retryAt);

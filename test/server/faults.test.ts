@@ -140,6 +140,7 @@ describe('no faults', () => {
       xJsonContentType: true,
       badDeprecation: true,
       schemaViolation: true,
+      dayRetryAsMinute: true,
     };
     expect(new FaultInjector({ [name]: values[name] }).active).toBe(true);
   });
@@ -535,6 +536,32 @@ describe('faults in the limit, error bodies, content type, deprecation and schem
       limit: 7,
       remaining: 4,
     });
+  });
+
+  it("dayRetryAsMinute: the day's 429 announces a minute's wait; a minute's 429 and admitted answers are left alone", () => {
+    const plan = DEFAULT_PLANS.free as Plan;
+    const faulty = new FaultInjector({ dayRetryAsMinute: true });
+    const day: LimitDecision = {
+      outcome: 'rate_limited',
+      limit: 1000,
+      remaining: 0,
+      resetAt: 9e7,
+      retryAt: 9e7,
+    };
+    expect(faulty.adjustDecision('key:a', plan, day, 5000)).toMatchObject({
+      resetAt: 65_000,
+      retryAt: 65_000,
+    });
+    const minute: LimitDecision = {
+      outcome: 'rate_limited',
+      limit: 60,
+      remaining: 0,
+      resetAt: 30_000,
+      retryAt: 30_000,
+    };
+    expect(faulty.adjustDecision('key:a', plan, minute, 5000)).toEqual(minute);
+    const allowed: LimitDecision = { outcome: 'allowed', limit: 60, remaining: 3, resetAt: 30_000 };
+    expect(faulty.adjustDecision('key:a', plan, allowed, 5000)).toEqual(allowed);
   });
 
   it('errorBodyStatus: Error bodies name 500 on a 4xx (and 400 on a 5xx); without it, the HTTP status', async () => {

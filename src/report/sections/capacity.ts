@@ -1,10 +1,17 @@
-import type { CapacityReport } from '../../result/capacity-types.ts';
+import type { BanReport, CapacityReport } from '../../result/capacity-types.ts';
 import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 
 const show = (v: number | null | undefined) => (v === null || v === undefined ? '–' : String(v));
 
-function row(r: CapacityReport): SafeHtml {
+function dayCells(r: CapacityReport): SafeHtml {
+  const d = r.daily;
+  if (!d) return html`<td class="num">–</td><td class="num">–</td>`;
+  return html`<td class="num" title="${d.notes.join('; ')}">${d.acceptedPerDay ?? `${d.acceptedByProbe}+`}</td>
+<td class="num">${d.first429At ?? 'none'} <span class="muted">(want ${d.expected429At})</span></td>`;
+}
+
+function row(r: CapacityReport, daily: boolean): SafeHtml {
   const pass = r.verdict === 'pass';
   return html`<tr data-plan="${r.plan}" class="${pass ? '' : 'failing'}"><td><code>${r.plan}</code></td>
 <td class="num">${show(r.promisedPerMinute)}</td><td class="num">${show(r.promisedPerDay)}</td>
@@ -12,7 +19,7 @@ function row(r: CapacityReport): SafeHtml {
 <td class="num">${r.rate.acceptedPerWindow.join(', ') || '–'}</td>
 <td class="num">${r.exhaust.first429At === null ? `none in ${r.exhaust.sent}` : r.exhaust.first429At} <span class="muted">(want ${r.exhaust.expected429At})</span></td>
 <td class="num">${show(r.recovery.resetErrorMs)}</td><td class="num">${show(r.recovery.retryAfterAccuracyMs)}</td>
-<td title="${r.limiter.evidence.join('; ')}">${r.limiter.type}</td>
+${daily ? dayCells(r) : ''}<td title="${r.limiter.evidence.join('; ')}">${r.limiter.type}</td>
 <td><span class="badge ${pass ? 'pass' : 'fail'}">${r.verdict}</span>${
     r.reasons.length > 0
       ? html`<ul class="samples">${r.reasons.map((why) => html`<li>${why}</li>`)}</ul>`
@@ -20,14 +27,35 @@ function row(r: CapacityReport): SafeHtml {
   }</td></tr>`;
 }
 
+function banBlock(b: BanReport): SafeHtml {
+  const pass = b.verdict === 'pass';
+  const ban = b.ban;
+  return html`<h3 id="ban-probe">Temporary ban (<code>${b.plan}</code> key, ${b.requests} requests)</h3>
+<table class="capacity ban"><thead><tr><th>first 429 at</th><th>banned at request inside Retry-After</th><th>ban answer</th>
+<th>announced s</th><th>end error ms</th><th>verdict</th></tr></thead><tbody><tr class="${pass ? '' : 'failing'}">
+<td class="num">${show(b.exhaust.first429At)}</td><td class="num">${b.banned ? show(b.strikes.toBan) : `no ban in ${b.strikes.sent}`}</td>
+<td>${ban ? `HTTP ${ban.status}${ban.code ? ` ${ban.code}` : ''}` : '–'}</td>
+<td class="num">${show(ban?.announcedSeconds)}</td><td class="num">${ban?.waited ? show(ban.endErrorMs) : 'not waited'}</td>
+<td><span class="badge ${pass ? 'pass' : 'fail'}">${b.verdict}</span>${
+    b.reasons.length + b.notes.length > 0
+      ? html`<ul class="samples">${[...b.reasons, ...b.notes].map((why) => html`<li>${why}</li>`)}</ul>`
+      : ''
+  }</td></tr></tbody></table>`;
+}
+
 /** The capacity table: what each plan's key got against what the plan promises. */
 export function capacitySection(result: RunResult): SafeHtml {
   const reports = result.capacity ?? [];
+  const daily = reports.some((r) => r.daily);
   return html`<section id="capacity"><h2>Capacity</h2>
 <p class="muted">Per plan: the plan rate for whole windows, one window exhausted until the first 429, and the
 quota's return probed only after Retry-After. Errors in ms: positive means the quota came back after the
 announced time (headers carry whole seconds, so up to −1000 ms is expected).</p>
 <table class="capacity"><thead><tr><th>plan</th><th>per minute</th><th>per day</th><th>window (scaled)</th>
-<th>accepted per window</th><th>first 429 at</th><th>reset error ms</th><th>Retry-After error ms</th><th>limiter</th>
-<th>verdict</th></tr></thead><tbody>${reports.map(row)}</tbody></table></section>`;
+<th>accepted per window</th><th>first 429 at</th><th>reset error ms</th><th>Retry-After error ms</th>${
+    daily ? html`<th>accepted per day</th><th>day's first 429 at</th>` : ''
+  }<th>limiter</th>
+<th>verdict</th></tr></thead><tbody>${reports.map((r) => row(r, daily))}</tbody></table>${
+    result.banProbe ? banBlock(result.banProbe) : ''
+  }</section>`;
 }

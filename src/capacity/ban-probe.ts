@@ -1,0 +1,217 @@
+import type { Operation } from '../api/operations.ts';
+import { type Plan, shortestWindow } from '../api/plans.ts';
+import { now, sleepUntil } from '../client/clock.ts';
+import type { BanReport } from '../result/capacity-types.ts';
+import { exhaustWindow } from './exhaust.ts';
+import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
+import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
+
+export interface BanProbeOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** The key's plan as the target counts it (time-scaled). */
+  plan: Plan;
+  timeScale: number;
+  operation: Operation;
+  /** Requests inside Retry-After at most (default 20): a target that bans later is reported as not banning. */
+  maxStrikes?: number;
+  /** The longest announced ban waited out (ms, real time). */
+  maxWaitMs: number;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_MAX_STRIKES = 20;
+const MAX_END_PROBES = 8;
+const BAN_CODE = /ban|block|suspend/i;
+
+/**
+ * A ban, as a client can tell it from a rate limit: a 403, an Error code that names it, or a wait
+ * that runs past the first 429's (a rate limit's wait never outlives its window).
+ */
+export function isBanSignal(r: ProbeReply, firstRetryAt: number): boolean {
+  if (r.status === 403) return true;
+  if (r.status !== 429) return false;
+  if (BAN_CODE.test(r.code ?? '')) return true;
+  return (
+    r.retryAfterMs !== undefined &&
+    r.receivedAt + r.retryAfterMs > firstRetryAt + HEADER_GRANULARITY_MS + SLACK_MS
+  );
+}
+
+/**
+ * The temporary ban, provoked on purpose: the one probe that breaks the rules every other part of
+ * the toolkit keeps, so it runs only on a key the user named for it, records nothing into the run's
+ * figures (the client-side checks would rightly fail it), and stops at the first sign of a ban.
+ */
+export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
+  const started = now();
+  const window = shortestWindow(o.plan.windows);
+  if (!window) throw new Error(`plan '${o.plan.name}' has no windows`);
+  const windowMs = window.seconds * 1000;
+  const client = new ProbeClient({
+    baseUrl: o.baseUrl,
+    apiKey: o.apiKey,
+    windowMs,
+    operation: o.operation,
+    keyLabel: `ban:${o.plan.name}`,
+    timeoutMs: o.timeoutMs,
+  });
+  let requests = 0;
+  const reasons: string[] = [];
+  const notes: string[] = [];
+  const tolerance = HEADER_GRANULARITY_MS + Math.max(SLACK_MS, 2 * Math.max(10, 50 / o.timeScale));
+  try {
+    const exhausted = await exhaustWindow(client, window.limit, o.signal);
+    requests += exhausted.sent;
+    const first = exhausted.refusal;
+    const report: BanReport = {
+      plan: o.plan.name,
+      timeScale: o.timeScale,
+      window: { name: window.name, limit: window.limit, seconds: window.seconds },
+      exhaust: {
+        sent: exhausted.sent,
+        accepted: exhausted.accepted,
+        first429At: first?.status === 429 ? exhausted.accepted + 1 : null,
+      },
+      strikes: {
+        sent: 0,
+        retryAfterSeconds:
+          first?.hasRetryAfter && first.retryAfterMs !== undefined
+            ? Math.round(first.retryAfterMs / 10) / 100
+            : null,
+        toBan: null,
+        quotaReturnedFirst: false,
+      },
+      banned: false,
+      ban: null,
+      requests: 0,
+      verdict: 'pass',
+      reasons,
+      notes,
+      durationMs: 0,
+    };
+    if (!first) {
+      if (!o.signal?.aborted)
+        reasons.push(`no 429 within ${exhausted.sent} requests: nothing to provoke a ban with`);
+      return finish(report);
+    }
+
+    // Strikes: inside the first 429's Retry-After, one at a time, until the answer changes.
+    const firstRetryAt = first.receivedAt + (first.retryAfterMs ?? windowMs);
+    let banned: ProbeReply | undefined;
+    const maxStrikes = o.maxStrikes ?? DEFAULT_MAX_STRIKES;
+    let index = exhausted.sent;
+    // The key was banned before the probe began (a wait alone does not say so: its day may be spent).
+    if (first.status === 403 || BAN_CODE.test(first.code ?? '')) {
+      banned = first;
+      notes.push('the key was refused as banned before any request inside Retry-After');
+    }
+    while (!banned && report.strikes.sent < maxStrikes && now() < firstRetryAt && !o.signal?.aborted) {
+      const r = await client.request(++index, true);
+      report.strikes.sent++;
+      requests++;
+      if (admitted(r.status)) {
+        report.strikes.quotaReturnedFirst = true;
+        break;
+      }
+      if (isBanSignal(r, firstRetryAt)) banned = r;
+    }
+    if (!banned) {
+      if (!o.signal?.aborted)
+        notes.push(
+          report.strikes.quotaReturnedFirst
+            ? `the window came back after ${report.strikes.sent} request(s) inside Retry-After, before any ban`
+            : `no ban after ${report.strikes.sent} request(s) inside Retry-After`,
+        );
+      return finish(report);
+    }
+    report.banned = true;
+    report.strikes.toBan = banned === first ? 0 : report.strikes.sent;
+
+    // The ban: what it announced, then its end, waited out and probed (never inside the announcement).
+    const announcedMs = banned.hasRetryAfter
+      ? banned.retryAfterMs
+      : banned.rateLimit.reset !== undefined
+        ? Math.max(0, banned.rateLimit.reset * 1000 - banned.receivedAt)
+        : undefined;
+    const announcedEndAt = announcedMs === undefined ? null : banned.receivedAt + announcedMs;
+    const ban: NonNullable<BanReport['ban']> = {
+      status: banned.status,
+      code: banned.code ?? null,
+      retryAfterSeconds:
+        banned.hasRetryAfter && banned.retryAfterMs !== undefined
+          ? Math.round(banned.retryAfterMs / 10) / 100
+          : null,
+      reset: banned.rateLimit.reset ?? null,
+      remaining: banned.rateLimit.remaining ?? null,
+      announcedSeconds: announcedMs === undefined ? null : Math.round(announcedMs / 10) / 100,
+      announcedEndAt: announcedEndAt === null ? null : Math.round(announcedEndAt),
+      endedAt: null,
+      endErrorMs: null,
+      probes: 0,
+      waited: false,
+    };
+    report.ban = ban;
+    if (banned.status === 429 && ban.retryAfterSeconds === null)
+      reasons.push("the ban's 429 carried no Retry-After");
+    if (ban.retryAfterSeconds !== null && ban.reset !== null) {
+      const gap = Math.abs(banned.receivedAt + ban.retryAfterSeconds * 1000 - ban.reset * 1000);
+      if (gap > tolerance)
+        reasons.push(`the ban's Retry-After and X-RateLimit-Reset disagree by ${Math.round(gap)} ms`);
+    }
+    if (ban.remaining !== null && ban.remaining !== 0)
+      reasons.push(`the ban's X-RateLimit-Remaining was ${ban.remaining}, not 0`);
+
+    const deadline = started + o.maxWaitMs;
+    if (announcedEndAt !== null && announcedEndAt > deadline) {
+      notes.push(
+        `the ban announced ${ban.announcedSeconds} s, beyond --ban-max-wait: its end was not waited for`,
+      );
+      return finish(report);
+    }
+    ban.waited = true;
+    // Without an announcement, a window, then twice as long each time: every probe may prolong a ban.
+    let blindWait = windowMs;
+    if (announcedEndAt === null)
+      client.pauseUntil = Math.max(client.pauseUntil, banned.receivedAt + blindWait);
+    const step = Math.max(10, 50 / o.timeScale);
+    while (ban.probes < MAX_END_PROBES && !o.signal?.aborted) {
+      if (client.pauseUntil > deadline) {
+        notes.push('the ban was not over within --ban-max-wait');
+        break;
+      }
+      await sleepUntil(client.pauseUntil + 1, o.signal);
+      if (o.signal?.aborted) break;
+      ban.probes++;
+      requests++;
+      const r = await client.request(++index);
+      if (admitted(r.status)) {
+        ban.endedAt = Math.round(r.sentAt);
+        break;
+      }
+      if (!r.hasRetryAfter && r.rateLimit.reset === undefined) {
+        blindWait *= 2;
+        client.pauseUntil = Math.max(client.pauseUntil, r.receivedAt + blindWait);
+      }
+      client.pauseUntil = Math.max(client.pauseUntil, now() + step);
+    }
+    if (ban.endedAt !== null && announcedEndAt !== null) {
+      ban.endErrorMs = Math.round(ban.endedAt - announcedEndAt);
+      if (ban.endErrorMs > tolerance)
+        reasons.push(`the ban lasted ${ban.endErrorMs} ms beyond its announced end`);
+    }
+    if (ban.endedAt === null && !o.signal?.aborted && !notes.some((n) => n.includes('--ban-max-wait')))
+      reasons.push(`the ban was not over ${ban.probes} probes after its announced end`);
+    return finish(report);
+  } finally {
+    await client.close();
+  }
+
+  function finish(report: BanReport): BanReport {
+    report.requests = requests;
+    report.verdict = reasons.length === 0 ? 'pass' : 'fail';
+    report.durationMs = Math.round(now() - started);
+    return report;
+  }
+}

@@ -1,0 +1,56 @@
+import type { CapacityHeaderSample } from '../result/capacity-types.ts';
+import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+
+/** Probes never exceed a limit by more than this many requests (the seed bans repeated 429s). */
+export const EXCESS_BOUND = 3;
+
+export interface Exhausted {
+  sent: number;
+  accepted: number;
+  /** The first refusal by send order, if one came within the bound. */
+  refusal: ProbeReply | undefined;
+  /** The last answer by send order. */
+  last: ProbeReply | undefined;
+  /** X-RateLimit-* of every answer, by send order. */
+  samples: CapacityHeaderSample[];
+}
+
+/**
+ * One window spent as fast as the gate allows, until the first refusal or `limit + 3` requests.
+ * The gate holds concurrency to what the window has left, so near its end one request is in
+ * flight and the first 429 leaves nothing else queued.
+ */
+export async function exhaustWindow(
+  client: ProbeClient,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<Exhausted> {
+  const out: Exhausted = { sent: 0, accepted: 0, refusal: undefined, last: undefined, samples: [] };
+  let known: number | undefined;
+  const pending: Promise<void>[] = [];
+  while (out.sent < limit + EXCESS_BOUND && !out.refusal && !signal?.aborted) {
+    await client.slot(() => known);
+    if (out.refusal) break;
+    const index = ++out.sent;
+    pending.push(
+      client.request(index).then((r) => {
+        out.samples.push({
+          request: r.index,
+          status: r.status,
+          limit: r.rateLimit.limit ?? null,
+          remaining: r.rateLimit.remaining ?? null,
+          reset: r.rateLimit.reset ?? null,
+        });
+        if (admitted(r.status)) out.accepted++;
+        else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
+          out.refusal = r;
+        if (!out.last || r.index > out.last.index) out.last = r;
+        if (r.rateLimit.remaining !== undefined)
+          known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  out.samples.sort((a, b) => a.request - b.request);
+  return out;
+}
