@@ -48,8 +48,8 @@ export interface CapacityRun {
 
 /**
  * Every plan's key probed in parallel, each attempt recorded into one Recorder so that the header
- * checks run on every response, and one RunResult with `capacity` beside the usual figures. The
- * recorder checks X-RateLimit-Limit against the windows of all probed plans together.
+ * checks run on every response (each against its own plan's windows), and one RunResult with
+ * `capacity` beside the usual figures.
  */
 export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   const listPets = input.operations.find((op) => op.id === 'listPets');
@@ -57,7 +57,8 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   const scaled = input.targets.map((t) => scalePlan(t.plan, t.timeScale));
   const windows: RateWindow[] = scaled.flatMap((p) => p.windows);
   const startedAt = now();
-  const recorder = new Recorder({ startedAt, windows });
+  const windowsByKey = new Map(scaled.map((p) => [p.name, p.windows]));
+  const recorder = new Recorder({ startedAt, windows, windowsByKey });
   recorder.measure(true, startedAt);
   const ban = input.ban;
   const banProbe = () =>

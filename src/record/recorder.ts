@@ -58,6 +58,11 @@ export interface RecorderOptions {
   workloadOnly?: boolean;
   /** The plan's windows as the target counts them, for the header checks. */
   windows: RateWindow[];
+  /**
+   * Per key label, when keys of several plans share one recorder (`capacity`): each response is
+   * checked against its own plan's windows, not any probed plan's. Labels not in it use `windows`.
+   */
+  windowsByKey?: ReadonlyMap<string, RateWindow[]>;
   /** Response checks; default `responseChecks()` (fresh: several keep state for the run). */
   checks?: readonly Check[];
   /** Checks of the client's own behaviour; default `clientChecks()`. */
@@ -139,7 +144,7 @@ export class Recorder implements AttemptSink {
         status: a.status,
         headers: a.headers,
         rateLimit: a.rateLimit ?? readRateLimitHeaders(a.headers),
-        windows: this.options.windows,
+        windows: this.options.windowsByKey?.get(a.keyLabel) ?? this.options.windows,
         nowSeconds: a.receivedAt / 1000,
       };
       if (this.checks.evaluate(ctx) > 0) {

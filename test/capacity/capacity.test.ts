@@ -76,6 +76,7 @@ describe('capacity against the reference server (time scale 60, small limits)', 
     expect(resultProblem(JSON.parse(JSON.stringify(run.result)))).toBeUndefined();
     expect(run.result.capacity).toHaveLength(4);
     expect(run.result.compliance.violations).toBe(0);
+    expect(run.result.checks.filter((c) => c.failures > 0).map((c) => c.id)).toEqual([]);
     const sent = run.reports.reduce((n, r) => n + r.rate.sent + r.exhaust.sent + r.recovery.probes + 1, 0);
     expect(run.result.overall.requests).toBe(sent);
     expect(renderHtmlReport(run.result)).toContain('id="capacity"');
@@ -130,6 +131,25 @@ describe('capacity against a target that admits less than the plan promises', ()
       expect(r?.rate.sent).toBeLessThanOrEqual(2 * (10 + 3));
       expect(r?.violations).toBe(0);
       expect(result.compliance.violations).toBe(0);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+});
+
+describe('capacity checks each key against its own plan', () => {
+  it("fails ratelimit-limit-matches-plan when the free key is served pro's limits, although pro is probed too", async () => {
+    // One recorder holds both keys' responses; a Limit of 30 is pro's, never free's.
+    const server = await startServer({
+      timeScale: SCALE,
+      plans: PLANS,
+      keys: { 'free-demo-key': 'pro', 'pro-demo-key': 'pro' },
+    });
+    try {
+      const { result } = await measure(server, ['free', 'pro']);
+      const check = result.checks.find((c) => c.id === 'ratelimit-limit-matches-plan');
+      expect(check?.failures).toBeGreaterThan(0);
+      expect(check?.samples[0]?.detail).toMatch(/Limit 30 is none of 20, 1000/);
     } finally {
       await server.close();
     }
