@@ -6,7 +6,7 @@ import type { CapacityReport } from '../result/capacity-types.ts';
 import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
 import { EXCESS_BOUND, exhaustWindow } from './exhaust.ts';
 import { inferLimiter } from './infer.ts';
-import { nextAnchor, pacedWindow } from './paced-window.ts';
+import { nextAnchor, type PacedWindow, pacedWindow } from './paced-window.ts';
 import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
 import { HEADER_GRANULARITY_MS, judge } from './verdict.ts';
 
@@ -97,6 +97,7 @@ export class CapacityProbe {
     let rateLimited = 0;
     let behind = 0;
     let anchor = now();
+    let lastWindow: PacedWindow | undefined;
     for (let k = 0; k < windows && !signal?.aborted; k++) {
       const w = await pacedWindow(client, {
         anchor,
@@ -105,6 +106,7 @@ export class CapacityProbe {
         firstIndex: rateSent + 1,
         signal,
       });
+      lastWindow = w;
       rateSent += w.sent;
       rateLimited += w.rateLimited;
       if (now() - anchor > W + guard) behind++;
@@ -115,6 +117,12 @@ export class CapacityProbe {
     }
 
     // Phase 2: a fresh window, as fast as the gate allows, until the first 429 or L + 3 requests.
+    // A server whose windows are aligned to the clock may still count the last paced window at the
+    // anchor: its Reset says when that window ends. Exhausting before then would meet the 429 early.
+    // (A Reset further off than a window describes a longer quota, and is not waited for.)
+    const lastResets = [...(lastWindow?.resets ?? [])];
+    const windowEnd = lastResets.length > 0 ? Math.max(...lastResets) * 1000 : 0;
+    if (windowEnd > anchor && windowEnd <= now() + W + HEADER_GRANULARITY_MS) anchor = windowEnd + 1;
     if (!stalled) await sleepUntil(anchor, signal);
     const exhaustStart = now();
     const exhausted =
@@ -152,10 +160,12 @@ export class CapacityProbe {
       probeAt = Math.max(now() + step, client.pauseUntil);
     }
     let remainingAfterTenth: number | null = null;
+    let recoveryWindowEnd = back?.rateLimit.reset === undefined ? 0 : back.rateLimit.reset * 1000;
     if (back && !signal?.aborted) {
       await sleepUntil(now() + W / 10, signal);
       const r = await client.request(++index);
       if (admitted(r.status)) remainingAfterTenth = r.rateLimit.remaining ?? null;
+      if (admitted(r.status) && r.rateLimit.reset !== undefined) recoveryWindowEnd = r.rateLimit.reset * 1000;
     }
 
     const quotaBackAt = back ? back.sentAt : null;
@@ -234,7 +244,13 @@ export class CapacityProbe {
       report.daily = await walkDaily(client, {
         minute: this.window,
         day: dayWindow,
-        anchor: Math.max(now() + W / 10, client.pauseUntil),
+        // After the window the return's probes counted in (as before exhausting: a clock-aligned window
+        // would count them with the walk's first window), unless that Reset describes a longer quota.
+        anchor: Math.max(
+          now() + W / 10,
+          client.pauseUntil,
+          recoveryWindowEnd <= now() + W + HEADER_GRANULARITY_MS ? recoveryWindowEnd + 1 : 0,
+        ),
         firstIndex: index + 1,
         signal,
       });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
@@ -135,6 +137,67 @@ describe('capacity against a target that admits less than the plan promises', ()
       await server.close();
     }
   }, 30_000);
+});
+
+/**
+ * A fixed window aligned to the clock (each second a new window of 20), as many services count:
+ * the reference server starts a key's window at its first request instead. Served here, since no
+ * reference-server option counts this way.
+ */
+async function clockAlignedTarget() {
+  const used = new Map<number, number>();
+  const server = createServer((_req, res) => {
+    const t = Date.now();
+    const window = Math.floor(t / 1000);
+    const n = (used.get(window) ?? 0) + 1;
+    const admitted = n <= 20;
+    if (admitted) used.set(window, n);
+    res.writeHead(admitted ? 200 : 429, {
+      'content-type': 'application/json',
+      'x-ratelimit-limit': '20',
+      'x-ratelimit-remaining': String(Math.max(0, 20 - (used.get(window) ?? 0))),
+      'x-ratelimit-reset': String(window + 1),
+      // A window is one second: what is left of it, rounded up, is always 1.
+      ...(admitted ? {} : { 'retry-after': '1' }),
+    });
+    res.end(admitted ? '[]' : JSON.stringify({ code: 'rate_limited', message: 'limited', status: 429 }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
+describe('capacity against windows aligned to the clock', () => {
+  it('waits for the window the paced requests counted in to end before exhausting one: first 429 at 21', async () => {
+    const target = await clockAlignedTarget();
+    try {
+      const spec = await loadSpec();
+      for (let round = 0; round < 3; round++) {
+        // Each round on a key whose window holds none of the previous round's requests.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const { reports } = await runCapacity({
+          target: target.url,
+          embeddedTarget: false,
+          targets: [
+            {
+              plan: { name: 'free', windows: [{ name: 'minute', limit: 20, seconds: 60 }] },
+              apiKey: 'k',
+              baseUrl: target.url,
+              timeScale: SCALE,
+            },
+          ],
+          windows: 2,
+          operations: spec.operations,
+          spec: 'built in',
+        });
+        const r = reports[0];
+        expect(r?.rate.acceptedPerWindow, `round ${round}`).toEqual([20, 20]);
+        expect(r?.exhaust.first429At, `round ${round}`).toBe(21);
+        expect(r?.verdict, r?.reasons.join('; ')).toBe('pass');
+      }
+    } finally {
+      target.close();
+    }
+  }, 40_000);
 });
 
 describe('capacity checks each key against its own plan', () => {
