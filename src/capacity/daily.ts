@@ -23,15 +23,21 @@ export function dailyWindow(plan: Plan): RateWindow | undefined {
 }
 
 /**
+ * How long the minute phases take for one plan: the paced windows, then one exhausted and the
+ * quota's return (at most a window's wait, and a tenth more), each with its 5% guard.
+ */
+export function capacityEstimateMs(minute: RateWindow, pacedWindows: number): number {
+  return (pacedWindows + PHASES_BEFORE_WALK) * minute.seconds * 1000 * 1.05;
+}
+
+/**
  * How long `--daily` takes for one plan (time-scaled windows): the day's requests can only leave at
  * the minute limit per minute window, so the day costs limit(day) / limit(minute) windows, whatever
  * the client does. Said before starting, because against a real server it is hours for the larger plans.
  */
 export function dailyEstimateMs(minute: RateWindow, day: RateWindow, pacedWindows: number): number {
-  const windowMs = minute.seconds * 1000 * 1.05;
-  const before = pacedWindows + PHASES_BEFORE_WALK;
   const walk = Math.ceil(Math.max(0, day.limit - (pacedWindows + 1) * minute.limit) / minute.limit) + 1;
-  return (before + walk) * windowMs;
+  return capacityEstimateMs(minute, pacedWindows) + walk * minute.seconds * 1000 * 1.05;
 }
 
 /**

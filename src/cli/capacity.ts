@@ -14,7 +14,7 @@ import {
 } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
-import { dailyEstimateMs, dailyWindow } from '../capacity/daily.ts';
+import { capacityEstimateMs, dailyEstimateMs, dailyWindow } from '../capacity/daily.ts';
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
 import { renderHtmlReport } from '../report/html.ts';
@@ -249,7 +249,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
         const scaled = scalePlan(t.plan, t.timeScale);
         const w = shortestWindow(scaled.windows);
         process.stderr.write(
-          `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted\n`,
+          `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted: about ${w ? humanDuration(capacityEstimateMs(w, args.windows)) : '?'}\n`,
         );
         const day = dailyWindow(scaled);
         if (args.daily && w && day)
