@@ -1,0 +1,171 @@
+import autocannon from 'autocannon';
+import { now } from '../client/clock.ts';
+import { shareOf } from './coordinated-omission.ts';
+import type { BenchFeed, RawHeaders } from './feed.ts';
+import { ResponsePairer } from './pairing.ts';
+import type { BenchRequest } from './request-cycle.ts';
+
+export interface DriveInput {
+  /** `http://host:port`: autocannon's connections go here; the base path is in each request's path. */
+  origin: string;
+  cycle: readonly BenchRequest[];
+  /** Sent on every request (authorization, accept). */
+  headers: Readonly<Record<string, string>>;
+  connections: number;
+  pipelining: number;
+  /** Requests per second over all connections; undefined: as fast as the target answers. */
+  rate: number | undefined;
+  durationMs: number;
+  timeoutMs: number;
+}
+
+export interface DriveOutcome {
+  startedAt: number;
+  endedAt: number;
+  /** `response` events without their `onResponse` (see pairing.ts); 0 unless autocannon changes. */
+  unpaired: number;
+}
+
+/** What each connection keeps: its interval at a fixed rate, and where it is in the cycle. */
+interface ConnectionState {
+  intervalMs: number | undefined;
+  /** Index of the request last answered or lost: the next ones in the cycle are in flight. */
+  last: number;
+}
+
+type Context = Record<string, number | undefined>;
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+function createdId(body: string): number | undefined {
+  try {
+    const id = (JSON.parse(body) as { id?: unknown }).id;
+    return typeof id === 'number' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The connections autocannon opens: at a fixed rate never more than requests per second, as it caps them itself. */
+export function effectiveConnections(connections: number, rate: number | undefined): number {
+  return rate === undefined ? connections : Math.min(connections, rate);
+}
+
+/**
+ * Drives autocannon in this thread over the request cycle for the duration (or until `signal`), and
+ * hands every answer and every lost request to `feed`. Per request it costs a mailbox write, one
+ * record and, for creators and consumers only, a JSON parse and a path: autocannon sends the cycle's
+ * other requests as the bytes it built once.
+ */
+export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSignal): Promise<DriveOutcome> {
+  const pairer = new ResponsePairer();
+  const length = input.cycle.length;
+  const connections = effectiveConnections(input.connections, input.rate);
+  const states = new WeakMap<object, ConnectionState>();
+  let created = 0;
+
+  const requests: autocannon.Request[] = input.cycle.map((r, index) => {
+    const request: autocannon.Request = {
+      method: r.method,
+      path: r.path,
+      onResponse: (status, body, context, headers) => {
+        pairer.answered(index, status, body, headers as RawHeaders | undefined);
+        if (r.provides !== undefined && status >= 200 && status < 300)
+          (context as Context)[r.provides] = createdId(body);
+      },
+    };
+    if (r.body !== undefined) {
+      request.body = r.body;
+      request.headers = JSON_HEADERS;
+    }
+    const consumes = r.consumes;
+    if (consumes) {
+      // Filled at send time with the id the request before it created on this connection; without
+      // one (its creation failed) autocannon starts the cycle again, as documented for a falsy return.
+      request.setupRequest = (req, context) => {
+        const id = (context as Context)[consumes.resource];
+        if (id === undefined) return undefined as unknown as autocannon.Request;
+        (context as Context)[consumes.resource] = undefined;
+        req.path = `${consumes.before}${id}${consumes.after}`;
+        return req;
+      };
+    }
+    return request;
+  });
+
+  // A lost request is the next one of its connection's cycle: autocannon walks the cycle in order on
+  // each connection, so after the request last answered, the following `pipelining` are in flight.
+  const lost = (state: ConnectionState, code: string, sentAt: number) => {
+    state.last = (state.last + 1) % length;
+    if (sentAt <= cutoff) feed.transportError(state.last, code, sentAt, now());
+  };
+
+  // The benchmark's window: requests sent from now until the duration is over (or an interrupt).
+  // autocannon notices its end at its next sample, up to `sampleInt` later, and sends until then (at
+  // a fixed rate, a whole new second's budget at once): those requests are not recorded, so that the
+  // result covers the window it states. Answers to requests sent within it count when they come later.
+  const startedAt = now();
+  let cutoff = startedAt + input.durationMs;
+  let lastReceivedAt = startedAt;
+  let settle: (error: unknown) => void = () => {};
+  const finished = new Promise<void>((resolve, reject) => {
+    settle = (error) => (error ? reject(error) : resolve());
+  });
+  const instance = autocannon(
+    {
+      url: input.origin,
+      connections,
+      pipelining: input.pipelining,
+      duration: input.durationMs / 1000,
+      // autocannon notices the end at its next sample: every 100 ms rather than every second.
+      sampleInt: 100,
+      timeout: input.timeoutMs / 1000,
+      headers: { ...input.headers },
+      requests,
+      // At a fixed rate, our own correction (coordinated-omission.ts): autocannon's back-fills 1 ms steps.
+      ...(input.rate === undefined ? {} : { overallRate: input.rate, ignoreCoordinatedOmission: true }),
+      skipAggregateResult: true,
+      setupClient: (client) => {
+        const i = created++;
+        const state: ConnectionState = {
+          intervalMs: input.rate === undefined ? undefined : 1000 / shareOf(input.rate, connections, i),
+          last: -1,
+        };
+        states.set(client, state);
+        const events: NodeJS.EventEmitter = client;
+        // One error ends every request in flight on the connection (autocannon counts `pipelining`).
+        events.on('connError', (error: NodeJS.ErrnoException) => {
+          const at = now();
+          for (let k = 0; k < input.pipelining; k++) lost(state, error.code ?? 'ECONNERROR', at);
+        });
+        // Emitted once per request in flight, `timeout` after the last write on the connection.
+        events.on('timeout', () => lost(state, 'ETIMEDOUT', now() - input.timeoutMs));
+      },
+    },
+    settle,
+  );
+  instance.on('response', (client, status, _bytes, responseTime) => {
+    const receivedAt = now();
+    const index = pairer.take(status);
+    if (index < 0) return;
+    const state = states.get(client);
+    if (state) state.last = index;
+    if (receivedAt - responseTime > cutoff) return;
+    lastReceivedAt = receivedAt;
+    feed.response(index, status, pairer.body, pairer.headers, receivedAt, responseTime, state?.intervalMs);
+  });
+  const stop = () => {
+    cutoff = Math.min(cutoff, now());
+    instance.stop();
+  };
+  const timer = setTimeout(stop, input.durationMs);
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
+  try {
+    await finished;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+  }
+  return { startedAt, endedAt: Math.max(cutoff, lastReceivedAt), unpaired: pairer.unpaired };
+}

@@ -1,0 +1,96 @@
+import { prepareCatalogue, removeCatalogue } from '../../scenarios/lib/catalogue.ts';
+import type { Operation } from '../api/operations.ts';
+import type { RateWindow } from '../api/plans.ts';
+import { ApiClient } from '../client/client.ts';
+import { type Api, type CallFn, petstoreApi } from '../client/petstore-api.ts';
+import type { MixEntry } from './operation-mix.ts';
+import type { BenchCatalogue } from './request-cycle.ts';
+
+/** Pets setup prepares (with deep stock, so that orders never run one out): the cycle spreads over them. */
+export const BENCH_PETS = 5;
+/** Setup and teardown are a few paced requests; past this they are stuck (a spent quota, a dead target). */
+const SETUP_TIMEOUT_MS = 20_000;
+const TEARDOWN_TIMEOUT_MS = 10_000;
+
+export interface SetupInput {
+  baseUrl: string;
+  apiKey: string | undefined;
+  plan: string;
+  windows: RateWindow[];
+  operations: Operation[];
+  mix: readonly MixEntry[];
+  timeoutMs: number;
+}
+
+export interface Prepared {
+  catalogue: BenchCatalogue;
+  /** Removes what setup created; best effort, bounded in time. Resolves to what it could not remove, if anything. */
+  teardown(): Promise<string | undefined>;
+  /** Leaves what setup created (a target about to be stopped) and frees the client. */
+  close(): Promise<void>;
+}
+
+/** `work` through the plan-aware client, ended (AbortedError) after `ms`. */
+async function bounded<T>(client: ApiClient, ms: number, work: () => Promise<T>): Promise<T> {
+  const timer = setTimeout(() => client.interrupt(), ms);
+  try {
+    return await work();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Prepares what the requests use, as the scenarios do (scenarios/lib/catalogue.ts: a category and pets
+ * with deep stock, reusing what the target has), through the plan-aware client: its requests keep to
+ * the plan and wait out any 429, and are not part of the benchmark's figures. With getOrder in the mix,
+ * one order too.
+ */
+export async function prepareBench(input: SetupInput): Promise<Prepared> {
+  const client = new ApiClient({
+    baseUrl: input.baseUrl,
+    apiKey: input.apiKey,
+    keyLabel: input.plan,
+    operations: input.operations,
+    windows: input.windows,
+    timeoutMs: input.timeoutMs,
+    sink: { record: () => {} },
+  });
+  const api: Api = petstoreApi(client.call.bind(client) as CallFn);
+  let catalogue: BenchCatalogue;
+  try {
+    catalogue = await bounded(client, SETUP_TIMEOUT_MS, async () => {
+      const prepared: BenchCatalogue = await prepareCatalogue(api, BENCH_PETS);
+      if (input.mix.some((e) => e.operationId === 'getOrder')) {
+        const order = await api.placeOrder({ petId: prepared.petIds[0] as number, quantity: 1 });
+        if (!order.ok) throw new Error(`placeOrder answered ${order.status}`);
+        prepared.orderId = order.body.id;
+      }
+      return prepared;
+    });
+  } catch (error) {
+    await client.close().catch(() => {});
+    const why =
+      (error as Error).name === 'AbortedError'
+        ? `not done in ${SETUP_TIMEOUT_MS / 1000} s (a spent quota, or a target that does not answer)`
+        : (error as Error).message;
+    throw new Error(`setup: ${why}`);
+  }
+  return {
+    catalogue,
+    teardown: async () => {
+      try {
+        await bounded(client, TEARDOWN_TIMEOUT_MS, async () => {
+          if (catalogue.orderId !== undefined) await api.deleteOrder(catalogue.orderId);
+          await removeCatalogue(api, catalogue);
+        });
+        return undefined;
+      } catch {
+        return `pets ${catalogue.petIds.join(', ')} that setup created were not all removed`;
+      } finally {
+        await client.close().catch(() => {});
+      }
+    },
+    close: () => client.close().catch(() => {}),
+  };
+}
