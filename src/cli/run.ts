@@ -6,6 +6,8 @@ import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
+import type { SharedQuota } from '../client/gate.ts';
+import { quotaKeyName, RedisQuotaStore } from '../client/redis-quota-store.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
 import { resultFromJson } from '../report/result-input.ts';
@@ -19,11 +21,13 @@ import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
+import { parseShare, shareOf } from '../scenario/share.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { ProgressLine } from './progress.ts';
+import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { failureLine, formatSummary } from './summary.ts';
@@ -112,7 +116,19 @@ export function runOptions(yargs: Argv) {
       type: 'string',
       describe: 'Write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)',
     })
+    .option('quota-store', {
+      type: 'string',
+      describe:
+        "redis://HOST:PORT: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards)",
+    })
+    .option('shard', {
+      type: 'string',
+      describe:
+        "I/N: run part I of N of the workload (rates divided, VUs and iterations split); 'merge' joins the parts",
+    })
     .requiresArg([
+      'quota-store',
+      'shard',
       'base-url',
       'api-key',
       'plan',
@@ -185,12 +201,19 @@ export async function run(args: RunArgs): Promise<number> {
   const timeoutMs = parseDuration(args.timeout, '--timeout');
   if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
     throw new InputError('--max-attempts must be a whole number >= 1');
-  const workload = resolveWorkload(scenario.workload, planRate(windows), {
+  const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
+  const quotaStoreUrl = args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore);
+  const whole = resolveWorkload(scenario.workload, planRate(windows), {
     durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
     rate: args.rate === undefined ? undefined : parseRateFlag(args.rate),
     vus: args.vus,
     iterations: args.iterations,
   });
+  const workload = shard ? shareOf(whole, shard) : whole;
+  if (shard && shard.count > 1 && !quotaStoreUrl && !args.quiet)
+    process.stderr.write(
+      'petstore-load: --shard without --quota-store: this shard paces the whole plan on its own; shards sharing one key will exceed it together\n',
+    );
 
   let server: ServerProcess | undefined;
   let baseUrl: URL;
@@ -218,6 +241,20 @@ export async function run(args: RunArgs): Promise<number> {
     if (!/^https?:$/.test(baseUrl.protocol)) throw new InputError('--base-url must be http:// or https://');
     if (!(await reachable(baseUrl)))
       throw new InputError(`target ${publicTarget(baseUrl)} is unreachable`, EXIT.UNREACHABLE);
+  }
+
+  let sharedQuota: (SharedQuota & { label: string }) | undefined;
+  if (quotaStoreUrl) {
+    try {
+      const store = await RedisQuotaStore.connect(quotaStoreUrl.url);
+      sharedQuota = { store, key: quotaKeyName(apiKey ?? 'anonymous'), label: quotaStoreUrl.label };
+    } catch (error) {
+      await server?.stop();
+      throw new InputError(
+        `--quota-store ${quotaStoreUrl.label}: cannot connect (${(error as Error).message})`,
+        EXIT.UNREACHABLE,
+      );
+    }
   }
 
   const interrupt = new AbortController();
@@ -271,6 +308,8 @@ export async function run(args: RunArgs): Promise<number> {
         interruptedBy: () => interruptedBy,
         seed,
         onTick,
+        sharedQuota,
+        shard,
       });
     } catch (error) {
       if (error instanceof SetupError) {
@@ -348,5 +387,6 @@ export async function run(args: RunArgs): Promise<number> {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     await server?.stop();
+    await sharedQuota?.store.close();
   }
 }

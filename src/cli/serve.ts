@@ -7,6 +7,7 @@ import { OMITTABLE_HEADERS, type OmittableHeader } from '../server/faults.ts';
 import { type RunningServer, type ServerOptions, startServer } from '../server/index.ts';
 import { validateServerOptions } from '../server/options.ts';
 import { EXIT } from './exit-codes.ts';
+import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 
 export function serveOptions(yargs: Argv) {
@@ -56,6 +57,11 @@ export function serveOptions(yargs: Argv) {
       describe: 'JSON file overriding plan limits, e.g. {"enterprise":{"perMinute":20000}}',
     })
     .option('keys', { type: 'string', describe: 'JSON file of API key -> plan, replacing the demo keys' })
+    .option('quota-store', {
+      type: 'string',
+      describe:
+        "redis://HOST:PORT: keep the limiter's counts there, so that several instances enforce one limit",
+    })
     .option('time-scale', {
       type: 'number',
       default: 1,
@@ -242,6 +248,7 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
     sunset,
     seedData: number('seed-data', args.seedData),
     rateLimit: args.rateLimit,
+    quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
     banAfter: number('ban-after', args.banAfter),
     banDurationMs: parseDuration(args.banDuration, '--ban-duration'),
     faults: {
@@ -309,6 +316,8 @@ export async function serve(args: ServeArgs): Promise<void> {
   try {
     server = await startServer(options);
   } catch (error) {
+    if (error instanceof InputError && error.message.startsWith('quotaStore '))
+      throw new InputError(`--quota-store${error.message.slice('quotaStore'.length)}`, EXIT.UNREACHABLE);
     if (error instanceof InputError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     // Only a refused listen is the user's environment; anything else is ours and must say so.

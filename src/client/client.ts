@@ -8,7 +8,7 @@ import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import { fullJitterMs, RetryBudget } from './backoff.ts';
 import { now, sleepUntil } from './clock.ts';
-import { AbortedError, Gate } from './gate.ts';
+import { AbortedError, Gate, type SharedQuota } from './gate.ts';
 import { Pacer } from './pacer.ts';
 import { ResponseBody } from './response-body.ts';
 import { send } from './transport.ts';
@@ -43,6 +43,8 @@ export interface ClientOptions {
   retryBudget?: number;
   connections?: number;
   sink: AttemptSink;
+  /** A quota shared with other generators (worker threads, or machines through Redis). */
+  sharedQuota?: SharedQuota;
 }
 
 export interface CallInput {
@@ -178,7 +180,7 @@ export class ApiClient {
       maxOvershoot: options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
     });
     setMaxListeners(0, this.stop.signal);
-    this.gate = new Gate(this.pacer);
+    this.gate = new Gate(this.pacer, options.sharedQuota);
     this.budget = new RetryBudget(options.retryBudget ?? 0.1);
     this.baseHeaders = { accept: 'application/json' };
     if (options.apiKey !== undefined) this.baseHeaders.authorization = `Bearer ${options.apiKey}`;
@@ -260,6 +262,8 @@ export class ApiClient {
         const pauseUntil =
           receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
         this.pacer.pause(pauseUntil, receivedAt);
+        // Every generator of the key holds too; awaited, so that none is told after its next send.
+        await this.gate.sharePause(pauseUntil - receivedAt);
         if (retry && rateLimitRetries <= maxRateLimitRetries) retryAt = pauseUntil;
       } else if (
         retry &&

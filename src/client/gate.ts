@@ -1,5 +1,12 @@
 import { now, sleepUntil } from './clock.ts';
 import type { Pacer } from './pacer.ts';
+import type { QuotaStore } from './quota-store.ts';
+
+/** A quota shared with other generators: the store, and the key's name in it. */
+export interface SharedQuota {
+  store: QuotaStore;
+  key: string;
+}
 
 export interface Admission {
   /** Time spent waiting for pacing (quota spacing, the server's budget, in-flight limits), ms. */
@@ -27,7 +34,16 @@ export class Gate {
   private waiting = 0;
   private responseWaiters: (() => void)[] = [];
 
-  constructor(readonly pacer: Pacer) {}
+  constructor(
+    readonly pacer: Pacer,
+    /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
+    private readonly shared?: SharedQuota,
+  ) {}
+
+  /** A 429's pause, for every generator of the key (the local pacer has it already). */
+  async sharePause(ms: number): Promise<void> {
+    await this.shared?.store.pause(this.shared.key, ms);
+  }
 
   /** Call after `pacer.observe`, so a sender waiting for an answer can go on. */
   responded(): void {
@@ -40,7 +56,7 @@ export class Gate {
   acquire(signal: AbortSignal): Promise<Admission> {
     // Fast path: nobody queued and the pacer says go. Most sends of a run under its quota take it,
     // and it saves the queue's promises on the generator's hottest path.
-    if (this.waiting === 0 && !signal.aborted) {
+    if (this.waiting === 0 && !signal.aborted && !this.shared) {
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) {
@@ -61,7 +77,8 @@ export class Gate {
     return admitted;
   }
 
-  private async waitTurn(queuedAt: number, signal: AbortSignal): Promise<Admission> {
+  /** Until this key's own pacer lets one more send leave. */
+  private async waitLocal(signal: AbortSignal): Promise<void> {
     for (;;) {
       if (signal.aborted) throw new AbortedError('run stopped');
       const t = now();
@@ -69,7 +86,7 @@ export class Gate {
       // A timer cannot wait less than about a millisecond; pacing's grid makes up for a send that
       // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
       // 429 is never cut short.
-      if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) break;
+      if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) return;
       if (at === Number.POSITIVE_INFINITY) {
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -82,6 +99,42 @@ export class Gate {
       } else {
         await sleepUntil(at, signal);
       }
+    }
+  }
+
+  /**
+   * The shared quota's slot for this send, waited for; false when another generator's 429 paused
+   * the key meanwhile (the slot is given up, and the pause is now this pacer's too).
+   */
+  private async reserveShared(signal: AbortSignal): Promise<boolean> {
+    const { store, key } = this.shared as SharedQuota;
+    const spec = this.pacer.quotaSpec();
+    // Raw mode shares only pauses: it does not pace, so it reserves no slot.
+    if (spec) {
+      const asked = now();
+      const wait = await store.reserve(key, spec);
+      // A slot free at once was reserved with the pause as it stands: nothing to look at again.
+      if (wait <= PACING_TOLERANCE_MS && now() - asked <= spec.lateMs) return true;
+      const slot = now() + wait;
+      await sleepUntil(slot, signal);
+      if (signal.aborted) throw new AbortedError('run stopped');
+      // Woken too late (a busy event loop): the slot is given up, and stays counted, which only
+      // makes every generator more careful; this send reserves another.
+      if (now() - slot > spec.lateMs) return false;
+    }
+    const left = await store.pauseLeft(key);
+    if (left <= 0) return true;
+    const t = now();
+    this.pacer.pause(t + left, t);
+    return false;
+  }
+
+  private async waitTurn(queuedAt: number, signal: AbortSignal): Promise<Admission> {
+    for (;;) {
+      await this.waitLocal(signal);
+      if (!this.shared) break;
+      // A 429 of our own while the shared slot was waited for pauses us as much as another's.
+      if ((await this.reserveShared(signal)) && this.pacer.pausedUntil <= now()) break;
     }
     const admittedAt = now();
     // Time this caller spent inside the key's latest pause counts as backoff, whether it waited at the

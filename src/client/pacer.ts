@@ -1,5 +1,6 @@
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
+import type { QuotaSpec } from './quota-store.ts';
 
 export interface PacerOptions {
   /** Plan windows, already time-scaled to the target's clock. */
@@ -131,6 +132,7 @@ export class Pacer {
   /** The limit the server last described, at first the plan's shortest window's. */
   private lastLimit: number;
   private readonly shortestMs: number;
+  private readonly spec: QuotaSpec | undefined;
 
   constructor(readonly options: PacerOptions) {
     const shortest = shortestWindow(options.windows);
@@ -147,6 +149,24 @@ export class Pacer {
     this.windowMsByLimit = new Map(options.windows.map((w) => [w.limit, w.seconds * 1000]));
     this.lastLimit = shortest?.limit ?? Number.POSITIVE_INFINITY;
     this.shortestMs = (shortest?.seconds ?? 1) * 1000;
+    // Generators in other processes (or on other machines) wake late under load, and their sends
+    // reach the server in another order than their slots: a shared quota keeps a wider guard, 2% of
+    // the shortest window between the local guard and 250 ms (1.2 s of a 60 s window costs 0.4%).
+    const sharedGuard = Math.max(guard, Math.min(250, this.shortestMs * 0.02));
+    const sharedSpacing =
+      options.enforce && shortest ? (shortest.seconds * 1000 + sharedGuard) / shortest.limit : 0;
+    this.spec = options.enforce
+      ? {
+          spacingMs: sharedSpacing,
+          windows: options.windows.map((w) => ({ limit: w.limit, spanMs: w.seconds * 1000 + sharedGuard })),
+          lateMs: sharedGuard / 2,
+        }
+      : undefined;
+  }
+
+  /** The same spacing and windows for a store shared with other generators; none in raw mode. */
+  quotaSpec(): QuotaSpec | undefined {
+    return this.spec;
   }
 
   /**

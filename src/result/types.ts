@@ -82,6 +82,10 @@ export interface ResultMeta {
   /** True when the run was interrupted; the figures cover the part that ran. */
   partial: boolean;
   interruptedBy?: string;
+  /** `--shard I/N`: this result is part I of N generators' run (1-based). */
+  shard?: { index: number; count: number };
+  /** `--quota-store`: where the key's quota was shared with other generators (no credentials). */
+  sharedQuota?: string;
 }
 
 export interface RunConfig {

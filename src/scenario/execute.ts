@@ -3,6 +3,7 @@ import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { ApiClient } from '../client/client.ts';
 import { now } from '../client/clock.ts';
+import type { SharedQuota } from '../client/gate.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
 import { responseChecks } from '../record/checks/catalogue.ts';
 import { type OperationStats, Recorder } from '../record/recorder.ts';
@@ -10,6 +11,7 @@ import { buildResult } from '../result/build.ts';
 import type { RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
 import { runScenario } from './engine.ts';
+import type { Share } from './share.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
 /** The version users installed, from package.json, so results name it without a second copy to update. */
@@ -45,6 +47,10 @@ export interface ExecuteInput<D> {
   onWorkload?(running: boolean): void;
   /** Called once a second while the workload runs: the live status line, thresholds that abort. */
   onTick?(tick: RunTick): void;
+  /** A quota shared with other generators, and how the result names it (no credentials). */
+  sharedQuota?: SharedQuota & { label: string };
+  /** This generator's part of a run spread over several (the workload is already its share). */
+  shard?: Share;
 }
 
 /** The run so far, once a second. */
@@ -98,6 +104,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     timeoutMs: input.timeoutMs,
     maxAttempts: input.maxAttempts,
     connections: Math.max(1, Math.min(256, input.workload.maxInFlight)),
+    sharedQuota: input.sharedQuota,
     sink: tap
       ? {
           record: (attempt) => {
@@ -127,6 +134,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         endedAt: new Date(endedAt).toISOString(),
         partial,
         ...(interruptedBy ? { interruptedBy } : {}),
+        ...(input.shard ? { shard: input.shard } : {}),
+        ...(input.sharedQuota ? { sharedQuota: input.sharedQuota.label } : {}),
       },
       config: {
         workload: input.workload.describe,

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { Redis } from 'ioredis';
 import { addOpenApiVocabulary } from '../api/ajv.ts';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import type { Operation } from '../api/operations.ts';
@@ -139,7 +140,7 @@ export interface BuiltApp {
   store: PetStore;
 }
 
-export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
+export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis): BuiltApp {
   const timeScale = options.timeScale ?? SERVER_DEFAULTS.timeScale;
   const plans: PlanTable = Object.fromEntries(
     Object.entries(options.plans ?? DEFAULT_PLANS).map(([name, plan]) => [name, scalePlan(plan, timeScale)]),
@@ -160,6 +161,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions): BuiltApp {
             seconds: (options.banDurationMs ?? SERVER_DEFAULTS.banDurationMs) / 1000 / timeScale,
           },
           faultOptions.limiterLeak ?? 0,
+          redis,
         );
   const store = new PetStore();
   store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);

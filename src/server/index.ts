@@ -1,3 +1,5 @@
+import { Redis } from 'ioredis';
+import { InputError } from '../api/input-error.ts';
 import { loadSpec } from '../api/spec.ts';
 import { buildApp } from './app.ts';
 import { SERVER_DEFAULTS, type ServerOptions, validateServerOptions } from './options.ts';
@@ -19,7 +21,11 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   validateServerOptions(options);
   const spec = await loadSpec();
-  const { app, store } = buildApp(spec, options);
+  const redis = options.quotaStore ? await connectRedis(options.quotaStore) : undefined;
+  const { app, store } = buildApp(spec, options, redis);
+  app.addHook('onClose', async () => {
+    await redis?.quit().catch(() => redis.disconnect());
+  });
   const host = options.host ?? SERVER_DEFAULTS.host;
   await app.listen({ host, port: options.port ?? SERVER_DEFAULTS.port });
   const address = app.server.address();
@@ -35,4 +41,24 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       await app.close();
     },
   };
+}
+
+/** The limiter's store for `quotaStore`; an unreachable one fails the start, in one line. */
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 3000,
+    maxRetriesPerRequest: 2,
+    retryStrategy: (times) => (times > 3 ? null : 200 * times),
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new InputError(
+      `quotaStore ${url.replace(/\/\/[^@/]*@/, '//')}: cannot connect (${(error as Error).message})`,
+    );
+  }
+  return redis;
 }

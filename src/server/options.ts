@@ -27,6 +27,8 @@ export interface ServerOptions {
   faults?: FaultOptions;
   /** Fastify's request log; default off (it costs throughput). */
   logger?: boolean;
+  /** redis://HOST:PORT: the limiter's counts live there, so that several instances enforce one limit. */
+  quotaStore?: string;
 }
 
 export const SERVER_DEFAULTS = {

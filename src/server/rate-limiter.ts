@@ -1,4 +1,10 @@
-import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  type RateLimiterRes,
+} from 'rate-limiter-flexible';
 import type { Plan, PlanTable, RateWindow } from '../api/plans.ts';
 
 /** What the limiter decided, in absolute times so that headers can be written from it later. */
@@ -34,33 +40,39 @@ function isLimiterResult(value: unknown): value is RateLimiterRes {
  */
 export class PlanLimiter {
   /** One limiter per window of each plan, built once: nothing is looked up by name per request. */
-  private readonly limiters = new Map<Plan, RateLimiterMemory[]>();
-  private readonly strikes: RateLimiterMemory | undefined;
+  private readonly limiters = new Map<Plan, RateLimiterAbstract[]>();
+  private readonly strikes: RateLimiterAbstract | undefined;
 
   constructor(
     plans: Readonly<PlanTable>,
     private readonly ban: BanPolicy | undefined,
     /** Fault injection: a limiter that lets this many extra requests through per window. */
     private readonly leak = 0,
+    /** `--quota-store`: counts kept in Redis, so that several server instances enforce one limit. */
+    redis?: Redis,
   ) {
+    // The window's length is in the prefix: instances at other time scales keep apart in one Redis.
+    const limiter = (o: { keyPrefix: string; points: number; duration: number; blockDuration?: number }) =>
+      redis
+        ? new RateLimiterRedis({ ...o, keyPrefix: `petstore-ref:${o.keyPrefix}`, storeClient: redis })
+        : new RateLimiterMemory(o);
     for (const plan of Object.values(plans)) {
       this.limiters.set(
         plan,
-        plan.windows.map(
-          (w) =>
-            new RateLimiterMemory({
-              keyPrefix: `${plan.name}:${w.name}`,
-              points: w.limit + leak,
-              duration: w.seconds,
-            }),
+        plan.windows.map((w) =>
+          limiter({
+            keyPrefix: `${plan.name}:${w.name}:${w.seconds}`,
+            points: w.limit + leak,
+            duration: w.seconds,
+          }),
         ),
       );
     }
     // One strike per 429; the first 429 is the one that tells the client, so `after + 1` strikes are
     // allowed and the next one blocks the key for the ban's length.
     this.strikes = ban
-      ? new RateLimiterMemory({
-          keyPrefix: 'strikes',
+      ? limiter({
+          keyPrefix: `strikes:${ban.seconds}`,
           points: ban.after + 1,
           duration: 1,
           blockDuration: ban.seconds,
@@ -81,13 +93,13 @@ export class PlanLimiter {
 
     const results: { window: RateWindow; res: RateLimiterRes }[] = [];
     for (let i = 0; i < limiters.length; i++) {
-      const limiter = limiters[i] as RateLimiterMemory;
+      const limiter = limiters[i] as RateLimiterAbstract;
       const window = plan.windows[i] as RateWindow;
       try {
         results.push({ window, res: await limiter.consume(key) });
       } catch (error) {
         if (!isLimiterResult(error)) throw error;
-        for (let j = 0; j <= i; j++) await (limiters[j] as RateLimiterMemory).reward(key);
+        for (let j = 0; j <= i; j++) await (limiters[j] as RateLimiterAbstract).reward(key);
         return this.reject(key, plan, limiters, i, error, now);
       }
     }
@@ -110,7 +122,7 @@ export class PlanLimiter {
   private async reject(
     key: string,
     plan: Plan,
-    limiters: RateLimiterMemory[],
+    limiters: RateLimiterAbstract[],
     rejectedBy: number,
     res: RateLimiterRes,
     now: number,
@@ -121,7 +133,7 @@ export class PlanLimiter {
     for (let i = 0; i < limiters.length; i++) {
       if (i === rejectedBy) continue;
       const other = plan.windows[i] as RateWindow;
-      const state = await (limiters[i] as RateLimiterMemory).get(key);
+      const state = await (limiters[i] as RateLimiterAbstract).get(key);
       if (state && state.consumedPoints >= other.limit + this.leak && now + state.msBeforeNext > retryAt) {
         retryAt = now + state.msBeforeNext;
         described = other;

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryQuotaStore, type QuotaSpec, type QuotaStore } from '../../src/client/quota-store.ts';
+import { quotaKeyName, RedisQuotaStore } from '../../src/client/redis-quota-store.ts';
+import { type RedisProcess, startRedis } from '../helpers/redis.ts';
+
+// 3 sends per second at most, spaced 100 ms: the 4th waits for the 1st to leave the span.
+const SPEC: QuotaSpec = { spacingMs: 100, windows: [{ limit: 3, spanMs: 1000 }], lateMs: 50 };
+
+let redis: RedisProcess;
+const stores: QuotaStore[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+}, 20_000);
+afterAll(async () => {
+  for (const s of stores) await s.close();
+  await redis?.stop();
+});
+
+const kinds: [string, () => Promise<QuotaStore>][] = [
+  ['memory', async () => new MemoryQuotaStore()],
+  ['redis', () => RedisQuotaStore.connect(redis.url)],
+];
+
+describe.each(kinds)('%s quota store', (_kind, open) => {
+  it('spaces reservations and holds each window to its limit, as one client across callers', async () => {
+    const store = await open();
+    stores.push(store);
+    const key = `spacing-${Math.random()}`;
+    const t0 = performance.now();
+    const at: number[] = [];
+    for (let i = 0; i < 5; i++) at.push(performance.now() - t0 + (await store.reserve(key, SPEC)));
+    // As the local pacer's grid: after idle one slot of credit (0, 0), then 100 ms apart (100); the
+    // 4th waits for the first two to leave the span (1000), and so may the 5th (1000).
+    const expected = [0, 0, 100, 1000, 1000];
+    at.forEach((t, i) => {
+      expect(t, `reservation ${i}`).toBeGreaterThan((expected[i] as number) - 15);
+      expect(t, `reservation ${i}`).toBeLessThan((expected[i] as number) + 40);
+    });
+  });
+
+  it('a pause holds every caller until it ends, and is never shortened', async () => {
+    const store = await open();
+    stores.push(store);
+    const key = `pause-${Math.random()}`;
+    await store.pause(key, 600);
+    await store.pause(key, 100);
+    const left = await store.pauseLeft(key);
+    expect(left).toBeGreaterThan(500);
+    expect(left).toBeLessThanOrEqual(600);
+    expect(await store.reserve(key, SPEC)).toBeGreaterThan(500);
+    expect(await store.pauseLeft(`other-${Math.random()}`)).toBe(0);
+  });
+});
+
+describe('the redis store', () => {
+  it('two connections (two machines) share one key: together they keep the spacing', async () => {
+    const a = await RedisQuotaStore.connect(redis.url);
+    const b = await RedisQuotaStore.connect(redis.url);
+    stores.push(a, b);
+    const key = `shared-${Math.random()}`;
+    const waits = [await a.reserve(key, SPEC), await b.reserve(key, SPEC), await a.reserve(key, SPEC)];
+    // One grid for both: after the slot of credit (0, 0), b's next is a's 100 ms later, then 200.
+    expect(waits[0]).toBeLessThan(15);
+    expect(waits[1]).toBeLessThan(15);
+    expect(waits[2]).toBeGreaterThan(80);
+    expect(await b.reserve(key, SPEC)).toBeGreaterThan(180);
+  });
+
+  it('names a key by a digest, never the key itself', () => {
+    const name = quotaKeyName('free-demo-key');
+    expect(name).not.toContain('free-demo-key');
+    expect(name).toMatch(/^petstore-load:quota:[0-9a-f]{24}$/);
+  });
+
+  it('fails to connect to a store that is not there, quickly and with the reason', async () => {
+    await expect(RedisQuotaStore.connect('redis://127.0.0.1:9', 1000)).rejects.toThrow(
+      /ECONNREFUSED|connect/,
+    );
+  });
+});
