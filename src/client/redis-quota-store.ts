@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { connectRedis } from '../api/redis.ts';
 import type { QuotaSpec, QuotaStore } from './quota-store.ts';
 
 /**
@@ -81,29 +82,10 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Connects, or fails within `timeoutMs` with the reason (a run must not start unshared). */
   static async connect(url: string, timeoutMs = 3000): Promise<RedisQuotaStore> {
-    const redis = new Redis(url, {
-      lazyConnect: true,
-      connectTimeout: timeoutMs,
-      maxRetriesPerRequest: 2,
-      // A store gone mid-run fails the sends that need it rather than queueing them unpaced.
-      enableOfflineQueue: false,
-      retryStrategy: (times) => (times > 3 ? null : 200 * times),
-    }) as Redis & QuotaCommands;
+    const redis = (await connectRedis(url, timeoutMs)) as Redis & QuotaCommands;
     redis.defineCommand('petstoreReserve', { numberOfKeys: 1, lua: RESERVE });
     redis.defineCommand('petstorePause', { numberOfKeys: 1, lua: PAUSE });
     redis.defineCommand('petstorePauseLeft', { numberOfKeys: 1, lua: PAUSE_LEFT });
-    // Errors are answered by the calls that meet them; without a listener ioredis would print them.
-    // The last one says why a connect failed ("Connection is closed" does not).
-    let last: Error | undefined;
-    redis.on('error', (error: Error) => {
-      last = error;
-    });
-    try {
-      await redis.connect();
-    } catch (error) {
-      redis.disconnect();
-      throw last ?? error;
-    }
     return new RedisQuotaStore(redis);
   }
 

@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { InputError } from '../api/input-error.ts';
+import { connectRedis } from '../api/redis.ts';
 import { loadSpec } from '../api/spec.ts';
 import { buildApp } from './app.ts';
 import { SERVER_DEFAULTS, type ServerOptions, validateServerOptions } from './options.ts';
@@ -21,7 +22,7 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   validateServerOptions(options);
   const spec = await loadSpec();
-  const redis = options.quotaStore ? await connectRedis(options.quotaStore) : undefined;
+  const redis = options.quotaStore ? await connectStore(options.quotaStore) : undefined;
   const { app, store } = buildApp(spec, options, redis);
   app.addHook('onClose', async () => {
     await redis?.quit().catch(() => redis.disconnect());
@@ -44,21 +45,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 }
 
 /** The limiter's store for `quotaStore`; an unreachable one fails the start, in one line. */
-async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 3000,
-    maxRetriesPerRequest: 2,
-    retryStrategy: (times) => (times > 3 ? null : 200 * times),
-  });
-  redis.on('error', () => {});
+async function connectStore(url: string): Promise<Redis> {
   try {
-    await redis.connect();
+    return await connectRedis(url);
   } catch (error) {
-    redis.disconnect();
     throw new InputError(
       `quotaStore ${url.replace(/\/\/[^@/]*@/, '//')}: cannot connect (${(error as Error).message})`,
     );
   }
-  return redis;
 }
