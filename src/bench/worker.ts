@@ -1,0 +1,50 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadSpec } from '../api/spec.ts';
+import { type BenchProgress, benchRun } from './bench-run.ts';
+import type { BenchSettings } from './settings.ts';
+
+/** Messages between threads.ts and a worker thread. */
+export type ToWorker = { type: 'start' } | { type: 'stop'; interruptedBy: string | undefined };
+export type FromWorker =
+  | { type: 'ready' }
+  | ({ type: 'progress' } & BenchProgress)
+  | { type: 'result'; result: unknown }
+  | { type: 'error'; message: string };
+
+/**
+ * One worker thread of `bench --workers N`: its share of the connections and of the rate, driven by
+ * autocannon in this thread exactly as a single-threaded benchmark is, its own result posted back
+ * for threads.ts to merge. It says when it is ready and starts when told, so that all start at once.
+ */
+if (parentPort) {
+  const port = parentPort;
+  const post = (message: FromWorker) => port.postMessage(message);
+  const settings = (workerData as { settings: BenchSettings }).settings;
+  const stop = new AbortController();
+  let interruptedBy: string | undefined;
+  let start: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    start = resolve;
+  });
+  port.on('message', (message: ToWorker) => {
+    if (message.type === 'start') start();
+    else {
+      interruptedBy = message.interruptedBy;
+      stop.abort();
+      start();
+    }
+  });
+  try {
+    const { operations } = await loadSpec();
+    post({ type: 'ready' });
+    await started;
+    const result = await benchRun(settings, operations, {
+      signal: stop.signal,
+      interruptedBy: () => interruptedBy,
+      onProgress: (p) => post({ type: 'progress', ...p }),
+    });
+    post({ type: 'result', result });
+  } catch (error) {
+    post({ type: 'error', message: (error as Error).message });
+  }
+}
