@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { InputError } from '../api/input-error.ts';
+import { bench, benchOptions } from './bench.ts';
 import { capacity, capacityOptions } from './capacity.ts';
 import { compare, compareOptions } from './compare.ts';
 import { EXIT } from './exit-codes.ts';
@@ -65,6 +66,14 @@ try {
       capacityOptions,
       async (args) => {
         process.exitCode = await capacity(args);
+      },
+    )
+    .command(
+      'bench',
+      'Raw-throughput benchmark with autocannon: flat out or at a fixed rate, recorded into result.json',
+      benchOptions,
+      async (args) => {
+        process.exitCode = await bench(args);
       },
     )
     .command(
