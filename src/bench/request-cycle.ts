@@ -92,8 +92,3 @@ export function buildCycle(
   }
   return cycle;
 }
-
-/** Whether any request of the cycle depends on the one before it (then pipelining must be 1). */
-export function hasChains(cycle: readonly BenchRequest[]): boolean {
-  return cycle.some((r) => r.consumes !== undefined);
-}

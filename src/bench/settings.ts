@@ -1,4 +1,5 @@
 import type { RateWindow } from '../api/plans.ts';
+import { effectiveConnections } from './drive.ts';
 import type { MixEntry } from './operation-mix.ts';
 import type { BenchRequest } from './request-cycle.ts';
 
@@ -32,11 +33,13 @@ export function mixText(mix: readonly MixEntry[]): string {
   return mix.map((e) => (e.weight === 1 ? e.operationId : `${e.operationId}:${e.weight}`)).join(',');
 }
 
-/** What the benchmark did, in one line: the result's description and the summary's first words. */
+/** What the benchmark did, in one line: the result's description. */
 export function describeBench(
   s: Pick<BenchSettings, 'connections' | 'pipelining' | 'rate' | 'workers' | 'mix'>,
+  /** The connections opened (autocannon opens no more than the rate's requests per second). */
+  connections: number = effectiveConnections(s.connections, s.rate),
 ): string {
   const load = s.rate === undefined ? 'as fast as the target answers' : `at a fixed ${s.rate} requests/s`;
   const threads = s.workers > 1 ? `, ${s.workers} worker threads` : '';
-  return `Raw-throughput benchmark (autocannon) ${load}: ${s.connections} connections, pipelining ${s.pipelining}${threads}; operations ${mixText(s.mix)}`;
+  return `Raw-throughput benchmark (autocannon) ${load}: ${connections} connections, pipelining ${s.pipelining}${threads}; operations ${mixText(s.mix)}`;
 }

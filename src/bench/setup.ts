@@ -73,7 +73,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
     const why =
       (error as Error).name === 'AbortedError'
         ? `not done in ${SETUP_TIMEOUT_MS / 1000} s (a spent quota, or a target that does not answer)`
-        : (error as Error).message;
+        : `${(error as Error).message}${/answered 40[13]\b/.test((error as Error).message) ? ' (was the key refused?)' : ''}`;
     throw new Error(`setup: ${why}`);
   }
   return {

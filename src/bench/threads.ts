@@ -84,7 +84,7 @@ async function inThreads(settings: BenchSettings, options: BenchRunOptions): Pro
     const merged = mergeResults(results);
     // One benchmark, not N: the merge's note on its parts gives way to what was asked of all of them.
     merged.meta.scenario = 'bench';
-    merged.meta.description = describeBench(settings);
+    merged.meta.description = describeBench(settings, totalConnections(settings));
     merged.config = benchConfig(settings);
     return merged;
   } finally {

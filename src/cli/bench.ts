@@ -145,7 +145,8 @@ export async function bench(args: BenchArgs): Promise<number> {
     }
     if (!/^https?:$/.test(baseUrl.protocol)) throw new InputError('--base-url must be http:// or https://');
   }
-  const apiKey = args.key ?? process.env.PETSTORE_API_KEY ?? (embedded ? EMBEDDED_KEY : undefined);
+  // PETSTORE_API_KEY is a real target's key: the embedded server knows only its demo keys.
+  const apiKey = args.key ?? (embedded ? EMBEDDED_KEY : process.env.PETSTORE_API_KEY);
   if (apiKey === undefined) throw new InputError('--base-url needs --key KEY (or PETSTORE_API_KEY)');
 
   const plansFile = embedded ? unlimitedPlansFile() : undefined;
@@ -188,6 +189,12 @@ export async function bench(args: BenchArgs): Promise<number> {
     } catch (error) {
       const unreachable = !embedded && !(await reachable(url));
       throw new InputError((error as Error).message, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
+    }
+    if (interrupt.signal.aborted) {
+      process.stderr.write(
+        `petstore-load: bench interrupted by ${interruptedBy} before it started: nothing measured\n`,
+      );
+      return EXIT.INTERRUPTED;
     }
     const settings: BenchSettings = {
       origin: url.origin,
