@@ -11,9 +11,10 @@ import {
   scalePlan,
 } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
+import type { ServerProcess } from '../src/cli/embedded-server.ts';
 import type { RunResult } from '../src/result/types.ts';
 import type { Flow, Workload } from '../src/scenario/define.ts';
-import { executeScenario } from '../src/scenario/execute.ts';
+import { type ExecuteInput, executeScenario } from '../src/scenario/execute.ts';
 import { resolveWorkload } from '../src/scenario/workload.ts';
 
 /** A plans file whose enterprise plan never limits: throughput benchmarks measure cost, not 429s. */
@@ -54,4 +55,58 @@ export async function runFlow(options: {
     spec: 'built in',
     onWorkload: options.onWorkload,
   });
+}
+
+/**
+ * runFlow with the pipeline's observers: `tap` sees every attempt as the recorder does (its send,
+ * receive and due times, for benchmarks that compare the result with the raw timeline), `onTick` the
+ * run so far once a second (progress of long runs). Otherwise the same run as runFlow.
+ */
+export async function runFlowObserved(
+  options: Parameters<typeof runFlow>[0] & {
+    tap?: ExecuteInput<undefined>['tap'];
+    onTick?: ExecuteInput<undefined>['onTick'];
+  },
+): Promise<RunResult> {
+  const operations = options.operations ?? (await loadSpec()).operations;
+  const timeScale = options.timeScale ?? 1;
+  const windows = scalePlan(getPlan(options.plans ?? DEFAULT_PLANS, options.plan), timeScale).windows;
+  return executeScenario({
+    scenario: { name: 'bench', workload: options.workload, flows: [options.flow] },
+    workload: resolveWorkload(options.workload, planRate(windows)),
+    baseUrl: options.url,
+    target: options.url,
+    embeddedTarget: true,
+    apiKey: `${options.plan}-demo-key`,
+    operations,
+    plan: options.plan,
+    windows,
+    timeScale,
+    enforce: true,
+    spec: 'built in',
+    onWorkload: options.onWorkload,
+    tap: options.tap,
+    onTick: options.onTick,
+  });
+}
+
+/**
+ * Stops these servers when the benchmark is interrupted (SIGINT, SIGTERM) as well as when it ends:
+ * call the returned function in a finally. A spawned server must never outlive its benchmark.
+ */
+export function stopOnExit(servers: ServerProcess[]): () => Promise<void> {
+  const onSignal = (signal: NodeJS.Signals) => {
+    for (const s of servers) s.child.kill('SIGTERM');
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return async () => {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    // A server stopped already (or dead) has nothing to wait for: stop() would wait for an exit that came.
+    await Promise.all(
+      servers.filter((s) => s.child.exitCode === null && s.child.signalCode === null).map((s) => s.stop()),
+    );
+  };
 }
