@@ -1,0 +1,218 @@
+/**
+ * bench:memory: peak RSS of `run` and the size of its result as a run grows. A small and a large run
+ * of getPetById (closed model, bounded by iterations, enterprise key with limits that never bind, the
+ * reference server in its own process), each in a child process of its own so that its peak RSS is
+ * that run's alone: the histograms, timeline and checks must not grow with the requests, nor may the
+ * result JSON. The child writes the result with writeResult into a temporary directory and stats it.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyPlanOverrides, DEFAULT_PLANS } from '../src/api/plans.ts';
+import { loadSpec } from '../src/api/spec.ts';
+import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
+import { writeResult } from '../src/result/write.ts';
+import { runFlowObserved, stopOnExit, unlimitedPlansFile } from './harness.ts';
+import { writeBenchReport } from './report.ts';
+
+const small = Number(process.env.BENCH_SMALL ?? 100_000);
+const large = Number(process.env.BENCH_LARGE ?? 1_000_000);
+const vus = Number(process.env.BENCH_VUS ?? 16);
+/** A bound on time as well, so that a run on a stalled machine still ends by itself. */
+const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 1800);
+/**
+ * BENCH_LIVE_HEAP=1: a full GC every 10 s of each run and the live heap after it, the largest kept.
+ * Peak RSS includes whatever garbage V8 chose not to collect yet; the live heap shows what the run
+ * really retains, so it tells a leak from GC slack. The forced GCs lower the peak RSS: a diagnosis,
+ * not the figures to quote.
+ */
+const liveHeap = process.env.BENCH_LIVE_HEAP === '1';
+
+const MAX_RSS_MB = 200;
+const MAX_RESULT_MB = 2;
+/** "Flat": the large run's peak RSS at most this many times the small one's (our bar; the brief names none). */
+const MAX_RSS_GROWTH = 1.25;
+
+interface ChildReport {
+  iterations: number;
+  requests: number;
+  non2xx: number;
+  seconds: number;
+  rps: number;
+  rssBeforeMb: number;
+  peakRssMb: number;
+  /** maxRSS when the run had ended, before the result was serialised and written. */
+  peakRssAfterRunMb: number;
+  vmHwmMb: number | undefined;
+  heapUsedMb: number;
+  /** BENCH_LIVE_HEAP=1: the largest live heap (after a full GC) sampled during the run. */
+  liveHeapMb?: number;
+  resultBytes: number;
+}
+
+const mb = (bytes: number) => bytes / 1024 / 1024;
+/** VmHWM from /proc (Linux): the kernel's own peak resident set, the same figure as maxRSS. */
+function vmHwmMb(): number | undefined {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The child: one run of `iterations` requests against `url`; reports to the parent over IPC. */
+async function child(url: string, plansPath: string, iterations: number): Promise<void> {
+  const plans = applyPlanOverrides(DEFAULT_PLANS, JSON.parse(readFileSync(plansPath, 'utf8')));
+  const { operations } = await loadSpec();
+  const rssBeforeMb = process.resourceUsage().maxRSS / 1024;
+  const label = `[${iterations.toLocaleString('en')}]`;
+  let lastPrint = 0;
+  let liveHeapMb: number | undefined;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const started = performance.now();
+  const result = await runFlowObserved({
+    url,
+    plan: 'enterprise',
+    plans,
+    operations,
+    workload: { executor: 'constant-vus', vus, iterations, duration: `${maxSeconds}s` },
+    flow: { name: 'get-pet', run: async (api) => void (await api.getPetById(1)) },
+    onTick: (tick) => {
+      if (tick.elapsedMs - lastPrint < 10_000) return;
+      lastPrint = tick.elapsedMs;
+      let live = '';
+      if (liveHeap && gc) {
+        gc();
+        const used = mb(process.memoryUsage().heapUsed);
+        liveHeapMb = Math.max(liveHeapMb ?? 0, used);
+        live = `, live heap ${used.toFixed(1)} MB`;
+      }
+      console.log(
+        `  ${label} ${((tick.requests / iterations) * 100).toFixed(0).padStart(3)}%  ${tick.requests} requests, ${tick.rate.toFixed(0)} req/s, RSS ${mb(process.memoryUsage.rss()).toFixed(0)} MB${live}`,
+      );
+    },
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const peakRssAfterRunMb = process.resourceUsage().maxRSS / 1024;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
+  try {
+    const path = writeResult(dir, result);
+    const report: ChildReport = {
+      iterations,
+      requests: result.overall.requests,
+      non2xx: Object.entries(result.overall.statuses)
+        .filter(([status]) => status !== '200')
+        .reduce((n, [, count]) => n + count, 0),
+      seconds,
+      rps: result.overall.requests / seconds,
+      rssBeforeMb,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      peakRssAfterRunMb,
+      vmHwmMb: vmHwmMb(),
+      heapUsedMb: mb(process.memoryUsage().heapUsed),
+      ...(liveHeapMb === undefined ? {} : { liveHeapMb }),
+      resultBytes: statSync(path).size,
+    };
+    process.send?.(report);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs one child (this script, with the same loader flags: tsx) and waits for its report. */
+function runChild(url: string, plansPath: string, iterations: number): Promise<ChildReport> {
+  return new Promise((resolve, reject) => {
+    const proc = fork(fileURLToPath(import.meta.url), ['--child', url, plansPath, String(iterations)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: liveHeap ? [...process.execArgv, '--expose-gc'] : process.execArgv,
+    });
+    let report: ChildReport | undefined;
+    proc.on('message', (m) => {
+      report = m as ChildReport;
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (report && code === 0) resolve(report);
+      else reject(new Error(`the child of ${iterations} iterations exited with ${code ?? signal}`));
+    });
+    // The parent interrupted: the child goes too.
+    const kill = () => proc.kill('SIGTERM');
+    process.once('exit', kill);
+    proc.once('exit', () => process.removeListener('exit', kill));
+  });
+}
+
+if (process.argv[2] === '--child') {
+  const [url, plansPath, iterations] = process.argv.slice(3);
+  await child(url as string, plansPath as string, Number(iterations));
+  process.exit(0);
+}
+
+const { path: plansPath } = unlimitedPlansFile();
+const servers: ServerProcess[] = [];
+const stopServers = stopOnExit(servers);
+const reports: ChildReport[] = [];
+try {
+  const server = await spawnServer(['--plans', plansPath]);
+  servers.push(server);
+  console.log(
+    `getPetById, closed model, ${vus} virtual users, ${small.toLocaleString('en')} then ${large.toLocaleString('en')} requests, each run in a child process of its own`,
+  );
+  for (const iterations of [small, large]) {
+    console.log(`run of ${iterations.toLocaleString('en')} requests:`);
+    const r = await runChild(server.url, plansPath, iterations);
+    reports.push(r);
+    console.log(
+      `  done: ${r.requests} requests in ${r.seconds.toFixed(1)} s (${r.rps.toFixed(0)} req/s), peak RSS ${r.peakRssMb.toFixed(1)} MB (at start ${r.rssBeforeMb.toFixed(1)} MB), result ${(r.resultBytes / 1024).toFixed(1)} KiB`,
+    );
+  }
+} finally {
+  await stopServers();
+}
+
+const [a, b] = reports as [ChildReport, ChildReport];
+const growth = b.peakRssMb / a.peakRssMb;
+/** What each request beyond the small run's added to the peak: 0 for a run whose memory is flat. */
+const bytesPerRequest = ((b.peakRssMb - a.peakRssMb) * 1024 * 1024) / (b.requests - a.requests);
+const rssMet = Math.max(a.peakRssMb, b.peakRssMb) <= MAX_RSS_MB;
+const flatMet = growth <= MAX_RSS_GROWTH;
+const resultMet = mb(Math.max(a.resultBytes, b.resultBytes)) <= MAX_RESULT_MB;
+const yes = (met: boolean) => (met ? 'met' : 'NOT MET');
+console.log('');
+console.log(
+  `${'requests'.padStart(10)} ${'peak RSS'.padStart(10)} ${'after run'.padStart(10)} ${'VmHWM'.padStart(10)} ${'at start'.padStart(10)} ${'result'.padStart(10)} ${'req/s'.padStart(8)}`,
+);
+for (const r of reports) {
+  console.log(
+    `${String(r.requests).padStart(10)} ${`${r.peakRssMb.toFixed(1)} MB`.padStart(10)} ${`${r.peakRssAfterRunMb.toFixed(1)} MB`.padStart(10)} ${`${r.vmHwmMb?.toFixed(1) ?? '-'} MB`.padStart(10)} ${`${r.rssBeforeMb.toFixed(1)} MB`.padStart(10)} ${`${(r.resultBytes / 1024).toFixed(1)} KiB`.padStart(10)} ${r.rps.toFixed(0).padStart(8)}`,
+  );
+}
+if (liveHeap)
+  console.log(
+    `largest live heap sampled: ${reports.map((r) => `${r.liveHeapMb?.toFixed(1) ?? '-'} MB`).join(' and ')} (forced GCs: peak RSS lower than without)`,
+  );
+console.log(`peak RSS at most ${MAX_RSS_MB} MB: ${yes(rssMet)}`);
+console.log(
+  `peak RSS flat as the run grows ${(b.requests / a.requests).toFixed(0)}x: ratio ${growth.toFixed(3)} (at most ${MAX_RSS_GROWTH}), ${bytesPerRequest.toFixed(0)} bytes per extra request: ${yes(flatMet)}`,
+);
+console.log(`result JSON at most ${MAX_RESULT_MB} MB: ${yes(resultMet)}`);
+console.log(
+  `written ${writeBenchReport('bench-memory', {
+    vus,
+    runs: reports,
+    liveHeap,
+    rssGrowth: growth,
+    bytesPerRequest,
+    targets: {
+      maxRssMb: MAX_RSS_MB,
+      maxRssGrowth: MAX_RSS_GROWTH,
+      maxResultMb: MAX_RESULT_MB,
+      rssMet,
+      flatMet,
+      resultMet,
+    },
+  })}`,
+);
