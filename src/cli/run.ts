@@ -22,6 +22,7 @@ import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
 import { parseShare, shareOf } from '../scenario/share.ts';
+import { runWorkers } from '../scenario/workers.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
@@ -121,6 +122,12 @@ export function runOptions(yargs: Argv) {
       describe:
         "redis://HOST:PORT: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards)",
     })
+    .option('workers', {
+      type: 'number',
+      default: 1,
+      describe:
+        "Worker threads sharing the workload (one core each); the key's quota stays one, their results are merged",
+    })
     .option('shard', {
       type: 'string',
       describe:
@@ -129,6 +136,7 @@ export function runOptions(yargs: Argv) {
     .requiresArg([
       'quota-store',
       'shard',
+      'workers',
       'base-url',
       'api-key',
       'plan',
@@ -203,12 +211,20 @@ export async function run(args: RunArgs): Promise<number> {
     throw new InputError('--max-attempts must be a whole number >= 1');
   const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
   const quotaStoreUrl = args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore);
-  const whole = resolveWorkload(scenario.workload, planRate(windows), {
+  const overrides = {
     durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
     rate: args.rate === undefined ? undefined : parseRateFlag(args.rate),
     vus: args.vus,
     iterations: args.iterations,
-  });
+  };
+  const whole = resolveWorkload(scenario.workload, planRate(windows), overrides);
+  const workers = args.workers;
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64)
+    throw new InputError('--workers must be a whole number from 1 to 64');
+  if (workers > 1 && args.abortOnFail)
+    throw new InputError(
+      '--abort-on-fail needs the live figures of one generator; it cannot be used with --workers',
+    );
   const workload = shard ? shareOf(whole, shard) : whole;
   if (shard && shard.count > 1 && !quotaStoreUrl && !args.quiet)
     process.stderr.write(
@@ -288,29 +304,59 @@ export async function run(args: RunArgs): Promise<number> {
   try {
     let result: RunResult;
     try {
-      result = await executeScenario({
-        scenario,
-        workload,
-        baseUrl: baseUrl.href,
-        target: publicTarget(baseUrl),
-        embeddedTarget: embedded,
-        apiKey,
-        operations: spec.operations,
-        plan: planName,
-        windows,
-        timeScale,
-        enforce,
-        allowBanRisk: args.allowBanRisk,
-        timeoutMs,
-        maxAttempts: args.maxAttempts,
-        spec: args.spec ?? 'petstore.openapi.yaml (built in)',
-        signal: interrupt.signal,
-        interruptedBy: () => interruptedBy,
-        seed,
-        onTick,
-        sharedQuota,
-        shard,
-      });
+      result =
+        workers > 1
+          ? await runWorkers({
+              count: workers,
+              signal: interrupt.signal,
+              interruptedBy: () => interruptedBy,
+              job: {
+                scenarioPath: args.scenario as string,
+                specPath: args.spec ?? DEFAULT_SPEC_PATH,
+                spec: args.spec ?? 'petstore.openapi.yaml (built in)',
+                overrides,
+                planRate: planRate(windows),
+                shard,
+                baseUrl: baseUrl.href,
+                target: publicTarget(baseUrl),
+                embeddedTarget: embedded,
+                apiKey,
+                plan: planName,
+                windows,
+                timeScale,
+                enforce,
+                allowBanRisk: args.allowBanRisk,
+                timeoutMs,
+                maxAttempts: args.maxAttempts,
+                seed,
+                quota: quotaStoreUrl
+                  ? { kind: 'redis', ...quotaStoreUrl, key: quotaKeyName(apiKey ?? 'anonymous') }
+                  : { kind: 'port', key: 'run' },
+              },
+            })
+          : await executeScenario({
+              scenario,
+              workload,
+              baseUrl: baseUrl.href,
+              target: publicTarget(baseUrl),
+              embeddedTarget: embedded,
+              apiKey,
+              operations: spec.operations,
+              plan: planName,
+              windows,
+              timeScale,
+              enforce,
+              allowBanRisk: args.allowBanRisk,
+              timeoutMs,
+              maxAttempts: args.maxAttempts,
+              spec: args.spec ?? 'petstore.openapi.yaml (built in)',
+              signal: interrupt.signal,
+              interruptedBy: () => interruptedBy,
+              seed,
+              onTick,
+              sharedQuota,
+              shard,
+            });
     } catch (error) {
       if (error instanceof SetupError) {
         const unreachable = !embedded && !(await reachable(baseUrl));

@@ -86,6 +86,8 @@ export interface ResultMeta {
   shard?: { index: number; count: number };
   /** `--quota-store`: where the key's quota was shared with other generators (no credentials). */
   sharedQuota?: string;
+  /** `--workers N`: the run was N worker threads' results merged. */
+  workers?: number;
 }
 
 export interface RunConfig {

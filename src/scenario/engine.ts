@@ -21,6 +21,16 @@ export interface EngineInput<D> {
    * the workload's counters, live, so that progress and thresholds can read them during the run.
    */
   onWorkload?(running: boolean, summary: WorkloadSummary): void;
+  /** Worker threads of one run: one runs setup and teardown for all, and all start together. */
+  coordination?: Coordination<D>;
+}
+
+/** How the workers of one run share its setup and teardown. */
+export interface Coordination<D> {
+  /** Runs `setup` (the first worker) or receives its data; resolves when every worker may start. */
+  setup(run: () => Promise<D>): Promise<D>;
+  /** After the workload: resolves when every worker's has ended; true for the one that tears down. */
+  beforeTeardown(): Promise<boolean>;
 }
 
 export interface EngineOutput {
@@ -96,11 +106,14 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   const plainApi = petstoreApi(client.call.bind(client) as CallFn);
 
   let data: D;
-  try {
-    data = (await scenario.setup?.(plainApi)) as D;
-  } catch (error) {
-    throw new SetupError(`setup failed: ${(error as Error).message}`);
-  }
+  const setup = async () => {
+    try {
+      return (await scenario.setup?.(plainApi)) as D;
+    } catch (error) {
+      throw new SetupError(`setup failed: ${(error as Error).message}`);
+    }
+  };
+  data = input.coordination ? await input.coordination.setup(setup) : await setup();
 
   input.onWorkload?.(true, summary);
   const startedAt = now();
@@ -209,7 +222,8 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   input.onWorkload?.(false, summary);
 
   try {
-    await scenario.teardown?.(plainApi, data);
+    if (!input.coordination || (await input.coordination.beforeTeardown()))
+      await scenario.teardown?.(plainApi, data);
   } catch {
     // A failed teardown must not lose the measurements; the run's figures are already complete.
   }

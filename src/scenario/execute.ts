@@ -10,7 +10,7 @@ import { type OperationStats, Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
-import { runScenario } from './engine.ts';
+import { type Coordination, runScenario } from './engine.ts';
 import type { Share } from './share.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
@@ -51,6 +51,8 @@ export interface ExecuteInput<D> {
   sharedQuota?: SharedQuota & { label: string };
   /** This generator's part of a run spread over several (the workload is already its share). */
   shard?: Share;
+  /** A worker thread of a run: shares setup and teardown with the others. */
+  coordination?: Coordination<D>;
 }
 
 /** The run so far, once a second. */
@@ -189,6 +191,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       client,
       signal: input.signal ?? new AbortController().signal,
       seed: input.seed,
+      coordination: input.coordination,
       onWorkload: (running, summary) => {
         recorder.measure(running, now());
         if (running) startTicks(summary);

@@ -6,7 +6,9 @@ import { type RedisProcess, startRedis } from '../helpers/redis.ts';
 const PLANS = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 20, perDay: 1000 } });
 
 async function get(server: RunningServer): Promise<number> {
-  const res = await fetch(`${server.url}/pets?limit=1`, { headers: { authorization: 'Bearer free-demo-key' } });
+  const res = await fetch(`${server.url}/pets?limit=1`, {
+    headers: { authorization: 'Bearer free-demo-key' },
+  });
   await res.arrayBuffer();
   return res.status;
 }

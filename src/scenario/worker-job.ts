@@ -1,0 +1,48 @@
+import type { RateWindow } from '../api/plans.ts';
+import type { Share } from './share.ts';
+import type { WorkloadOverrides } from './workload.ts';
+
+/**
+ * What a worker thread needs to run its part of a run: everything `executeScenario` takes, as plain
+ * data (functions cannot cross threads; the worker loads the scenario and the document itself).
+ */
+export interface WorkerJob {
+  scenarioPath: string;
+  specPath: string;
+  /** How the result names the document. */
+  spec: string;
+  overrides: WorkloadOverrides;
+  /** The plan's rate over its shortest window, for rates given as a share of it. */
+  planRate: number;
+  /** This worker's part of the workload; `shard` is the run's part of the whole (--shard). */
+  share: Share;
+  shard?: Share;
+  baseUrl: string;
+  target: string;
+  embeddedTarget: boolean;
+  apiKey: string | undefined;
+  plan: string;
+  windows: RateWindow[];
+  timeScale: number;
+  enforce: boolean;
+  allowBanRisk: boolean;
+  timeoutMs: number;
+  maxAttempts: number;
+  seed: number;
+  /** Where the key's quota is shared: the main thread's store (through a port), or Redis. */
+  quota: { kind: 'port'; key: string } | { kind: 'redis'; url: string; label: string; key: string };
+}
+
+/** Messages between a worker and the main thread, besides the quota store's own port. */
+export type ToWorker =
+  | { type: 'start'; data: unknown }
+  | { type: 'abort'; message: string }
+  | { type: 'teardown' }
+  | { type: 'interrupt'; signal: string };
+
+export type FromWorker =
+  | { type: 'setup-done'; data: unknown }
+  | { type: 'setup-failed'; message: string }
+  | { type: 'workload-done' }
+  | { type: 'result'; result: unknown }
+  | { type: 'failed'; message: string; setup: boolean };

@@ -1,0 +1,104 @@
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { loadSpec } from '../api/spec.ts';
+import { PortQuotaStore } from '../client/port-quota-store.ts';
+import type { QuotaStore } from '../client/quota-store.ts';
+import { RedisQuotaStore } from '../client/redis-quota-store.ts';
+import { SetupError } from './engine.ts';
+import { executeScenario } from './execute.ts';
+import { loadScenario } from './load.ts';
+import { shareOf } from './share.ts';
+import type { FromWorker, ToWorker, WorkerJob } from './worker-job.ts';
+import { resolveWorkload } from './workload.ts';
+
+/**
+ * One worker thread of `run --workers N`: its share of the workload through its own client and
+ * recorder, the quota shared with the others; its result goes back to the main thread to be merged.
+ */
+const { job, quotaPort } = workerData as { job: WorkerJob; quotaPort: MessagePort };
+const port = parentPort as NonNullable<typeof parentPort>;
+const post = (message: FromWorker) => port.postMessage(message);
+
+const interrupt = new AbortController();
+let interruptedBy: string | undefined;
+const waiters: ((m: ToWorker) => boolean)[] = [];
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'interrupt') {
+    interruptedBy = message.signal;
+    interrupt.abort();
+  }
+  for (let i = 0; i < waiters.length; i++) if (waiters[i]?.(message)) waiters.splice(i--, 1);
+});
+function next<T extends ToWorker['type']>(...types: T[]): Promise<Extract<ToWorker, { type: T }>> {
+  return new Promise((resolve) => {
+    waiters.push((m) => {
+      if (!types.includes(m.type as T)) return false;
+      resolve(m as Extract<ToWorker, { type: T }>);
+      return true;
+    });
+  });
+}
+
+let store: QuotaStore | undefined;
+try {
+  store =
+    job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await RedisQuotaStore.connect(job.quota.url);
+  const [scenario, spec] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
+  const whole = resolveWorkload(scenario.workload, job.planRate, job.overrides);
+  const workload = shareOf(job.shard ? shareOf(whole, job.shard) : whole, job.share);
+  const first = job.share.index === 1;
+  const result = await executeScenario({
+    scenario,
+    workload,
+    baseUrl: job.baseUrl,
+    target: job.target,
+    embeddedTarget: job.embeddedTarget,
+    apiKey: job.apiKey,
+    operations: spec.operations,
+    plan: job.plan,
+    windows: job.windows,
+    timeScale: job.timeScale,
+    enforce: job.enforce,
+    allowBanRisk: job.allowBanRisk,
+    timeoutMs: job.timeoutMs,
+    maxAttempts: job.maxAttempts,
+    spec: job.spec,
+    signal: interrupt.signal,
+    interruptedBy: () => interruptedBy,
+    // Each worker its own stream of flow choices, all of them repeatable from the run's seed.
+    seed: (job.seed + job.share.index - 1) % 2 ** 32,
+    sharedQuota: {
+      store,
+      key: job.quota.key,
+      label: job.quota.kind === 'redis' ? job.quota.label : `main thread (${job.share.count} workers)`,
+    },
+    shard: job.shard,
+    coordination: {
+      setup: async (run) => {
+        if (first) {
+          try {
+            post({ type: 'setup-done', data: await run() });
+          } catch (error) {
+            post({ type: 'setup-failed', message: (error as Error).message });
+            throw error;
+          }
+        }
+        const go = await next('start', 'abort');
+        if (go.type === 'abort') throw new SetupError(go.message);
+        return go.data as never;
+      },
+      beforeTeardown: async () => {
+        post({ type: 'workload-done' });
+        if (!first) return false;
+        await next('teardown');
+        return true;
+      },
+    },
+  });
+  post({ type: 'result', result });
+} catch (error) {
+  post({ type: 'failed', message: (error as Error).message, setup: error instanceof SetupError });
+} finally {
+  await store?.close();
+  // The listener on the main thread's messages would hold the thread open; the result is sent.
+  port.close();
+}

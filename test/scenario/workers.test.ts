@@ -1,0 +1,47 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/result/types.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-load-workers-'));
+afterAll(() => {
+  killAllClis();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('run --workers 2 (embedded server, Free plan)', () => {
+  it('splits the workload over two threads that pace as one client, and merges their results', async () => {
+    const out = join(dir, 'two');
+    const outcome = await runCli(
+      ['run', '--workers', '2', '--duration', '8s', '--out', out, '--quiet'],
+      90_000,
+    );
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const result = readJson(join(out, 'result.json')) as RunResult;
+    expect(resultProblem(result)).toBeUndefined();
+    expect(result.meta.workers).toBe(2);
+    // One quota for both: no 429, and the plan's rate used, not twice it.
+    expect(result.compliance.rateLimited).toBe(0);
+    expect(result.compliance.violations).toBe(0);
+    expect(result.compliance.quotaUtilization).toBeGreaterThan(0.85);
+    expect(result.compliance.quotaUtilization).toBeLessThanOrEqual(1.01);
+    // Both threads' iterations are in it: mixed-traffic's setup ran once, its flows in both.
+    expect(result.workload.iterations).toBeGreaterThan(10);
+    expect(result.checks.filter((c) => c.failures > 0).map((c) => c.id)).toEqual([]);
+  }, 100_000);
+
+  it.each([
+    [['--workers', '0'], /--workers must be a whole number from 1 to 64/],
+    [['--workers', '2', '--abort-on-fail'], /--abort-on-fail .* cannot be used with --workers/],
+    [['--shard', '4/3'], /--shard: expected I\/N with 1 <= I <= N/],
+    [['--quota-store', 'http://x'], /--quota-store: only redis:\/\/ and rediss:\/\//],
+  ])('refuses %j in one line, exit 2', async (args, message) => {
+    const outcome = await runCli(['run', ...args, '--quiet'], 30_000);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(message);
+    expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
