@@ -84,19 +84,33 @@ interface Step {
 
 /**
  * Per key, Limit and Reset (one window as the server names it): the lowest Remaining shown so far,
- * as a function of receive time. Only steps down are stored, so a window holds at most Limit steps.
+ * as a function of receive time. Only steps down are stored, and only those a response still on
+ * its way can be compared with: queries ask "before this request was sent", and no request still
+ * unanswered was sent more than `horizonMs` ago (the timeout, and some). Older steps fold into the
+ * latest of them, so that a window of a million requests a day does not keep a million steps.
  */
 class RemainingLog {
   private readonly keys = new Map<string, Map<number, Map<number, Step[]>>>();
   private prunedAt = Number.NEGATIVE_INFINITY;
 
-  /** Forgets windows whose Reset has come: no later response can be compared with them. */
+  constructor(private readonly horizonMs: number) {}
+
+  /** Forgets windows whose Reset has come, and folds steps older than the horizon into one. */
   prune(nowMs: number): void {
     if (nowMs - this.prunedAt < 100) return;
     this.prunedAt = nowMs;
+    const horizon = nowMs - this.horizonMs;
     for (const limits of this.keys.values())
       for (const resets of limits.values())
-        for (const reset of resets.keys()) if (!stillOpen(reset, nowMs)) resets.delete(reset);
+        for (const [reset, steps] of resets) {
+          if (!stillOpen(reset, nowMs)) {
+            resets.delete(reset);
+            continue;
+          }
+          // The last step at or before the horizon answers every query that can still come.
+          const keep = lastAtOrBefore(steps, horizon);
+          if (keep > 0) steps.splice(0, keep);
+        }
   }
 
   add(key: string, r: FullRateLimit, atMs: number): void {
@@ -119,8 +133,8 @@ class RemainingLog {
   }
 }
 
-export function remainingNeverRisesCheck(): Check {
-  const log = new RemainingLog();
+export function remainingNeverRisesCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Check {
+  const log = new RemainingLog(settleAfterMs);
   return {
     id: 'ratelimit-remaining-never-rises',
     rule: 'Within one window (same Limit and Reset) X-RateLimit-Remaining never rises: a response to a request sent after another response was received shows no more remaining than it',
@@ -168,8 +182,8 @@ export function resetStableCheck(): Check {
   };
 }
 
-export function describesClosestCheck(): Check {
-  const log = new RemainingLog();
+export function describesClosestCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Check {
+  const log = new RemainingLog(settleAfterMs);
   return {
     id: 'ratelimit-describes-closest',
     rule: "X-RateLimit-Limit/-Remaining describe the window closest to exhaustion, judged by bounds: Remaining exceeds neither another window's whole limit nor the Remaining last shown for another window still open (the exact choice cannot be seen from one client)",
@@ -413,9 +427,9 @@ export function retrySucceedsCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Che
 /** The response checks that keep state, fresh for one run, in report order. */
 export function statefulChecks(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Check[] {
   return [
-    remainingNeverRisesCheck(),
+    remainingNeverRisesCheck(settleAfterMs),
     resetStableCheck(),
-    describesClosestCheck(),
+    describesClosestCheck(settleAfterMs),
     only429WhenSpentCheck(settleAfterMs),
     retrySucceedsCheck(settleAfterMs),
   ];

@@ -106,6 +106,20 @@ describe('ratelimit-remaining-never-rises', () => {
     expect(outcomes[2]).toMatch(/^Remaining 49 > 48/);
   });
 
+  it('over a long window keeps judging against the lowest Remaining, old steps folded into one', () => {
+    // A day window of a million: 20 000 responses a second apart (the horizon is 2 s here), each
+    // one lower; then one that rises, sent after the last was received. The folded log still knows.
+    const check = remainingNeverRisesCheck(2000);
+    const day = { limit: 1_000_000, reset: T0 / 1000 + 80_000 };
+    const steps = Array.from({ length: 20_000 }, (_, i) =>
+      response({ sent: i * 1000, received: i * 1000 + 5, remaining: 999_999 - i, ...day }),
+    );
+    const rising = response({ sent: 20_000_000, received: 20_000_010, remaining: 999_999 - 19_990, ...day });
+    const { outcomes } = run(check, [...steps, rising]);
+    expect(outcomes.slice(1, -1).every((o) => o === undefined)).toBe(true);
+    expect(outcomes.at(-1)).toMatch(/^Remaining 980009 > 980000 shown earlier/);
+  });
+
   it('tolerates reordering in flight: requests sent before the other was received are not compared', () => {
     const { outcomes } = run(remainingNeverRisesCheck(), [
       response({ sent: 0, received: 30, remaining: 48 }),
