@@ -1,40 +1,7 @@
-import type { Api } from '../../src/client/petstore-api.ts';
-
-export interface Catalogue {
-  categoryIds: number[];
-  petIds: number[];
-}
-
-/** Stock given to the pets setup prepares, so that shoppers do not run them out during a run. */
-export const SETUP_STOCK = 1_000_000;
-
-/**
- * What most flows need: a few categories and pets with deep stock. It reuses what the target has and
- * creates the rest, so it works on the seeded reference server and on an empty one alike.
- */
-export async function prepareCatalogue(api: Api, pets = 5): Promise<Catalogue> {
-  const categories = await api.listCategories({ limit: 20 });
-  let categoryIds = categories.ok ? categories.body.map((c) => c.id) : [];
-  if (categoryIds.length === 0) {
-    const created = await api.createCategory({ name: 'Dogs', description: 'Created by petstore-load setup' });
-    if (!created.ok) throw new Error(`createCategory answered ${created.status}`);
-    categoryIds = [created.body.id];
-  }
-  const petIds: number[] = [];
-  for (let i = 0; i < pets; i++) {
-    const pet = await api.createPet({
-      name: `load-test pet ${i + 1}`,
-      categoryId: categoryIds[i % categoryIds.length] as number,
-    });
-    if (!pet.ok) throw new Error(`createPet answered ${pet.status}`);
-    const stocked = await api.updateInventory(pet.body.id, { quantity: SETUP_STOCK });
-    if (!stocked.ok) throw new Error(`updateInventory answered ${stocked.status}`);
-    petIds.push(pet.body.id);
-  }
-  return { categoryIds, petIds };
-}
-
-/** Removes the pets setup created; best effort, the run's figures are already in. */
-export async function removeCatalogue(api: Api, data: Catalogue | undefined): Promise<void> {
-  for (const id of data?.petIds ?? []) await api.deletePet(id);
-}
+// The toolkit's own catalogue setup (bench uses it too), for scenario authors.
+export {
+  type Catalogue,
+  prepareCatalogue,
+  removeCatalogue,
+  SETUP_STOCK,
+} from '../../src/scenario/catalogue.ts';

@@ -3,7 +3,7 @@ import { type CapturedCall, captureCall, renderPath } from './capture-call.ts';
 import type { MixEntry } from './operation-mix.ts';
 import { CREATES, type Resource, STEPS, type StepIds } from './steps.ts';
 
-/** The ids setup prepared on the target (scenarios/lib/catalogue.ts), and an order for getOrder. */
+/** The ids setup prepared on the target (src/scenario/catalogue.ts), and an order for getOrder. */
 export interface BenchCatalogue {
   categoryIds: number[];
   petIds: number[];

@@ -1,8 +1,8 @@
-import { prepareCatalogue, removeCatalogue } from '../../scenarios/lib/catalogue.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { ApiClient } from '../client/client.ts';
 import { type Api, type CallFn, petstoreApi } from '../client/petstore-api.ts';
+import { prepareCatalogue, removeCatalogue } from '../scenario/catalogue.ts';
 import type { MixEntry } from './operation-mix.ts';
 import type { BenchCatalogue } from './request-cycle.ts';
 
@@ -41,7 +41,7 @@ async function bounded<T>(client: ApiClient, ms: number, work: () => Promise<T>)
 }
 
 /**
- * Prepares what the requests use, as the scenarios do (scenarios/lib/catalogue.ts: a category and pets
+ * Prepares what the requests use, as the scenarios do (src/scenario/catalogue.ts: a category and pets
  * with deep stock, reusing what the target has), through the plan-aware client: its requests keep to
  * the plan and wait out any 429, and are not part of the benchmark's figures. With getOrder in the mix,
  * one order too.

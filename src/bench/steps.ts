@@ -1,5 +1,5 @@
-import { SETUP_STOCK } from '../../scenarios/lib/catalogue.ts';
 import type { Api } from '../client/petstore-api.ts';
+import { SETUP_STOCK } from '../scenario/catalogue.ts';
 
 /** The ids one request of the cycle uses: a pet, a category and an order of the prepared catalogue. */
 export interface StepIds {
