@@ -34,7 +34,10 @@ interface Sample {
 }
 const samples: Record<number, Sample[]> = { 1: [], 2: [] };
 
-async function measure(count: number): Promise<Sample> {
+/** CPU ms of a run with no workload: thread start-up, loading, setup and the merge. */
+const fixedCpuMs: Record<number, number> = {};
+
+async function measure(count: number, workloadMs = durationMs): Promise<Sample & { cpuMs: number }> {
   const cpuBefore = cpuUsage();
   const result = await runWorkers({
     count,
@@ -42,7 +45,7 @@ async function measure(count: number): Promise<Sample> {
       scenarioPath,
       specPath: DEFAULT_SPEC_PATH,
       spec: 'built in',
-      overrides: { durationMs, vus },
+      overrides: { durationMs: workloadMs, vus },
       planRate: planRate(windows),
       baseUrl: server.url,
       target: server.url,
@@ -63,10 +66,14 @@ async function measure(count: number): Promise<Sample> {
   const requests = result.overall.requests;
   if (result.compliance.rateLimited > 0) console.warn(`  warning: ${result.compliance.rateLimited} 429s`);
   // Thread start-up, setup and the merge are in the CPU too: they are part of what --workers costs.
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  // Per request in steady state: the fixed cost of starting the threads is taken out.
+  const steady = cpuMs - (fixedCpuMs[count] ?? 0);
   return {
     requests,
-    rps: requests / (durationMs / 1000),
-    usPerRequest: requests > 0 ? (cpu.user + cpu.system) / requests : 0,
+    rps: requests / (workloadMs / 1000),
+    usPerRequest: requests > 0 ? (steady * 1000) / requests : 0,
+    cpuMs,
   };
 }
 
@@ -75,6 +82,13 @@ try {
     `bench:workers: ${cpus().length} cores; getPetById, ${vus} VUs, ${rounds} rounds of ${durationMs / 1000} s`,
   );
   for (const count of counts) await measure(count); // warm-up: JIT, the server's caches
+  for (const count of counts) {
+    const fixed = [await measure(count, 0), await measure(count, 0)].map((s) => s.cpuMs);
+    fixedCpuMs[count] = median(fixed);
+    console.log(
+      `  ${count} worker(s): ${fixedCpuMs[count]?.toFixed(0)} ms CPU to start, set up and merge, not counted per request`,
+    );
+  }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? counts : [...counts].reverse();
     for (const count of order) {
@@ -106,7 +120,7 @@ try {
   console.log(
     `2 workers / 1: ${ratios.rps.toFixed(2)}x the rate, ${ratios.usPerRequest.toFixed(2)}x the CPU per request`,
   );
-  const path = writeBenchReport('workers', { rounds, durationMs, vus, samples, summary, ratios });
+  const path = writeBenchReport('workers', { rounds, durationMs, vus, fixedCpuMs, samples, summary, ratios });
   console.log(`written to ${path}`);
 } finally {
   await release();

@@ -1,4 +1,5 @@
 import { now } from './clock.ts';
+import { type QuotaLog, quotaLog } from './quota-log.ts';
 
 /** The quota one key's sends share, as every generator of it must see it. */
 export interface QuotaSpec {
@@ -33,29 +34,39 @@ export interface QuotaStore {
 interface KeyState {
   next: number;
   pausedUntil: number;
-  /** Per window of the spec, the reserved send times within its span, oldest first. */
-  logs: number[][];
+  /** Per window of the spec, as the local pacer keeps them: a ring of `limit` times, or buckets. */
+  logs: QuotaLog[];
+  /** The spec the logs were built for, by value: every generator sends its own copy. */
+  signature: string;
+}
+
+const signatures = new WeakMap<QuotaSpec, string>();
+function signatureOf(spec: QuotaSpec): string {
+  let signature = signatures.get(spec);
+  if (signature === undefined) {
+    signature = `${spec.spacingMs}|${spec.windows.map((w) => `${w.limit}/${w.spanMs}`).join(',')}`;
+    signatures.set(spec, signature);
+  }
+  return signature;
 }
 
 /**
- * The reservation rule, shared by the stores: the later of now, the spacing grid's next slot and the
- * pause; then for every window whose span already holds `limit` sends, no earlier than the oldest of
- * the last `limit` plus the span. Reservations only move forward, so each log stays sorted.
+ * The reservation rule (the Lua script of the Redis store runs the same): the later of now, the
+ * spacing grid's next slot and the pause, and for every window no earlier than one more send keeps
+ * it. Reservations only move forward, so each window's log stays in order.
  */
 export function reserveSlot(state: KeyState, spec: QuotaSpec, t: number): number {
+  const signature = signatureOf(spec);
+  if (state.signature !== signature) {
+    // A key's spec is fixed for a run; another (another run in this process) starts fresh logs.
+    state.signature = signature;
+    state.logs = spec.windows.map((w) => quotaLog(w.limit, w.spanMs));
+  }
   let at = Math.max(t, state.next, state.pausedUntil);
-  spec.windows.forEach((w, i) => {
-    const log = (state.logs[i] ??= []);
-    let drop = 0;
-    while (drop < log.length && (log[drop] as number) <= at - w.spanMs) drop++;
-    if (drop > 0) log.splice(0, drop);
-    if (log.length >= w.limit) at = Math.max(at, (log[log.length - w.limit] as number) + w.spanMs);
-  });
+  for (const log of state.logs) at = Math.max(at, log.earliest());
   // On a grid: a slot taken late does not push the next one later (as the local pacer's grid).
   state.next = Math.max(state.next, at - spec.spacingMs) + spec.spacingMs;
-  spec.windows.forEach((_, i) => {
-    state.logs[i]?.push(at);
-  });
+  for (const log of state.logs) log.add(at);
   return at;
 }
 
@@ -66,7 +77,7 @@ export class MemoryQuotaStore implements QuotaStore {
   private state(key: string): KeyState {
     let s = this.keys.get(key);
     if (!s) {
-      s = { next: Number.NEGATIVE_INFINITY, pausedUntil: 0, logs: [] };
+      s = { next: Number.NEGATIVE_INFINITY, pausedUntil: 0, logs: [], signature: '' };
       this.keys.set(key, s);
     }
     return s;

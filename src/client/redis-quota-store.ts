@@ -37,6 +37,8 @@ local ttl = math.ceil(longest + at - now) + 1000
 for i = 1, n do
   local log = p .. ':log:' .. i
   redis.call('ZADD', log, string.format('%.3f', at), seq)
+  -- Only the newest limit entries are ever looked at.
+  redis.call('ZREMRANGEBYRANK', log, 0, -(tonumber(ARGV[1 + 2 * i]) + 1))
   redis.call('PEXPIRE', log, ttl)
 end
 redis.call('SET', p .. ':next', string.format('%.3f', nextv), 'PX', ttl)

@@ -21,14 +21,21 @@ const post = (message: FromWorker) => port.postMessage(message);
 const interrupt = new AbortController();
 let interruptedBy: string | undefined;
 const waiters: ((m: ToWorker) => boolean)[] = [];
+/** Messages no one waited for yet: 'start' can come before this worker has booted far enough to ask. */
+const unread: ToWorker[] = [];
 port.on('message', (message: ToWorker) => {
   if (message.type === 'interrupt') {
     interruptedBy = message.signal;
     interrupt.abort();
+    return;
   }
-  for (let i = 0; i < waiters.length; i++) if (waiters[i]?.(message)) waiters.splice(i--, 1);
+  const i = waiters.findIndex((accept) => accept(message));
+  if (i >= 0) waiters.splice(i, 1);
+  else unread.push(message);
 });
 function next<T extends ToWorker['type']>(...types: T[]): Promise<Extract<ToWorker, { type: T }>> {
+  const j = unread.findIndex((m) => types.includes(m.type as T));
+  if (j >= 0) return Promise.resolve(unread.splice(j, 1)[0] as Extract<ToWorker, { type: T }>);
   return new Promise((resolve) => {
     waiters.push((m) => {
       if (!types.includes(m.type as T)) return false;

@@ -1,5 +1,5 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { serveQuotaStore } from '../client/port-quota-store.ts';
+import { QuotaHub } from '../client/port-quota-store.ts';
 import { MemoryQuotaStore } from '../client/quota-store.ts';
 import { mergeResults } from '../report/merge.ts';
 import type { RunResult } from '../result/types.ts';
@@ -29,10 +29,11 @@ export interface WorkersInput {
 export async function runWorkers(input: WorkersInput): Promise<RunResult> {
   const { count } = input;
   const store = input.job.quota.kind === 'port' ? new MemoryQuotaStore() : undefined;
+  const hub = store ? new QuotaHub(store) : undefined;
   const workers: Worker[] = [];
   for (let index = 1; index <= count; index++) {
     const channel = new MessageChannel();
-    if (store) serveQuotaStore(store, channel.port1);
+    hub?.serve(channel.port1);
     const worker = new Worker(BOOT, {
       eval: true,
       workerData: { job: { ...input.job, share: { index, count } }, quotaPort: channel.port2 },

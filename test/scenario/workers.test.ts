@@ -33,6 +33,29 @@ describe('run --workers 2 (embedded server, Free plan)', () => {
     expect(result.checks.filter((c) => c.failures > 0).map((c) => c.id)).toEqual([]);
   }, 100_000);
 
+  it('starts every worker when setup is instant: a start message that comes early is kept', async () => {
+    // No setup: worker 1 says "set up" before worker 2 has booted far enough to wait for it.
+    const out = join(dir, 'no-setup');
+    const outcome = await runCli(
+      [
+        'run',
+        'test/helpers/scenarios/shared-browse.ts',
+        '--workers',
+        '2',
+        '--duration',
+        '3s',
+        '--out',
+        out,
+        '--quiet',
+      ],
+      60_000,
+    );
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const result = readJson(join(out, 'result.json')) as RunResult;
+    expect(result.meta.workers).toBe(2);
+    expect(result.overall.requests).toBeGreaterThan(0);
+  }, 70_000);
+
   it.each([
     [['--workers', '0'], /--workers must be a whole number from 1 to 64/],
     [['--workers', '2', '--abort-on-fail'], /--abort-on-fail .* cannot be used with --workers/],
