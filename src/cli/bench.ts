@@ -22,6 +22,7 @@ import { writeResult } from '../result/write.ts';
 import type { RunTick } from '../scenario/execute.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
+import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';
 import { failureLine, formatSummary } from './summary.ts';
@@ -153,14 +154,7 @@ export async function bench(args: BenchArgs): Promise<number> {
   let server: ServerProcess | undefined;
   const killServer = () => server?.child.kill();
   process.once('exit', killServer);
-  const interrupt = new AbortController();
-  let interruptedBy: string | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interruptedBy = signal;
-    interrupt.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const interrupt = new Interrupt();
   const progress = new ProgressLine();
   let prepared: Prepared | undefined;
   try {
@@ -190,9 +184,9 @@ export async function bench(args: BenchArgs): Promise<number> {
       const unreachable = !embedded && !(await reachable(url));
       throw new InputError((error as Error).message, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
     }
-    if (interrupt.signal.aborted) {
+    if (interrupt.aborted) {
       process.stderr.write(
-        `petstore-load: bench interrupted by ${interruptedBy} before it started: nothing measured\n`,
+        `petstore-load: bench interrupted by ${interrupt.by} before it started: nothing measured\n`,
       );
       return EXIT.INTERRUPTED;
     }
@@ -226,7 +220,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     let previous = 0;
     const result = await benchAll(settings, spec.operations, {
       signal: interrupt.signal,
-      interruptedBy: () => interruptedBy,
+      interruptedBy: () => interrupt.by,
       onProgress: live
         ? (p: BenchProgress) => {
             progress.update(tickOf(p, p.requests - previous, Date.now() - startedAt, durationMs));
@@ -280,8 +274,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     return exitCode;
   } finally {
     progress.clear();
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    interrupt.release();
     // The embedded server takes what setup made with it; a real target gets it removed.
     if (prepared && !embedded) {
       const left = await prepared.teardown();

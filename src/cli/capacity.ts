@@ -23,6 +23,7 @@ import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
 import { writeResult } from '../result/write.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
+import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { writeOutput } from './write-output.ts';
@@ -191,10 +192,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       );
 
   // Ctrl-C ends the probes early; what they measured is still written, marked partial (exit 130).
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const interrupt = new Interrupt();
   const servers: ServerProcess[] = [];
   const stopAll = () => {
     for (const s of servers) s.child.kill();
@@ -295,7 +293,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
         `result written to ${path}${reportOk ? `\nreport written to ${join(dir, 'report.html')}` : ''}`,
       );
     }
-    if (interrupt.signal.aborted) {
+    if (interrupt.aborted) {
       process.stderr.write(
         'petstore-load: capacity interrupted: the result holds what was measured (partial)\n',
       );
@@ -314,8 +312,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     return reportOk ? EXIT.OK : EXIT.USAGE;
   } finally {
     process.removeListener('exit', stopAll);
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    interrupt.release();
     await Promise.all(servers.map((s) => s.stop()));
   }
 }

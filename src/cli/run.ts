@@ -27,6 +27,7 @@ import { resolveWorkload } from '../scenario/workload.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
+import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { reachable } from './reachable.ts';
@@ -273,14 +274,7 @@ export async function run(args: RunArgs): Promise<number> {
     }
   }
 
-  const interrupt = new AbortController();
-  let interruptedBy: string | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interruptedBy = signal;
-    interrupt.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const interrupt = new Interrupt();
 
   const progress = new ProgressLine();
   const live = !args.quiet && progress.enabled;
@@ -288,7 +282,7 @@ export async function run(args: RunArgs): Promise<number> {
   let abortedBy: ThresholdResult | undefined;
   const onTick = (tick: RunTick) => {
     if (live) progress.update(tick);
-    if (abortedBy || interrupt.signal.aborted) return;
+    if (abortedBy || interrupt.aborted) return;
     const due = abortable.filter((t) => tick.elapsedMs >= t.delayAbortEvalMs);
     if (due.length === 0) return;
     const soFar = tick.snapshot();
@@ -296,66 +290,56 @@ export async function run(args: RunArgs): Promise<number> {
       const verdict = evaluateThreshold(t, soFar);
       if (!failsForGood(t, verdict, soFar)) continue;
       abortedBy = { ...verdict, aborted: true };
-      interruptedBy = `threshold ${t.expression}`;
-      interrupt.abort();
+      interrupt.abort(`threshold ${t.expression}`);
       return;
     }
   };
   try {
     let result: RunResult;
     try {
+      // What one generator and each worker thread alike are told.
+      const common = {
+        baseUrl: baseUrl.href,
+        target: publicTarget(baseUrl),
+        embeddedTarget: embedded,
+        apiKey,
+        plan: planName,
+        windows,
+        timeScale,
+        enforce,
+        allowBanRisk: args.allowBanRisk,
+        timeoutMs,
+        maxAttempts: args.maxAttempts,
+        spec: args.spec ?? 'petstore.openapi.yaml (built in)',
+        seed,
+        shard,
+      };
       result =
         workers > 1
           ? await runWorkers({
               count: workers,
               signal: interrupt.signal,
-              interruptedBy: () => interruptedBy,
+              interruptedBy: () => interrupt.by,
               job: {
+                ...common,
                 scenarioPath: args.scenario as string,
                 specPath: args.spec ?? DEFAULT_SPEC_PATH,
-                spec: args.spec ?? 'petstore.openapi.yaml (built in)',
                 overrides,
                 planRate: planRate(windows),
-                shard,
-                baseUrl: baseUrl.href,
-                target: publicTarget(baseUrl),
-                embeddedTarget: embedded,
-                apiKey,
-                plan: planName,
-                windows,
-                timeScale,
-                enforce,
-                allowBanRisk: args.allowBanRisk,
-                timeoutMs,
-                maxAttempts: args.maxAttempts,
-                seed,
                 quota: quotaStoreUrl
                   ? { kind: 'redis', ...quotaStoreUrl, key: quotaKeyName(apiKey ?? 'anonymous') }
                   : { kind: 'port', key: 'run' },
               },
             })
           : await executeScenario({
+              ...common,
               scenario,
               workload,
-              baseUrl: baseUrl.href,
-              target: publicTarget(baseUrl),
-              embeddedTarget: embedded,
-              apiKey,
               operations: spec.operations,
-              plan: planName,
-              windows,
-              timeScale,
-              enforce,
-              allowBanRisk: args.allowBanRisk,
-              timeoutMs,
-              maxAttempts: args.maxAttempts,
-              spec: args.spec ?? 'petstore.openapi.yaml (built in)',
               signal: interrupt.signal,
-              interruptedBy: () => interruptedBy,
-              seed,
+              interruptedBy: () => interrupt.by,
               onTick,
               sharedQuota,
-              shard,
             });
     } catch (error) {
       if (error instanceof SetupError) {
@@ -430,8 +414,7 @@ export async function run(args: RunArgs): Promise<number> {
     return exitCode;
   } finally {
     progress.clear();
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    interrupt.release();
     await server?.stop();
     await sharedQuota?.store.close();
   }
