@@ -1,15 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Operation } from '../src/api/operations.ts';
-import {
-  applyPlanOverrides,
-  DEFAULT_PLANS,
-  getPlan,
-  type PlanTable,
-  planRate,
-  scalePlan,
-} from '../src/api/plans.ts';
+import { DEFAULT_PLANS, getPlan, type PlanTable, planRate, scalePlan } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import type { ServerProcess } from '../src/cli/embedded-server.ts';
 import type { RunResult } from '../src/result/types.ts';
@@ -17,13 +7,8 @@ import type { Flow, Workload } from '../src/scenario/define.ts';
 import { type ExecuteInput, executeScenario } from '../src/scenario/execute.ts';
 import { resolveWorkload } from '../src/scenario/workload.ts';
 
-/** A plans file whose enterprise plan never limits: throughput benchmarks measure cost, not 429s. */
-export function unlimitedPlansFile(): { path: string; plans: PlanTable } {
-  const overrides = { enterprise: { perMinute: 1_000_000_000, perDay: 1_000_000_000 } };
-  const path = join(mkdtempSync(join(tmpdir(), 'bench-plans-')), 'plans.json');
-  writeFileSync(path, JSON.stringify(overrides));
-  return { path, plans: applyPlanOverrides(DEFAULT_PLANS, overrides) };
-}
+// Throughput benchmarks measure cost, not 429s: the same never-limiting enterprise plan as `bench`.
+export { unlimitedPlansFile } from '../src/bench/unlimited-plans.ts';
 
 /** Runs one flow through the real `run` pipeline (client, pacing, recorder, checks) and returns the result. */
 export async function runFlow(options: {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
 
-/** Enterprise with limits no benchmark reaches: the embedded server then measures cost, not 429s (as bench/harness.ts). */
+/** Enterprise with limits no benchmark reaches: the embedded server then measures cost, not 429s. */
 export const UNLIMITED_OVERRIDES = { enterprise: { perMinute: 1_000_000_000, perDay: 1_000_000_000 } };
 
 /** A plans file for the embedded server's `--plans`, its table, and a function that removes it. */
