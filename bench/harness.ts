@@ -22,24 +22,7 @@ export async function runFlow(options: {
   operations?: Operation[];
   onWorkload?(running: boolean): void;
 }): Promise<RunResult> {
-  const operations = options.operations ?? (await loadSpec()).operations;
-  const timeScale = options.timeScale ?? 1;
-  const windows = scalePlan(getPlan(options.plans ?? DEFAULT_PLANS, options.plan), timeScale).windows;
-  return executeScenario({
-    scenario: { name: 'bench', workload: options.workload, flows: [options.flow] },
-    workload: resolveWorkload(options.workload, planRate(windows)),
-    baseUrl: options.url,
-    target: options.url,
-    embeddedTarget: true,
-    apiKey: `${options.plan}-demo-key`,
-    operations,
-    plan: options.plan,
-    windows,
-    timeScale,
-    enforce: true,
-    spec: 'built in',
-    onWorkload: options.onWorkload,
-  });
+  return runFlowObserved(options);
 }
 
 /**
