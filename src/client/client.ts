@@ -262,8 +262,9 @@ export class ApiClient {
         const pauseUntil =
           receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
         this.pacer.pause(pauseUntil, receivedAt);
-        // Every generator of the key holds too; awaited, so that none is told after its next send.
-        await this.gate.sharePause(pauseUntil - receivedAt);
+        // Every generator of the key holds too; awaited, so that none is told after its next send. A
+        // store that cannot be told must not cost this attempt its record: this client's pause holds.
+        await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
         if (retry && rateLimitRetries <= maxRateLimitRetries) retryAt = pauseUntil;
       } else if (
         retry &&
