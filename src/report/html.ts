@@ -11,7 +11,7 @@ import { configSection } from './sections/config.ts';
 import { operationsSection, statusSection } from './sections/operations.ts';
 import { probesSection } from './sections/probes.ts';
 import { summaryCards } from './sections/summary.ts';
-import { baselineBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
+import { baselineBanner, benchRateLimitedBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -59,6 +59,7 @@ export function renderHtmlReport(result: RunResult): string {
 ${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
 </header>
 ${partialBanner(result)}
+${benchRateLimitedBanner(result)}
 ${verdictBanner(result)}
 ${baselineBanner(result)}
 ${result.capacity ? capacitySection(result) : ''}

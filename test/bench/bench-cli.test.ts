@@ -119,6 +119,9 @@ describe('petstore-load bench (embedded server)', () => {
     const shown = run.report.indexOf('WARNING: ');
     expect(shown).toBeGreaterThan(title);
     expect(shown).toBeLessThan(run.report.indexOf('class="banner'));
+    // And a banner of its own, before the verdict.
+    expect(run.report).toContain('data-rate-limited="true"');
+    expect(run.report.indexOf('data-rate-limited')).toBeLessThan(run.report.indexOf('data-verdict'));
   }, 60_000);
 
   it.each([

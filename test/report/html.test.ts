@@ -5,6 +5,7 @@ import { renderHtmlReport } from '../../src/report/html.ts';
 import { percentileCurve } from '../../src/report/percentile-curve.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
+import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
 import { emptyResult, realRun, THRESHOLDS } from './real-run.ts';
 
 /**
@@ -295,5 +296,21 @@ describe('percentile curve and script JSON', () => {
     const json = jsonForScript(value);
     expect(json).not.toMatch(/[<>&\u2028\u2029]/);
     expect(JSON.parse(json)).toEqual(value);
+  });
+});
+
+describe('the banner of a benchmark held back by 429s', () => {
+  it('stands before the verdict of a bench result with 429s, and nowhere else', async () => {
+    const limited = [...ladder('listPets', 18), ...ladder('listPets', 2, 429)];
+    const bench = renderHtmlReport(await syntheticResult(limited, { scenario: 'bench' }));
+    expect(bench).toMatch(/data-rate-limited="true"><strong>2 of 20 responses were 429<\/strong>/);
+    expect(bench.indexOf('data-rate-limited')).toBeLessThan(bench.indexOf('data-verdict'));
+    // A scenario meets 429s by design (raw mode, over-quota bursts): no such banner.
+    expect(renderHtmlReport(await syntheticResult(limited, { scenario: 'over-quota-burst' }))).not.toContain(
+      'data-rate-limited',
+    );
+    expect(
+      renderHtmlReport(await syntheticResult(ladder('listPets', 20), { scenario: 'bench' })),
+    ).not.toContain('data-rate-limited');
   });
 });

@@ -55,3 +55,15 @@ export function partialBanner(result: RunResult): SafeHtml | '' {
     interruptedBy ? html`: interrupted by <code>${interruptedBy}</code>` : ''
   }. The figures cover the ${decimal(durationSeconds)} s that ran, not the whole plan.</div>`;
 }
+
+/**
+ * A throughput benchmark (`bench`) that met 429s measured the key's rate limiter, not the API: the
+ * reader must know before reading a single figure. A scenario run meets 429s by design; not said here.
+ */
+export function benchRateLimitedBanner(result: RunResult): SafeHtml | '' {
+  const { rateLimited, requests } = result.overall;
+  if (!result.meta.scenario.split(', ').includes('bench') || rateLimited === 0) return '';
+  return html`<div class="banner failed" data-rate-limited="true"><strong>${rateLimited} of ${requests} responses were 429</strong>
+    (${decimal((rateLimited / Math.max(1, requests)) * 100)}%): the ${result.meta.plan} key's rate limit held this
+    benchmark back, so its figures measure the limiter, not the API. Benchmark with an unlimited or enterprise key.</div>`;
+}
