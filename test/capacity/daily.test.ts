@@ -24,13 +24,13 @@ const PLANS: PlanTable = applyPlanOverrides(DEFAULT_PLANS, {
 });
 const SCALE = 60;
 
-async function measure(server: RunningServer, plans: string[]) {
+async function measure(server: RunningServer, plans: string[], table: PlanTable = PLANS) {
   const spec = await loadSpec();
   return runCapacity({
     target: server.url,
     embeddedTarget: true,
     targets: plans.map((name) => ({
-      plan: PLANS[name] as Plan,
+      plan: table[name] as Plan,
       apiKey: `${name}-demo-key`,
       baseUrl: server.url,
       timeScale: SCALE,
@@ -50,8 +50,12 @@ async function use(server: RunningServer, key: string, n: number) {
   }
 }
 
-async function withServer<T>(faults: FaultOptions | undefined, body: (s: RunningServer) => Promise<T>) {
-  const server = await startServer({ timeScale: SCALE, plans: PLANS, faults });
+async function withServer<T>(
+  faults: FaultOptions | undefined,
+  body: (s: RunningServer) => Promise<T>,
+  plans: PlanTable = PLANS,
+) {
+  const server = await startServer({ timeScale: SCALE, plans, faults });
   try {
     return await body(server);
   } finally {
@@ -136,37 +140,14 @@ describe('capacity --daily against a server whose daily 429 announces a minute',
 describe('capacity against a key whose day runs out during the minute phases', () => {
   it('stops instead of waiting the day out, and says why', async () => {
     // 50 a day: two paced windows take 40, the exhausted window meets the day's 429 at its 11th request.
-    const server = await startServer({
-      timeScale: SCALE,
-      plans: applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 20, perDay: 50 } }),
-    });
-    try {
-      const spec = await loadSpec();
-      const { reports } = await runCapacity({
-        target: server.url,
-        embeddedTarget: true,
-        targets: [
-          {
-            plan: applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 20, perDay: 50 } }).free as Plan,
-            apiKey: 'free-demo-key',
-            baseUrl: server.url,
-            timeScale: SCALE,
-          },
-        ],
-        windows: 2,
-        daily: true,
-        operations: spec.operations,
-        spec: 'built in',
-      });
-      const r = reports[0];
-      expect(r?.exhaust.first429At).toBe(11);
-      expect(r?.recovery.probes).toBe(0);
-      expect(r?.verdict).toBe('fail');
-      expect(r?.reasons[0]).toMatch(/announced a wait of \d+(\.\d)? s, longer than the 1 s minute window/);
-      expect(r?.violations).toBe(0);
-    } finally {
-      await server.close();
-    }
+    const fifty = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 20, perDay: 50 } });
+    const { reports } = await withServer(undefined, (server) => measure(server, ['free'], fifty), fifty);
+    const r = reports[0];
+    expect(r?.exhaust.first429At).toBe(11);
+    expect(r?.recovery.probes).toBe(0);
+    expect(r?.verdict).toBe('fail');
+    expect(r?.reasons[0]).toMatch(/announced a wait of \d+(\.\d)? s, longer than the 1 s minute window/);
+    expect(r?.violations).toBe(0);
   }, 20_000);
 });
 
