@@ -19,3 +19,13 @@ export function parseDuration(text: string | number | undefined | null, what = '
   if (!match) throw new InputError(`${what}: '${text}' is not a duration (examples: 250ms, 30s, 2m, 1h, 1d)`);
   return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
 }
+
+/**
+ * An instant for people: `2058-01-03 04:05:06 UTC`. A server may announce one no Date can hold
+ * (a Retry-After of 10^15 s): that is said in words rather than thrown.
+ */
+export function formatInstant(ms: number): string {
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return ms > 0 ? 'a date beyond the year 275760' : 'an unknown time';
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}

@@ -1,5 +1,6 @@
 import type { Operation } from '../api/operations.ts';
 import { now } from '../client/clock.ts';
+import { errorCount } from '../record/errors.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { RunResult } from '../result/types.ts';
@@ -51,9 +52,7 @@ export function benchConfig(s: BenchSettings): RunResult['config'] {
 
 function progressOf(recorder: Recorder): BenchProgress {
   const o = recorder.overall;
-  let errors = 0;
-  for (const status in o.statuses) if (Number(status) >= 500) errors += o.statuses[status] ?? 0;
-  for (const code in o.transportErrors) errors += o.transportErrors[code] ?? 0;
+  const errors = errorCount(o);
   const p99Ms = o.response.totalCount ? o.response.getValueAtPercentile(99) / 1000 : 0;
   return { requests: o.requests, rateLimited: o.rateLimited, errors, p99Ms };
 }

@@ -1,16 +1,33 @@
+import { EXIT } from './exit-codes.ts';
+
 /**
  * Ctrl-C and SIGTERM end a command's traffic early, not the process: what was measured is still
- * written, marked partial (exit 130). One per command; `release` in its `finally`.
+ * written, marked partial (exit 130). A second signal exits at once, after writing what `onForce`
+ * can write synchronously. One per command; `release` in its `finally`.
  */
 export class Interrupt {
   private readonly controller = new AbortController();
   /** The signal's name, or why the command stopped itself (a threshold that aborts). */
   by: string | undefined;
-  private readonly onSignal = (signal: NodeJS.Signals) => this.abort(signal);
+  private signalled = false;
+  private force: (() => void) | undefined;
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    if (!this.signalled) {
+      this.signalled = true;
+      this.abort(signal);
+      return;
+    }
+    try {
+      this.force?.();
+    } catch {
+      // Exiting at once was asked for: a result that cannot be written now is not waited for.
+    }
+    process.exit(EXIT.INTERRUPTED);
+  };
 
   constructor() {
-    process.once('SIGINT', this.onSignal);
-    process.once('SIGTERM', this.onSignal);
+    process.on('SIGINT', this.onSignal);
+    process.on('SIGTERM', this.onSignal);
   }
 
   get signal(): AbortSignal {
@@ -22,8 +39,13 @@ export class Interrupt {
   }
 
   abort(by: string): void {
-    this.by = by;
+    this.by ??= by;
     this.controller.abort();
+  }
+
+  /** What a second signal writes (synchronously) before the process exits. */
+  onForce(write: () => void): void {
+    this.force = write;
   }
 
   release(): void {

@@ -1,5 +1,3 @@
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
@@ -8,14 +6,10 @@ import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from 
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import { quotaKeyName, RedisQuotaStore } from '../client/redis-quota-store.ts';
-import { renderHtmlReport } from '../report/html.ts';
-import { renderJUnit } from '../report/junit.ts';
 import { resultFromJson } from '../report/result-input.ts';
-import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { parseTolerances } from '../report/tolerances.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
-import { writeResult } from '../result/write.ts';
 import type { Rate } from '../scenario/define.ts';
 import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
@@ -32,9 +26,9 @@ import { ProgressLine } from './progress.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
+import { neverAnsweredLine, type OutputOptions, runExitCode, writeRunOutputs } from './run-output.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { collectThresholds, failsForGood } from './thresholds.ts';
-import { writeOutput } from './write-output.ts';
 
 /** The embedded server compresses time so a default run crosses several windows in seconds. */
 export const EMBEDDED_TIME_SCALE = 10;
@@ -275,6 +269,19 @@ export async function run(args: RunArgs): Promise<number> {
   }
 
   const interrupt = new Interrupt();
+  const outputs: OutputOptions = {
+    scenario: scenario.name,
+    out: args.out,
+    junit: args.junit,
+    summaryMd: args.summaryMd,
+  };
+  // A second Ctrl-C exits at once, with the result as it stands when one generator can build it.
+  let snapshot: (() => RunResult) | undefined;
+  interrupt.onForce(() => {
+    if (!snapshot) return;
+    const { path } = writeRunOutputs(snapshot(), outputs);
+    process.stderr.write(`petstore-load: interrupted again: the result so far is in ${path}\n`);
+  });
 
   const progress = new ProgressLine();
   const live = !args.quiet && progress.enabled;
@@ -296,6 +303,7 @@ export async function run(args: RunArgs): Promise<number> {
   };
   try {
     let result: RunResult;
+    let setupFailure: string | undefined;
     try {
       // What one generator and each worker thread alike are told.
       const common = {
@@ -340,82 +348,82 @@ export async function run(args: RunArgs): Promise<number> {
               interruptedBy: () => interrupt.by,
               onTick,
               sharedQuota,
+              onSnapshot: (take) => {
+                snapshot = take;
+              },
             });
     } catch (error) {
-      if (error instanceof SetupError) {
+      if (!(error instanceof SetupError)) throw error;
+      setupFailure = `scenario ${scenario.name}: ${error.message}`;
+      // Setup's requests were measured: with them, the run's outputs are written as for any run.
+      if (!error.result) {
         const unreachable = !embedded && !(await reachable(baseUrl));
-        throw new InputError(
-          `scenario ${scenario.name}: ${error.message}`,
-          unreachable ? EXIT.UNREACHABLE : EXIT.USAGE,
-        );
+        throw new InputError(setupFailure, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
       }
-      throw error;
+      result = error.result;
     }
     progress.clear();
-    if (thresholds.length > 0) {
-      // The threshold that ended the run keeps the verdict it had then: the figures at the end
-      // cover less than the run was meant to, and may read better than what stopped it.
-      result.thresholds = evaluateThresholds(thresholds, result).map((v) =>
-        abortedBy && v.expression === abortedBy.expression && v.source === abortedBy.source ? abortedBy : v,
-      );
-    }
-    const probes = probeResultsOf(scenario);
-    if (probes) result.probes = probes;
-    let comparison: string | undefined;
-    if (args.baseline) {
-      // Judged before anything is written, so that result.json, JUnit, the summaries and the report
-      // all carry the regressions; the baseline was checked before the run, so this does not fail on it.
-      const judged = compareWithBaseline(args.baseline, result, args.maxRegression);
-      comparison = judged.text;
-      result.baseline = baselineVerdict(args.baseline, judged.comparison);
-    }
-    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-    const dir = resolve(args.out ?? join('reports', `${scenario.name}-${stamp}`));
-    let path: string;
-    let exitCode: number =
-      result.meta.partial && !abortedBy
-        ? EXIT.INTERRUPTED
-        : result.thresholds?.some((t) => !t.passed) ||
-            result.baseline?.regressions.length ||
-            result.probes?.some((p) => !p.passed)
-          ? EXIT.THRESHOLDS_FAILED
-          : EXIT.OK;
-    try {
-      path = writeResult(dir, result);
-    } catch (error) {
-      // Never lose a measured run to a bad --out: keep it where it can be written and say so.
-      const fallback = join(tmpdir(), 'petstore-load', `${scenario.name}-${stamp}`);
-      path = writeResult(fallback, result);
-      process.stderr.write(
-        `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
-      );
-      if (exitCode === EXIT.OK) exitCode = EXIT.USAGE;
-    }
-    const written: string[] = [];
-    const output = (file: string, text: string, what: string, append = false) => {
-      if (writeOutput(file, text, what, append)) written.push(`${what} written to ${file}`);
-      // A verdict (1) or an interruption (130) says more than a file that could not be written.
-      else if (exitCode === EXIT.OK) exitCode = EXIT.USAGE;
-    };
-    output(join(dirname(path), 'report.html'), renderHtmlReport(result), 'report');
-    if (args.junit) output(resolve(args.junit), renderJUnit(result), 'JUnit XML');
-    if (args.summaryMd || process.env.GITHUB_STEP_SUMMARY) {
-      const markdown = renderSummaryMarkdown(result);
-      if (args.summaryMd) output(resolve(args.summaryMd), markdown, 'markdown summary');
-      if (process.env.GITHUB_STEP_SUMMARY)
-        output(process.env.GITHUB_STEP_SUMMARY, markdown, 'step summary', true);
-    }
-    if (!args.quiet)
-      console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
-    else console.log(path);
-    // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
-    const verdict = failureLine(result);
-    if (verdict && exitCode === EXIT.THRESHOLDS_FAILED) process.stderr.write(`petstore-load: ${verdict}\n`);
-    return exitCode;
+    return finishRun(result, { args, thresholds, abortedBy, scenario, setupFailure, outputs });
   } finally {
     progress.clear();
     interrupt.release();
     await server?.stop();
     await sharedQuota?.store.close();
   }
+}
+
+/**
+ * After the traffic: the verdicts (thresholds, probes, baseline) joined to the result, every output
+ * written, the summary printed, and the exit code, with a line on stderr saying why when it fails.
+ */
+function finishRun(
+  result: RunResult,
+  o: {
+    args: RunArgs;
+    thresholds: ReturnType<typeof collectThresholds>;
+    abortedBy: ThresholdResult | undefined;
+    scenario: Awaited<ReturnType<typeof loadScenario>>;
+    setupFailure: string | undefined;
+    outputs: OutputOptions;
+  },
+): number {
+  const { args, abortedBy } = o;
+  if (o.thresholds.length > 0 && !o.setupFailure) {
+    // The threshold that ended the run keeps the verdict it had then: the figures at the end
+    // cover less than the run was meant to, and may read better than what stopped it.
+    result.thresholds = evaluateThresholds(o.thresholds, result).map((v) =>
+      abortedBy && v.expression === abortedBy.expression && v.source === abortedBy.source ? abortedBy : v,
+    );
+  }
+  const probes = probeResultsOf(o.scenario);
+  if (probes) result.probes = probes;
+  let comparison: string | undefined;
+  if (args.baseline && !o.setupFailure) {
+    // Judged before anything is written, so that result.json, JUnit, the summaries and the report
+    // all carry the regressions; the baseline was checked before the run, so this does not fail on it.
+    const judged = compareWithBaseline(args.baseline, result, args.maxRegression);
+    comparison = judged.text;
+    result.baseline = baselineVerdict(args.baseline, judged.comparison);
+  }
+  const { path, written, failed } = writeRunOutputs(result, o.outputs);
+  const exitCode = runExitCode(result, {
+    interrupted: result.meta.partial && !abortedBy && !o.setupFailure,
+    setupFailed: o.setupFailure !== undefined,
+    writeFailed: failed,
+  });
+  if (!args.quiet)
+    console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
+  else console.log(path);
+  // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
+  const never = neverAnsweredLine(result);
+  const why =
+    exitCode === EXIT.UNREACHABLE
+      ? [never, o.setupFailure].filter(Boolean).join('; ')
+      : exitCode === EXIT.USAGE && o.setupFailure
+        ? o.setupFailure
+        : exitCode === EXIT.THRESHOLDS_FAILED
+          ? failureLine(result)
+          : undefined;
+  if (why) process.stderr.write(`petstore-load: ${why}\n`);
+  return exitCode;
 }

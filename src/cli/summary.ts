@@ -1,4 +1,6 @@
+import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
+import { describeTransportErrors, errorCount } from '../record/errors.ts';
 import type { RunResult } from '../result/types.ts';
 
 const pad = (text: string, width: number, right = false) =>
@@ -10,10 +12,20 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   const lines: string[] = [];
   const m = result.meta;
   lines.push(
-    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ' (PARTIAL: interrupted)' : ''}`,
+    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m.interruptedBy)})` : ''}`,
   );
-  const header = ['operation', 'count', 'rate/s', 'p50 ms', 'p95 ms', 'p99 ms', '429s', 'failed checks'];
-  const widths = [22, 8, 8, 8, 8, 8, 6, 13];
+  const header = [
+    'operation',
+    'count',
+    'rate/s',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    '429s',
+    'errors',
+    'failed checks',
+  ];
+  const widths = [22, 8, 8, 8, 8, 8, 6, 7, 13];
   lines.push(header.map((h, i) => pad(h, widths[i] as number, i > 0)).join(' '));
   const row = (name: string, s: RunResult['overall']) =>
     [
@@ -24,12 +36,15 @@ export function formatSummary(result: RunResult, resultPath: string): string {
       fmt(s.service.p95, 2),
       fmt(s.service.p99, 2),
       String(s.rateLimited),
+      String(errorCount(s)),
       String(s.checkFailures),
     ]
       .map((c, i) => pad(c, widths[i] as number, i > 0))
       .join(' ');
   for (const [id, s] of Object.entries(result.operations)) lines.push(row(id + (s.deprecated ? '*' : ''), s));
   lines.push(row('all', result.overall));
+  const transport = describeTransportErrors(result.overall.transportErrors);
+  if (transport) lines.push(`transport errors: ${transport}`);
   const c = result.compliance;
   const shortest = shortestWindow(result.config.windows);
   if (shortest) {
@@ -42,6 +57,11 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   lines.push(
     `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of the plan rate (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
   );
+  const held = c.heldPastEnd;
+  if (held)
+    lines.push(
+      `${/^(Retry-After|X-RateLimit|backoff)/.test(held.by) ? 'paused by the server' : 'held'} until ${formatInstant(held.until)} (${held.by}): the run ended first`,
+    );
   const failed = result.checks.filter((ch) => ch.failures > 0);
   const total = result.checks.reduce((n, ch) => n + ch.passes + ch.failures, 0);
   lines.push(
@@ -87,6 +107,12 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
   lines.push(`result written to ${resultPath}`);
   return lines.join('\n');
+}
+
+/** A signal or an aborting threshold interrupted the run; anything else (a failed setup) says itself. */
+function partialReason(by: string | undefined): string {
+  if (by === undefined) return 'interrupted';
+  return /^(SIG|threshold )/.test(by) ? `interrupted by ${by}` : by;
 }
 
 /** One line saying why a run failed its gate (thresholds, baseline), or undefined when it did not. */

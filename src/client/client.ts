@@ -8,7 +8,7 @@ import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import { fullJitterMs, RetryBudget } from './backoff.ts';
 import { now, sleepUntil } from './clock.ts';
-import { AbortedError, Gate, type SharedQuota } from './gate.ts';
+import { AbortedError, type Admission, Gate, HeldPastEndError, type SharedQuota } from './gate.ts';
 import { Pacer } from './pacer.ts';
 import { ResponseBody } from './response-body.ts';
 import { send } from './transport.ts';
@@ -80,6 +80,12 @@ export interface ApiResponse<T = unknown> {
   /** Transport error code when status is 0. */
   readonly error?: string;
   readonly attempts: number;
+}
+
+/** A wait the run could not honour: until when (epoch ms), and who said so ('Retry-After 999999999 s'). */
+export interface HeldPastEnd {
+  until: number;
+  by: string;
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
@@ -166,6 +172,9 @@ export class ApiClient {
   private readonly origin: string;
   private readonly basePath: string;
   private stop = new AbortController();
+  /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
+  private pause: HeldPastEnd | undefined;
+  private held: HeldPastEnd | undefined;
 
   constructor(private readonly options: ClientOptions) {
     const url = new URL(options.baseUrl);
@@ -218,7 +227,13 @@ export class ApiClient {
     // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
     const signal = this.stop.signal;
     for (let attempt = 1; ; attempt++) {
-      const admission = await this.gate.acquire(signal);
+      let admission: Admission;
+      try {
+        admission = await this.gate.acquire(signal);
+      } catch (error) {
+        if (error instanceof HeldPastEndError) this.noteHeld(error);
+        throw error;
+      }
       const { seq } = admission;
       const sentAt = now();
       let status = 0;
@@ -259,13 +274,16 @@ export class ApiClient {
         // Every 429 pauses the whole key, retried or not: no request of any virtual user leaves
         // before its delay ends (the ban guard).
         rateLimitRetries++;
-        const pauseUntil =
-          receivedAt + this.rateLimitDelayMs(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
+        const delay = this.rateLimitDelay(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
+        const pauseUntil = receivedAt + delay.ms;
+        if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
         this.pacer.pause(pauseUntil, receivedAt);
         // Every generator of the key holds too; awaited, so that none is told after its next send. A
         // store that cannot be told must not cost this attempt its record: this client's pause holds.
         await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
-        if (retry && rateLimitRetries <= maxRateLimitRetries) retryAt = pauseUntil;
+        // A pause past the run's close is not waited for: the flow gets the 429 as it is.
+        if (retry && rateLimitRetries <= maxRateLimitRetries && pauseUntil <= this.gate.closesAt)
+          retryAt = pauseUntil;
       } else if (
         retry &&
         (status >= 500 || status === 0) &&
@@ -326,23 +344,62 @@ export class ApiClient {
 
   /**
    * How long a 429 pauses the key: Retry-After if valid (never shortened), else until
-   * X-RateLimit-Reset, else exponential backoff with full jitter. A small margin covers the server's
-   * clock granularity, since its headers are whole seconds.
+   * X-RateLimit-Reset, else exponential backoff with full jitter; and which of them said so, as the
+   * server wrote it. A small margin covers the server's clock granularity (its headers are whole seconds).
    */
-  private rateLimitDelayMs(
+  private rateLimitDelay(
     headers: IncomingHttpHeaders | undefined,
     reset: number | undefined,
     retries: number,
     at: number,
-  ): number {
+  ): { ms: number; by: string } {
     const margin = 5;
     const retryAfter = parseRetryAfter(headers?.['retry-after']);
-    if (retryAfter) return retryAfterDelayMs(retryAfter, at) + margin;
-    if (reset !== undefined && reset * 1000 > at) return reset * 1000 - at + margin;
+    if (retryAfter)
+      return {
+        ms: retryAfterDelayMs(retryAfter, at) + margin,
+        by: `Retry-After ${retryAfter.form === 'seconds' ? `${retryAfter.seconds} s` : String(headers?.['retry-after']).trim()}`,
+      };
+    if (reset !== undefined && reset * 1000 > at)
+      return { ms: reset * 1000 - at + margin, by: `X-RateLimit-Reset ${reset}` };
     const o = this.options;
-    return (
-      fullJitterMs(retries, o.rateLimitBackoffBaseMs ?? 1000, o.rateLimitBackoffCapMs ?? 60_000) + margin
-    );
+    return {
+      ms: fullJitterMs(retries, o.rateLimitBackoffBaseMs ?? 1000, o.rateLimitBackoffCapMs ?? 60_000) + margin,
+      by: `backoff after ${retries} 429${retries === 1 ? '' : 's'}`,
+    };
+  }
+
+  /** What held a send past the run's close, in the server's words where it was a 429's pause. */
+  private noteHeld(error: HeldPastEndError): void {
+    const by =
+      error.heldBy === 'pause'
+        ? (this.pause?.by ?? 'a pause shared by another generator')
+        : error.heldBy === 'budget'
+          ? 'X-RateLimit-Remaining spent until X-RateLimit-Reset'
+          : "the plan's quota";
+    if (error.until >= (this.held?.until ?? 0)) this.held = { until: error.until, by };
+  }
+
+  /**
+   * Sends that cannot leave by `at` (epoch ms) fail at once with HeldPastEndError rather than wait:
+   * the run sets its workload's end (grace included), its setup's and its teardown's limits.
+   */
+  closeAt(at: number): void {
+    this.gate.closesAt = at;
+  }
+
+  /**
+   * On: no new send leaves (each ends at once with AbortedError), while requests in flight may still
+   * answer and be recorded; waits under way end at their next look at the pacer. An interrupt drains
+   * the workload so that its grace is spent on answers, not on new requests.
+   */
+  drain(on: boolean): void {
+    this.gate.draining = on;
+  }
+
+  /** The latest hold that outlived a close: a pause, or a quota, that the run could not wait out. */
+  heldPastEnd(): HeldPastEnd | undefined {
+    return this.held;
   }
 
   /**

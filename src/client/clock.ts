@@ -7,16 +7,39 @@ import { performance } from 'node:perf_hooks';
  */
 export const now = (): number => performance.timeOrigin + performance.now();
 
+/**
+ * The longest delay a Node timer keeps: beyond it Node warns and fires after 1 ms, which turns a
+ * long wait (a server's Retry-After of years) into a spin. Longer waits sleep in steps of it.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Resolves at `at` (epoch ms, as `now`), or at once when the signal aborts; any `at`, even years away. */
 export function sleepUntil(at: number, signal?: AbortSignal): Promise<void> {
   const delay = at - now();
-  if (delay <= 0 || signal?.aborted) return Promise.resolve();
+  // NaN (a time nobody could compute) waits for nothing rather than arming a 1 ms timer in a loop.
+  if (!(delay > 0) || signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(done, delay);
+    let timer: NodeJS.Timeout | undefined;
     function done() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', done);
       resolve();
     }
+    // Only a step that was cut to the limit looks at the clock again: an ordinary wait arms one timer.
+    function arm(delay: number) {
+      timer =
+        delay > MAX_TIMER_MS ? setTimeout(() => arm(at - now()), MAX_TIMER_MS) : setTimeout(done, delay);
+    }
     signal?.addEventListener('abort', done, { once: true });
+    arm(delay);
   });
+}
+
+/** A timer for any delay: `fn` runs after `ms` unless the returned function cancels it first. */
+export function after(ms: number, fn: () => void): () => void {
+  const stop = new AbortController();
+  sleepUntil(now() + ms, stop.signal).then(() => {
+    if (!stop.signal.aborted) fn();
+  });
+  return () => stop.abort();
 }

@@ -24,6 +24,21 @@ export class AbortedError extends Error {
 }
 
 /**
+ * A send that could not leave before the run closes (a server's Retry-After of years, a spent day):
+ * it is not waited for. An AbortedError, since like the run's end it cuts the call short rather than
+ * failing the flow.
+ */
+export class HeldPastEndError extends AbortedError {
+  constructor(
+    /** When the send could have left, epoch ms. */
+    readonly until: number,
+    readonly heldBy: ReturnType<Pacer['earliest']>['cause'],
+  ) {
+    super(`held until ${until}, after the run closes`);
+  }
+}
+
+/**
  * Admits the sends of one key one at a time, in arrival order, each when its Pacer allows, and
  * records each admitted send in the pacer. A single queue (not one timer per caller) is what makes
  * the spacing exact under any concurrency.
@@ -33,6 +48,13 @@ export class Gate {
   /** Callers queued and not yet admitted. */
   private waiting = 0;
   private responseWaiters: (() => void)[] = [];
+  /**
+   * No send leaves after this time (epoch ms): the run's end, or its setup's or teardown's limit. A
+   * send the pacer would hold beyond it fails at once with HeldPastEndError instead of sleeping.
+   */
+  closesAt = Number.POSITIVE_INFINITY;
+  /** Interrupted: no new send leaves (AbortedError at once), while the ones in flight may answer. */
+  draining = false;
 
   constructor(
     readonly pacer: Pacer,
@@ -54,6 +76,7 @@ export class Gate {
 
   /** `signal` is the caller's run: aborting it ends this wait with AbortedError. */
   acquire(signal: AbortSignal): Promise<Admission> {
+    if (this.draining) return Promise.reject(new AbortedError('run stopped'));
     // Fast path: nobody queued and the pacer says go. Most sends of a run under its quota take it,
     // and it saves the queue's promises on the generator's hottest path.
     if (this.waiting === 0 && !signal.aborted && !this.shared) {
@@ -80,13 +103,15 @@ export class Gate {
   /** Until this key's own pacer lets one more send leave. */
   private async waitLocal(signal: AbortSignal): Promise<void> {
     for (;;) {
-      if (signal.aborted) throw new AbortedError('run stopped');
+      if (signal.aborted || this.draining) throw new AbortedError('run stopped');
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       // A timer cannot wait less than about a millisecond; pacing's grid makes up for a send that
       // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
       // 429 is never cut short.
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) return;
+      // Waiting for an answer (Infinity) ends when one comes, not at `at`.
+      if (at > this.closesAt && at !== Number.POSITIVE_INFINITY) throw new HeldPastEndError(at, cause);
       if (at === Number.POSITIVE_INFINITY) {
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -116,6 +141,7 @@ export class Gate {
       // A slot free at once was reserved with the pause as it stands: nothing to look at again.
       if (wait <= PACING_TOLERANCE_MS && now() - asked <= spec.lateMs) return true;
       const slot = now() + wait;
+      if (slot > this.closesAt) throw new HeldPastEndError(slot, 'pacing');
       await sleepUntil(slot, signal);
       if (signal.aborted) throw new AbortedError('run stopped');
       // Woken too late (a busy event loop): the slot is given up, and stays counted, which only

@@ -1,10 +1,11 @@
 import { seededRandom } from '../api/random.ts';
+import { errorCount } from '../record/errors.ts';
 import type { OperationSummary, RunResult } from '../result/types.ts';
 import { percentileRatioInterval } from './bootstrap.ts';
 import { decodeOrRefuse } from './decode-histogram.ts';
 import { type RankedBuckets, rankAtPercentile, rankedBuckets, valueAtRank } from './histogram-ranks.ts';
 import { type Interval, proportionDifference, rateRatio } from './rate-intervals.ts';
-import { errorCount, runSpan, workloadRequests } from './run-span.ts';
+import { runSpan, workloadRequests } from './run-span.ts';
 import { type Shift, sustainedShifts } from './sustained.ts';
 import { DEFAULT_TOLERANCES, type Metric, type Tolerances } from './tolerances.ts';
 import { normalQuantile, Variates } from './variates.ts';

@@ -14,11 +14,3 @@ export function runSpan(result: RunResult): { start: number; end: number; second
 export function workloadRequests(summary: OperationSummary, seconds: number): number {
   return Math.round(summary.rate * seconds);
 }
-
-/** 5xx responses and transport errors: the failures the target is to blame for. */
-export function errorCount(summary: OperationSummary): number {
-  let n = 0;
-  for (const [status, count] of Object.entries(summary.statuses)) if (Number(status) >= 500) n += count;
-  for (const count of Object.values(summary.transportErrors)) n += count;
-  return n;
-}

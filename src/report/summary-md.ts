@@ -1,5 +1,5 @@
+import { errorCount } from '../record/errors.ts';
 import type { RunResult } from '../result/types.ts';
-import { errorCount } from './threshold-evaluate.ts';
 
 /**
  * Text into markdown: a pipe or a line break from a server's text must not break a table, and its

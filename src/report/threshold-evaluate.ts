@@ -1,3 +1,4 @@
+import { errorCount } from '../record/errors.ts';
 import { decodeHistogram, type LatencyStats } from '../record/histogram.ts';
 import type { OperationSummary, RunResult, ThresholdResult } from '../result/types.ts';
 import { BAN_METRICS, compare, type Threshold } from './threshold-parse.ts';
@@ -22,14 +23,6 @@ const STORED: Readonly<Record<string, keyof LatencyStats>> = {
   p99: 'p99',
   'p99.9': 'p99.9',
 };
-
-/** 5xx and transport errors: failures of the target, not of the client's requests (4xx). */
-export function errorCount(s: OperationSummary): number {
-  let errors = 0;
-  for (const [status, count] of Object.entries(s.statuses)) if (Number(status) >= 500) errors += count;
-  for (const count of Object.values(s.transportErrors)) errors += count;
-  return errors;
-}
 
 function transportErrorCount(s: OperationSummary): number {
   return Object.values(s.transportErrors).reduce((sum, n) => sum + n, 0);

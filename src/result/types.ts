@@ -148,6 +148,11 @@ export interface Compliance {
   planRate: number;
   /** admitted rate / plan rate. */
   quotaUtilization: number;
+  /**
+   * A wait that outlived the run: the server paused the key (or its quota held it) until `until`
+   * (epoch ms), and `by` says what said so, e.g. 'Retry-After 999999999 s'. The run ended first.
+   */
+  heldPastEnd?: { until: number; by: string };
 }
 
 export interface WorkloadSummary {

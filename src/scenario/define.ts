@@ -71,8 +71,12 @@ export interface Scenario<D = unknown> {
   /** Raw mode: no pacing, to exceed the quota on purpose (the ban guard stays). */
   enforce?: boolean;
   setup?(api: Api): Promise<D> | D;
+  /** How long setup may take, e.g. '2m' (default 60s, as k6's setupTimeout): past it the run fails. */
+  setupTimeout?: string;
   flows: Flow<D>[];
   teardown?(api: Api, data: D): Promise<void> | void;
+  /** How long teardown may take (default 60s); past it teardown is cut short, the result kept. */
+  teardownTimeout?: string;
   /**
    * Pass/fail criteria (`p99<300ms`, `listPets:p95<100ms`, `rate_limited<1%`): any that fails makes
    * the run exit 1. An object form, as in k6, may end the run as soon as it fails.

@@ -1,9 +1,10 @@
+import { formatInstant, parseDuration } from '../api/duration.ts';
 import { seededRandom } from '../api/random.ts';
 import type { ApiClient, ApiResponse, CallInput } from '../client/client.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import { AbortedError } from '../client/gate.ts';
-import { type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
-import type { WorkloadSummary } from '../result/types.ts';
+import { after, now, sleepUntil } from '../client/clock.ts';
+import { AbortedError, HeldPastEndError } from '../client/gate.ts';
+import { type Api, type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
+import type { RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Flow, FlowContext, Scenario } from './define.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
@@ -41,8 +42,72 @@ export interface EngineOutput {
   endedAt: number;
 }
 
+/** Setup could not finish; `result` holds what its requests measured, when a run built one. */
 export class SetupError extends Error {
   override readonly name = 'SetupError';
+  result?: RunResult;
+}
+
+/** k6's defaults for setupTimeout and teardownTimeout: a phase that hangs must not hang the run. */
+const SETUP_TIMEOUT_MS = 60_000;
+const TEARDOWN_TIMEOUT_MS = 60_000;
+/**
+ * After SIGINT or SIGTERM the process is gone within 2 s: in-flight iterations get until 1 s after
+ * the signal, teardown until 1.4 s, which leaves 0.6 s to build and write the result and stop the
+ * embedded server.
+ */
+const INTERRUPT_GRACE_MS = 1000;
+const INTERRUPT_TEARDOWN_END_MS = 1400;
+
+class PhaseTimeout extends Error {
+  constructor(readonly limitMs: number) {
+    super(`did not finish within ${limitMs / 1000} s`);
+  }
+}
+
+/**
+ * Runs setup or teardown within `limitMs`: sends the client would hold past it fail at once, at it
+ * every wait and request still open is cut, and the run's signal cuts them too. The phase's own
+ * code may wait on anything: the race ends the phase for the run even then.
+ */
+async function bounded<T>(
+  client: ApiClient,
+  limitMs: number,
+  signal: AbortSignal,
+  phase: () => Promise<T>,
+): Promise<T> {
+  if (signal.aborted) throw new AbortedError('run stopped');
+  client.closeAt(now() + limitMs);
+  let cancel = () => {};
+  const ended = new Promise<never>((_, reject) => {
+    const cut = (error: Error) => {
+      client.interrupt();
+      reject(error);
+    };
+    const onSignal = () => cut(new AbortedError('run stopped'));
+    const cancelTimer = after(limitMs, () => cut(new PhaseTimeout(limitMs)));
+    signal.addEventListener('abort', onSignal, { once: true });
+    cancel = () => {
+      cancelTimer();
+      signal.removeEventListener('abort', onSignal);
+    };
+  });
+  try {
+    return await Promise.race([phase(), ended]);
+  } finally {
+    cancel();
+    client.closeAt(Number.POSITIVE_INFINITY);
+  }
+}
+
+/** Why setup failed, in one line: a server's pause it could not wait out is said in people's units. */
+function setupFailure(error: unknown, client: ApiClient, limitMs: number): string {
+  if (error instanceof PhaseTimeout)
+    return `setup did not finish within ${limitMs / 1000} s (the scenario's setupTimeout)`;
+  const held = client.heldPastEnd();
+  if (error instanceof HeldPastEndError && held)
+    return `setup failed: the key was held until ${formatInstant(held.until)} (${held.by}), past setup's limit of ${limitMs / 1000} s`;
+  return `setup failed: ${(error as Error).message}`;
 }
 
 // IterationApi routes every call itself; the base class's caller is never used.
@@ -88,15 +153,31 @@ function flowPicker<D>(flows: Flow<D>[], random: () => number): () => Flow<D> {
   };
 }
 
+/** The workload's shared state while it runs: what each stage of `runScenario` reads and moves. */
+interface WorkloadRun<D> {
+  input: EngineInput<D>;
+  data: D;
+  summary: WorkloadSummary;
+  random: () => number;
+  pickFlow: () => Flow<D>;
+  startedAt: number;
+  deadline: number;
+  /** Aborted at the deadline, on the run's signal, or by the iteration bound's end. */
+  stop: AbortController;
+  /** When the run's signal came (SIGINT, SIGTERM, a threshold), if it did. */
+  interruptedAt?: number;
+  started: number;
+  inFlight: Set<Promise<unknown>>;
+}
+
 /**
  * Runs setup, the workload and teardown of a scenario through one client. The open model schedules
  * iteration starts by the clock and records each call's due time, so a late generator or a slow
  * server shows in response time; the closed model runs N virtual users back to back.
  */
 export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutput> {
-  const { scenario, workload, client, signal } = input;
+  const { scenario, client, signal } = input;
   const random = seededRandom(input.seed);
-  const pickFlow = flowPicker(scenario.flows, random);
   const summary: WorkloadSummary = {
     iterations: 0,
     droppedIterations: 0,
@@ -105,127 +186,190 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   };
   const plainApi = petstoreApi(client.call.bind(client) as CallFn);
 
-  let data: D;
+  const setupMs = parseDuration(scenario.setupTimeout ?? SETUP_TIMEOUT_MS, 'setupTimeout');
   const setup = async () => {
     try {
-      return (await scenario.setup?.(plainApi)) as D;
+      return await bounded(client, setupMs, signal, async () => (await scenario.setup?.(plainApi)) as D);
     } catch (error) {
-      throw new SetupError(`setup failed: ${(error as Error).message}`);
+      // Interrupted during setup: no workload, no teardown, a partial result.
+      if (signal.aborted) throw error;
+      throw new SetupError(setupFailure(error, client, setupMs));
     }
   };
-  data = input.coordination ? await input.coordination.setup(setup) : await setup();
+  let data: D;
+  try {
+    data = input.coordination ? await input.coordination.setup(setup) : await setup();
+  } catch (error) {
+    if (!(error instanceof AbortedError) || !signal.aborted) throw error;
+    const at = now();
+    return { workload: summary, interrupted: true, startedAt: at, endedAt: at };
+  }
 
   input.onWorkload?.(true, summary);
   const startedAt = now();
-  const deadline = startedAt + workload.durationMs;
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
+  const run: WorkloadRun<D> = {
+    input,
+    data,
+    summary,
+    random,
+    pickFlow: flowPicker(scenario.flows, random),
+    startedAt,
+    deadline: startedAt + input.workload.durationMs,
+    stop: new AbortController(),
+    started: 0,
+    inFlight: new Set(),
+  };
+  const graceMs = input.graceMs ?? 2000;
+  // No send leaves after the grace: one the client would hold past it is not waited for.
+  client.closeAt(run.deadline + graceMs);
+  const onSignal = () => {
+    run.interruptedAt ??= now();
+    client.drain(true);
+    run.stop.abort();
+  };
   signal.addEventListener('abort', onSignal, { once: true });
   // Interrupted during setup: no workload at all (the listener would never fire for a past abort).
-  if (signal.aborted) stop.abort();
-  const timer = setTimeout(onSignal, workload.durationMs);
-  let started = 0;
-  const inFlight = new Set<Promise<void>>();
-  const more = () =>
-    !stop.signal.aborted && (workload.iterations === undefined || started < workload.iterations);
-
-  const iterate = async (vu: number, scheduledAt: number | undefined): Promise<void> => {
-    const iteration = started++;
-    const flow = pickFlow();
-    const ctx = new IterationContext(data, vu, iteration, random);
-    const stats = summary.flows[flow.name] as WorkloadSummary['flows'][string];
-    try {
-      await flow.run(new IterationApi(client, scheduledAt), ctx);
-      stats.iterations++;
-      summary.iterations++;
-    } catch (error) {
-      if (error instanceof AbortedError) return;
-      stats.iterations++;
-      stats.failures++;
-      summary.iterations++;
-      summary.failedIterations++;
-      stats.firstError ??= String((error as Error).message ?? error).slice(0, 300);
-    }
-  };
-
-  const track = (p: Promise<void>) => {
-    inFlight.add(p);
-    p.finally(() => inFlight.delete(p));
-  };
-
-  if (workload.kind === 'open') {
-    // An iteration is due where the integral of the rate crosses the next whole number. Steps of at
-    // most 50 ms (midpoint rule) follow a ramp, even one starting from 0, as well as a constant rate.
-    let t = startedAt;
-    let credit = 0;
-    while (more() && t - startedAt < workload.durationMs) {
-      if (credit >= 1 - 1e-9) {
-        // A timer per iteration would cost more than the request at thousands a second: iterations
-        // due within a millisecond start together, with their own due times kept.
-        if (t - now() > 1) await sleepUntil(t, stop.signal);
-        if (!more()) break;
-        credit -= 1;
-        // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
-        if (inFlight.size >= workload.maxInFlight) summary.droppedIterations++;
-        else track(iterate(inFlight.size, t));
-        continue;
-      }
-      const rate = workload.rateAt(t - startedAt);
-      const step = rate > 0 ? Math.min(1000 / rate, 50) : 50;
-      credit += (workload.rateAt(t - startedAt + step / 2) * step) / 1000;
-      t += step;
-    }
-  } else {
-    const vus = new Set<number>();
-    const runVu = async (id: number) => {
-      let sinceYield = 0;
-      while (more() && id < Math.round(workload.vusAt(now() - startedAt))) {
-        await iterate(id, undefined);
-        const [min, max] = workload.thinkMs;
-        if (max > 0) await sleepUntil(now() + min + random() * (max - min), stop.signal);
-        else if (++sinceYield >= 64) {
-          // A flow with no I/O (or one that throws at once) only yields microtasks: without a turn of
-          // the event loop now and then, the deadline timer and SIGINT would never run.
-          sinceYield = 0;
-          await new Promise<void>((resolve) => setImmediate(resolve));
-        }
-      }
-      vus.delete(id);
-    };
-    while (more() && now() < deadline) {
-      const target = Math.round(workload.vusAt(now() - startedAt));
-      for (let id = 0; id < target; id++) {
-        if (!vus.has(id)) {
-          vus.add(id);
-          track(runVu(id));
-        }
-      }
-      await sleepUntil(Math.min(deadline, now() + 50), stop.signal);
-    }
-  }
-  if (!stop.signal.aborted) {
+  if (signal.aborted) onSignal();
+  const cancelDeadline = after(input.workload.durationMs, () => run.stop.abort());
+  if (input.workload.kind === 'open') await driveOpen(run);
+  else await driveClosed(run);
+  if (!run.stop.signal.aborted) {
     // The iteration bound ended the loop, not the clock: every iteration has started, and each may
     // finish by the deadline rather than within the short grace.
-    await Promise.race([Promise.allSettled([...inFlight]), sleepUntil(deadline, stop.signal)]);
+    await Promise.race([Promise.allSettled([...run.inFlight]), sleepUntil(run.deadline, run.stop.signal)]);
   }
-  stop.abort();
-  clearTimeout(timer);
+  run.stop.abort();
+  cancelDeadline();
   signal.removeEventListener('abort', onSignal);
 
   // In-flight iterations get a grace to finish; then every wait and request still open is cut.
-  const grace = new Promise<void>((resolve) => setTimeout(resolve, input.graceMs ?? 2000).unref());
-  await Promise.race([Promise.allSettled([...inFlight]), grace]);
-  if (inFlight.size > 0) client.interrupt();
-  await Promise.allSettled([...inFlight]);
+  const graceEnds =
+    run.interruptedAt === undefined ? now() + graceMs : run.interruptedAt + INTERRUPT_GRACE_MS;
+  await Promise.race([Promise.allSettled([...run.inFlight]), sleepUntil(graceEnds)]);
+  if (run.inFlight.size > 0) client.interrupt();
+  await Promise.allSettled([...run.inFlight]);
+  client.closeAt(Number.POSITIVE_INFINITY);
+  client.drain(false);
   // The end counts the grace: responses that arrive in it were admitted during the workload.
   const endedAt = now();
   input.onWorkload?.(false, summary);
 
+  await teardown(run, plainApi);
+  return { workload: summary, interrupted: signal.aborted, startedAt, endedAt };
+}
+
+/** Teardown within its limit, or what is left of the interrupt's 2 s; it never costs the measurements. */
+async function teardown<D>(run: WorkloadRun<D>, api: Api): Promise<void> {
+  const { scenario, client, coordination } = run.input;
+  const limitMs =
+    run.interruptedAt === undefined
+      ? parseDuration(scenario.teardownTimeout ?? TEARDOWN_TIMEOUT_MS, 'teardownTimeout')
+      : run.interruptedAt + INTERRUPT_TEARDOWN_END_MS - now();
   try {
-    if (!input.coordination || (await input.coordination.beforeTeardown()))
-      await scenario.teardown?.(plainApi, data);
+    // Every worker says it has ended, tearing down or not: the one that tears down waits for all.
+    if ((coordination && !(await coordination.beforeTeardown())) || !scenario.teardown || limitMs <= 0)
+      return;
+    // The run's signal has fired already, if it will: teardown's own limit is what bounds it.
+    await bounded(client, limitMs, new AbortController().signal, async () => {
+      await scenario.teardown?.(api, run.data);
+    });
   } catch {
     // A failed teardown must not lose the measurements; the run's figures are already complete.
   }
-  return { workload: summary, interrupted: signal.aborted, startedAt, endedAt };
+}
+
+/** One iteration of a picked flow; true when it ended because the client could send nothing more before the run closes. */
+async function iterate<D>(
+  run: WorkloadRun<D>,
+  vu: number,
+  scheduledAt: number | undefined,
+): Promise<boolean> {
+  const { summary, input } = run;
+  const iteration = run.started++;
+  const flow = run.pickFlow();
+  const ctx = new IterationContext(run.data, vu, iteration, run.random);
+  const stats = summary.flows[flow.name] as WorkloadSummary['flows'][string];
+  try {
+    await flow.run(new IterationApi(input.client, scheduledAt), ctx);
+    stats.iterations++;
+    summary.iterations++;
+  } catch (error) {
+    if (error instanceof AbortedError) return error instanceof HeldPastEndError;
+    stats.iterations++;
+    stats.failures++;
+    summary.iterations++;
+    summary.failedIterations++;
+    stats.firstError ??= String((error as Error).message ?? error).slice(0, 300);
+  }
+  return false;
+}
+
+function more<D>(run: WorkloadRun<D>): boolean {
+  const bound = run.input.workload.iterations;
+  return !run.stop.signal.aborted && (bound === undefined || run.started < bound);
+}
+
+/** Iterations and virtual users never reject: they catch what their flows throw. */
+function track<D>(run: WorkloadRun<D>, p: Promise<unknown>): void {
+  run.inFlight.add(p);
+  p.finally(() => run.inFlight.delete(p));
+}
+
+/** Open model: iterations start on the clock's schedule, whatever the earlier ones are doing. */
+async function driveOpen<D>(run: WorkloadRun<D>): Promise<void> {
+  const { workload } = run.input;
+  const { startedAt } = run;
+  // An iteration is due where the integral of the rate crosses the next whole number. Steps of at
+  // most 50 ms (midpoint rule) follow a ramp, even one starting from 0, as well as a constant rate.
+  let t = startedAt;
+  let credit = 0;
+  while (more(run) && t - startedAt < workload.durationMs) {
+    if (credit >= 1 - 1e-9) {
+      // A timer per iteration would cost more than the request at thousands a second: iterations
+      // due within a millisecond start together, with their own due times kept.
+      if (t - now() > 1) await sleepUntil(t, run.stop.signal);
+      if (!more(run)) break;
+      credit -= 1;
+      // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
+      if (run.inFlight.size >= workload.maxInFlight) run.summary.droppedIterations++;
+      else track(run, iterate(run, run.inFlight.size, t));
+      continue;
+    }
+    const rate = workload.rateAt(t - startedAt);
+    const step = rate > 0 ? Math.min(1000 / rate, 50) : 50;
+    credit += (workload.rateAt(t - startedAt + step / 2) * step) / 1000;
+    t += step;
+  }
+}
+
+/** Closed model: virtual users, each running iterations back to back, as many as the ramp says. */
+async function driveClosed<D>(run: WorkloadRun<D>): Promise<void> {
+  const { workload } = run.input;
+  const vus = new Set<number>();
+  const runVu = async (id: number) => {
+    let sinceYield = 0;
+    while (more(run) && id < Math.round(workload.vusAt(now() - run.startedAt))) {
+      // Held past the run's close (a Retry-After of years): this user has nothing left to send.
+      if (await iterate(run, id, undefined)) await sleepUntil(run.deadline, run.stop.signal);
+      const [min, max] = workload.thinkMs;
+      if (max > 0) await sleepUntil(now() + min + run.random() * (max - min), run.stop.signal);
+      else if (++sinceYield >= 64) {
+        // A flow with no I/O (or one that throws at once) only yields microtasks: without a turn of
+        // the event loop now and then, the deadline timer and SIGINT would never run.
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    vus.delete(id);
+  };
+  while (more(run) && now() < run.deadline) {
+    const target = Math.round(workload.vusAt(now() - run.startedAt));
+    for (let id = 0; id < target; id++) {
+      if (!vus.has(id)) {
+        vus.add(id);
+        track(run, runVu(id));
+      }
+    }
+    await sleepUntil(Math.min(run.deadline, now() + 50), run.stop.signal);
+  }
 }

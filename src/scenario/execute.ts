@@ -6,11 +6,12 @@ import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
 import { responseChecks } from '../record/checks/catalogue.ts';
-import { type OperationStats, Recorder } from '../record/recorder.ts';
+import { errorCount } from '../record/errors.ts';
+import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
-import { type Coordination, runScenario } from './engine.ts';
+import { type Coordination, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
@@ -53,6 +54,11 @@ export interface ExecuteInput<D> {
   shard?: Share;
   /** A worker thread of a run: shares setup and teardown with the others. */
   coordination?: Coordination<D>;
+  /**
+   * Given, once the run starts, a way to build the result as it stands (marked partial): what a
+   * second Ctrl-C writes before the process exits at once.
+   */
+  onSnapshot?(snapshot: () => RunResult): void;
 }
 
 /** The run so far, once a second. */
@@ -71,13 +77,6 @@ export interface RunTick {
   pacing: ReturnType<ApiClient['pacingState']>;
   /** The result so far, marked partial. Encodes every histogram: call it only when needed. */
   snapshot(): RunResult;
-}
-
-function errorsOf(stats: OperationStats): number {
-  let errors = 0;
-  for (const status in stats.statuses) if (Number(status) >= 500) errors += stats.statuses[status] ?? 0;
-  for (const code in stats.transportErrors) errors += stats.transportErrors[code] ?? 0;
-  return errors;
 }
 
 /**
@@ -122,8 +121,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     endedAt: number,
     partial: boolean,
     interruptedBy: string | undefined,
-  ): RunResult =>
-    buildResult({
+  ): RunResult => {
+    const result = buildResult({
       meta: {
         toolVersion: TOOL_VERSION,
         nodeVersion: process.version,
@@ -154,6 +153,11 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       operations: input.operations,
       workload,
     });
+    // A wait the run could not honour (a Retry-After of years) is stated, in the units a person reads.
+    const held = client.heldPastEnd();
+    if (held && held.until > endedAt) result.compliance.heldPastEnd = held;
+    return result;
+  };
 
   let ticker: NodeJS.Timeout | undefined;
   const startTicks = (summary: WorkloadSummary) => {
@@ -174,7 +178,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         requests: overall.duringWorkload,
         rate,
         rateLimited: overall.rateLimited,
-        errors: errorsOf(overall),
+        errors: errorCount(overall),
         p99Ms: overall.response.totalCount ? overall.response.getValueAtPercentile(99) / 1000 : 0,
         pacing: client.pacingState(),
         snapshot: () => resultOf(summary, startedAt, now(), true, undefined),
@@ -184,6 +188,24 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     ticker.unref();
   };
 
+  const runStartedAt = now();
+  const emptyWorkload = (): WorkloadSummary => ({
+    iterations: 0,
+    droppedIterations: 0,
+    failedIterations: 0,
+    flows: {},
+  });
+  // The workload's live counters and start, once it runs; until then, setup's span and no iterations.
+  let live: { summary: WorkloadSummary; startedAt: number } | undefined;
+  input.onSnapshot?.(() =>
+    resultOf(
+      live?.summary ?? emptyWorkload(),
+      live?.startedAt ?? runStartedAt,
+      now(),
+      true,
+      input.interruptedBy?.(),
+    ),
+  );
   try {
     const output = await runScenario({
       scenario: input.scenario,
@@ -194,6 +216,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       coordination: input.coordination,
       onWorkload: (running, summary) => {
         recorder.measure(running, now());
+        if (running) live = { summary, startedAt: now() };
         if (running) startTicks(summary);
         else clearInterval(ticker);
         input.onWorkload?.(running);
@@ -206,6 +229,11 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       output.interrupted,
       input.interruptedBy?.(),
     );
+  } catch (error) {
+    // Setup's requests were measured: the run keeps them, with why it went no further.
+    if (error instanceof SetupError)
+      error.result = resultOf(emptyWorkload(), runStartedAt, now(), true, error.message);
+    throw error;
   } finally {
     clearInterval(ticker);
     await client.close();

@@ -61,11 +61,46 @@ function whole(n: unknown, what: string): number {
   return n;
 }
 
-/** Turns a declared workload (plus CLI overrides) into functions of time. */
+/**
+ * Turns a declared workload (plus CLI overrides) into functions of time. A workload that can run
+ * nothing (no time, no iteration, no virtual user, a rate of 0) is an error, not a quiet default.
+ */
 export function resolveWorkload(
   declared: Workload,
   planRate: number,
   overrides: WorkloadOverrides = {},
+): ResolvedWorkload {
+  const resolved = resolveDeclared(declared, planRate, overrides);
+  refuseEmpty(resolved, overrides);
+  return resolved;
+}
+
+function refuseEmpty(w: ResolvedWorkload, overrides: WorkloadOverrides): void {
+  const empty = (flag: string, field: string, what: string) => {
+    throw new InputError(
+      `${overrides[flag as keyof WorkloadOverrides] !== undefined ? `--${flag === 'durationMs' ? 'duration' : flag}` : `workload.${field}`} is 0: ${what}`,
+    );
+  };
+  if (w.durationMs <= 0) empty('durationMs', 'duration', 'a run needs a duration above 0 (e.g. 30s)');
+  if (w.iterations === 0) empty('iterations', 'iterations', 'a run needs at least one iteration');
+  // A ramp is linear between its stages' ends: if it is 0 at each of them, it is 0 throughout.
+  const points = [0];
+  for (const stage of (w.describe.stages as { ms: number }[] | undefined) ?? [])
+    points.push((points.at(-1) as number) + stage.ms);
+  if (w.kind === 'closed' && points.every((ms) => w.vusAt(ms) <= 0))
+    empty('vus', w.executor === 'ramping-vus' ? 'stages' : 'vus', 'a run needs at least one virtual user');
+  if (w.kind === 'open' && points.every((ms) => w.rateAt(ms) <= 0))
+    empty(
+      'rate',
+      w.executor === 'ramping-arrival-rate' ? 'stages' : 'rate',
+      'a run needs an arrival rate above 0',
+    );
+}
+
+function resolveDeclared(
+  declared: Workload,
+  planRate: number,
+  overrides: WorkloadOverrides,
 ): ResolvedWorkload {
   let w: Workload = declared;
   // --rate and --vus change the model, not the run's length or its iteration bound.

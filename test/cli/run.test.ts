@@ -142,7 +142,7 @@ describe.concurrent('run: a whole run', () => {
   );
 
   it(
-    'SIGINT mid-run: exit 130, a partial result.json written, teardown done',
+    'SIGINT mid-run: exit 130 within 2 s, a partial result.json written, teardown run',
     () =>
       parallel(async () => {
         const server = await startServer({ timeScale: 10 });
@@ -185,10 +185,10 @@ describe.concurrent('run: a whole run', () => {
           const { code, signal } = await withTimeout(cli.exited, 20_000, 'exit after SIGINT');
           const context = `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`;
           expect({ code, signal }, context).toEqual({ code: 130, signal: null });
-          // Well before the 30 s asked for: the grace, the teardown and the write only.
-          expect(Date.now() - interruptedAt).toBeLessThan(15_000);
+          // Well before the 30 s asked for: grace, teardown and the write fit in 2 s (slack for a loaded machine).
+          expect(Date.now() - interruptedAt).toBeLessThan(6_000);
           expect(cli.stderr()).toBe('');
-          expect(cli.stdout()).toContain('(PARTIAL: interrupted)');
+          expect(cli.stdout()).toContain('(PARTIAL: interrupted by SIGINT)');
 
           const written = readResult(out);
           expect(resultProblem(written)).toBeUndefined();
@@ -198,8 +198,9 @@ describe.concurrent('run: a whole run', () => {
           expect(written.overall.requests).toBeGreaterThan(0);
           expect(written.overall.statuses['200'] ?? 0).toBeGreaterThan(0);
           expect(written.workload.iterations).toBeGreaterThan(0);
-          // Teardown ran after the interrupt: the pets setup created are gone.
-          expect(setupPets()).toEqual([]);
+          // Teardown ran after the interrupt, within what is left of the 2 s: quota allowing, the pets
+          // setup created are gone; at least one of them is, whatever the quota.
+          expect(setupPets().length).toBeLessThan(5);
         } finally {
           killCli(cli);
           await server.close();

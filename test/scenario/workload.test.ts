@@ -199,7 +199,7 @@ describe('resolveWorkload: overrides', () => {
   it('an iterations override replaces the declared one', () => {
     expect(resolve(ramp).iterations).toBe(40);
     expect(resolve(ramp, { iterations: 7 }).iterations).toBe(7);
-    expect(resolve(vus, { iterations: 0 }).iterations).toBe(0);
+    expect(() => resolve(vus, { iterations: 0 })).toThrow('--iterations is 0');
   });
 
   // Regression: --rate and --vus once dropped the scenario's duration and iterations.

@@ -1,15 +1,8 @@
+import { errorCount } from '../../record/errors.ts';
 import type { OperationInfo, OperationSummary, RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, decimal } from '../format.ts';
 import { countCell, numCell } from './cells.ts';
-
-/** 5xx responses and transport errors (timeouts, resets): the target failed, not the plan. */
-export function errorsOf(op: OperationSummary): number {
-  const fivexx = Object.entries(op.statuses)
-    .filter(([status]) => Number(status) >= 500)
-    .reduce((sum, [, n]) => sum + n, 0);
-  return fivexx + Object.values(op.transportErrors).reduce((sum, n) => sum + n, 0);
-}
 
 function badges(op: OperationInfo): SafeHtml {
   return html`${op.deprecated ? html`<span class="badge deprecated">deprecated</span>` : ''}${
@@ -23,7 +16,7 @@ function cells(op: OperationSummary): SafeHtml {
   const r = op.response;
   return html`${countCell(op.requests)}${numCell(decimal(op.rate))}${numCell(decimal(r.p50))}${numCell(
     decimal(r.p95),
-  )}${numCell(decimal(r.p99))}${countCell(op.rateLimited, true)}${countCell(errorsOf(op), true)}${countCell(
+  )}${numCell(decimal(r.p99))}${countCell(op.rateLimited, true)}${countCell(errorCount(op), true)}${countCell(
     op.checkFailures,
     true,
   )}`;

@@ -1,0 +1,93 @@
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { answeredCount, describeTransportErrors } from '../record/errors.ts';
+import { renderHtmlReport } from '../report/html.ts';
+import { renderJUnit } from '../report/junit.ts';
+import { renderSummaryMarkdown } from '../report/summary-md.ts';
+import type { RunResult } from '../result/types.ts';
+import { writeResult } from '../result/write.ts';
+import { EXIT } from './exit-codes.ts';
+import { writeOutput } from './write-output.ts';
+
+export interface OutputOptions {
+  scenario: string;
+  /** `--out`, else reports/<scenario>-<time>/. */
+  out?: string;
+  junit?: string;
+  summaryMd?: string;
+}
+
+/** Where a run's result goes: `--out`, else reports/<scenario>-<start time>/. */
+export function resultDir(result: RunResult, o: OutputOptions): string {
+  const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
+  return resolve(o.out ?? join('reports', `${o.scenario}-${stamp}`));
+}
+
+/**
+ * Writes result.json, report.html and the CI outputs asked for. Never loses a measured run to a bad
+ * --out: the result then goes to $TMPDIR/petstore-load/ and the line says so. `failed` is true when
+ * any file could not be written where it was asked for.
+ */
+export function writeRunOutputs(
+  result: RunResult,
+  o: OutputOptions,
+): { path: string; written: string[]; failed: boolean } {
+  const dir = resultDir(result, o);
+  let path: string;
+  let failed = false;
+  try {
+    path = writeResult(dir, result);
+  } catch (error) {
+    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
+    path = writeResult(join(tmpdir(), 'petstore-load', `${o.scenario}-${stamp}`), result);
+    process.stderr.write(
+      `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
+    );
+    failed = true;
+  }
+  const written: string[] = [];
+  const output = (file: string, text: string, what: string, append = false) => {
+    if (writeOutput(file, text, what, append)) written.push(`${what} written to ${file}`);
+    else failed = true;
+  };
+  output(join(dirname(path), 'report.html'), renderHtmlReport(result), 'report');
+  if (o.junit) output(resolve(o.junit), renderJUnit(result), 'JUnit XML');
+  if (o.summaryMd || process.env.GITHUB_STEP_SUMMARY) {
+    const markdown = renderSummaryMarkdown(result);
+    if (o.summaryMd) output(resolve(o.summaryMd), markdown, 'markdown summary');
+    if (process.env.GITHUB_STEP_SUMMARY)
+      output(process.env.GITHUB_STEP_SUMMARY, markdown, 'step summary', true);
+  }
+  return { path, written, failed };
+}
+
+/**
+ * The line a run that never got one HTTP answer ends with (exit 3), or undefined when some answer
+ * came: a silent target must not pass for a slow one.
+ */
+export function neverAnsweredLine(result: RunResult): string | undefined {
+  const { overall } = result;
+  if (overall.requests === 0 || answeredCount(overall) > 0) return undefined;
+  const errors = describeTransportErrors(overall.transportErrors);
+  return `the target never answered: ${overall.requests} request${overall.requests === 1 ? '' : 's'}${errors ? `, ${errors}` : ''}`;
+}
+
+/**
+ * The run's exit code, most telling first: an interruption (the user's word), a target that never
+ * answered, a setup that failed, a failed gate (thresholds, baseline, probes), a file not written.
+ */
+export function runExitCode(
+  result: RunResult,
+  how: { interrupted: boolean; setupFailed: boolean; writeFailed: boolean },
+): number {
+  if (how.interrupted) return EXIT.INTERRUPTED;
+  if (neverAnsweredLine(result)) return EXIT.UNREACHABLE;
+  if (how.setupFailed) return EXIT.USAGE;
+  if (
+    result.thresholds?.some((t) => !t.passed) ||
+    result.baseline?.regressions.length ||
+    result.probes?.some((p) => !p.passed)
+  )
+    return EXIT.THRESHOLDS_FAILED;
+  return how.writeFailed ? EXIT.USAGE : EXIT.OK;
+}
