@@ -1,9 +1,8 @@
-import { performance } from 'node:perf_hooks';
-
 /**
  * Wall-clock milliseconds with sub-millisecond resolution. Pacing compares our send times with the
  * server's `X-RateLimit-Reset` (Unix seconds) and `Retry-After`, so it needs the wall clock's origin;
- * it needs performance.now()'s monotonic resolution to space requests a few ms apart.
+ * it needs performance.now()'s monotonic resolution to space requests a few ms apart. The global
+ * `performance`, not node:perf_hooks', so that a test's fake clock is the clock this reads.
  */
 export const now = (): number => performance.timeOrigin + performance.now();
 

@@ -20,10 +20,15 @@ export function answeredCount(counts: AnswerCounts): number {
 }
 
 // Codes as undici and Node's sockets name them, grouped as a person asks about them.
-const KINDS: { kind: string; codes: RegExp }[] = [
-  { kind: 'timeout', codes: /TIMEOUT|ETIMEDOUT/ },
-  { kind: 'reset', codes: /^(ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ECONNABORTED)$/ },
-  { kind: 'refused', codes: /^ECONNREFUSED$/ },
+const KINDS: { kind: string; plural: string; codes: RegExp }[] = [
+  { kind: 'timeout', plural: 'timeouts', codes: /TIMEOUT|ETIMEDOUT/ },
+  {
+    kind: 'reset',
+    plural: 'resets',
+    codes: /^(ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ECONNABORTED)$/,
+  },
+  { kind: 'refused', plural: 'refused', codes: /^ECONNREFUSED$/ },
+  { kind: 'other', plural: 'other', codes: /./ },
 ];
 
 /**
@@ -31,20 +36,19 @@ const KINDS: { kind: string; codes: RegExp }[] = [
  * (ECONNRESET 1)`; undefined when there were none. Codes of no known kind are named on their own.
  */
 export function describeTransportErrors(transportErrors: Record<string, number>): string | undefined {
-  const groups = new Map<string, [string, number][]>();
+  const groups = new Map<number, [string, number][]>();
   for (const [code, count] of Object.entries(transportErrors).sort(([, a], [, b]) => b - a)) {
     if (!count) continue;
-    const kind = KINDS.find((k) => k.codes.test(code))?.kind ?? 'other';
+    const kind = KINDS.findIndex((k) => k.codes.test(code));
     groups.set(kind, [...(groups.get(kind) ?? []), [code, count]]);
   }
   if (groups.size === 0) return undefined;
-  const order = [...KINDS.map((k) => k.kind), 'other'];
   return [...groups]
-    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+    .sort(([a], [b]) => a - b)
     .map(([kind, codes]) => {
       const total = codes.reduce((sum, [, n]) => sum + n, 0);
-      const label = kind === 'other' ? 'other' : `${kind}${total === 1 ? '' : 's'}`;
-      return `${total} ${label} (${codes.map(([code, n]) => `${code} ${n}`).join(', ')})`;
+      const { kind: one, plural } = KINDS[kind] as (typeof KINDS)[number];
+      return `${total} ${total === 1 ? one : plural} (${codes.map(([code, n]) => `${code} ${n}`).join(', ')})`;
     })
     .join(', ');
 }

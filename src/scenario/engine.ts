@@ -245,7 +245,10 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   // In-flight iterations get a grace to finish; then every wait and request still open is cut.
   const graceEnds =
     run.interruptedAt === undefined ? now() + graceMs : run.interruptedAt + INTERRUPT_GRACE_MS;
-  await Promise.race([Promise.allSettled([...run.inFlight]), sleepUntil(graceEnds)]);
+  const graceOver = new AbortController();
+  await Promise.race([Promise.allSettled([...run.inFlight]), sleepUntil(graceEnds, graceOver.signal)]);
+  // A grace timer left armed would keep the process alive for nothing.
+  graceOver.abort();
   if (run.inFlight.size > 0) client.interrupt();
   await Promise.allSettled([...run.inFlight]);
   client.closeAt(Number.POSITIVE_INFINITY);

@@ -355,3 +355,75 @@ describe('resolveWorkload: malformed input', () => {
     inputError(() => resolve({ executor: 'constant-vus', vus: 1, duration: null }));
   });
 });
+
+describe('resolveWorkload: a workload of size zero is an error', () => {
+  it.each([
+    [
+      { executor: 'constant-vus', vus: 0, duration: '5s' },
+      {},
+      'workload.vus is 0: a run needs at least one virtual user',
+    ],
+    [
+      { executor: 'constant-vus', vus: 2, duration: '5s' },
+      { vus: 0 },
+      '--vus is 0: a run needs at least one virtual user',
+    ],
+    [
+      { executor: 'constant-arrival-rate', rate: 0, duration: '5s' },
+      {},
+      'workload.rate is 0: a run needs an arrival rate above 0',
+    ],
+    [{ executor: 'constant-arrival-rate', rate: '0%', duration: '5s' }, {}, 'workload.rate is 0'],
+    [
+      { executor: 'constant-vus', vus: 2, duration: '5s' },
+      { rate: 0 },
+      '--rate is 0: a run needs an arrival rate above 0',
+    ],
+    [{ executor: 'constant-vus', vus: 2, duration: '5s' }, { rate: '0%' }, '--rate is 0'],
+    [
+      { executor: 'constant-vus', vus: 2, duration: '5s', iterations: 0 },
+      {},
+      'workload.iterations is 0: a run needs at least one iteration',
+    ],
+    [{ executor: 'constant-vus', vus: 2, duration: '5s' }, { iterations: 0 }, '--iterations is 0'],
+    [
+      { executor: 'constant-vus', vus: 2, duration: '0s' },
+      {},
+      'workload.duration is 0: a run needs a duration above 0',
+    ],
+    [{ executor: 'constant-vus', vus: 2, duration: '5s' }, { durationMs: 0 }, '--duration is 0'],
+    [{ executor: 'ramping-vus', stages: [{ target: 0, duration: '5s' }] }, {}, 'workload.stages is 0'],
+    [{ executor: 'ramping-vus', stages: [{ target: 0, duration: '0s' }] }, {}, 'workload.duration is 0'],
+    [
+      {
+        executor: 'ramping-arrival-rate',
+        stages: [
+          { target: 0, duration: '5s' },
+          { target: 0, duration: '5s' },
+        ],
+      },
+      {},
+      'workload.stages is 0',
+    ],
+  ] as [Workload, WorkloadOverrides, string][])('%j with %j: %s', (workload, overrides, message) => {
+    expect(() => resolveWorkload(workload, PLAN_RATE, overrides)).toThrow(InputError);
+    expect(() => resolveWorkload(workload, PLAN_RATE, overrides)).toThrow(message);
+  });
+
+  it('a ramp that starts or ends at 0 but rises between is a workload', () => {
+    const up: Workload = {
+      executor: 'ramping-vus',
+      stages: [
+        { target: 2, duration: '1s' },
+        { target: 0, duration: '1s' },
+      ],
+    };
+    expect(resolveWorkload(up, PLAN_RATE).vusAt(1000)).toBe(2);
+    const rate: Workload = {
+      executor: 'ramping-arrival-rate',
+      startRate: 0,
+      stages: [{ target: 5, duration: '1s' }],
+    };
+    expect(resolveWorkload(rate, PLAN_RATE).rateAt(1000)).toBe(5);
+  });
+});

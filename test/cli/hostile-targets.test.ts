@@ -1,0 +1,252 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/result/types.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { startServer } from '../../src/server/index.ts';
+import { hostileTarget, rateLimitedFor } from '../helpers/hostile-target.ts';
+import {
+  type CliOutcome,
+  killAllClis,
+  killCli,
+  readJson,
+  readTree,
+  runCli,
+  spawnCli,
+  withTimeout,
+} from '../helpers/integration-cli.ts';
+
+/**
+ * `petstore-load run` against targets that misbehave, as a new user meets them: a 429 with a
+ * Retry-After of 31 years, a target that accepts connections and never answers, workloads of size
+ * zero, and a user who presses Ctrl-C twice. Every child leads its own process group and is killed
+ * by pid when its test ends.
+ */
+
+/** Children at once: each start is ~1.5 s of CPU, and CI machines have 2 cores. */
+const parallel = pLimit(3);
+const TEST_TIMEOUT_MS = 90_000;
+/** The issue's bound for a 4 s run against a target that pauses the key for decades. */
+const HELD_RUN_LIMIT_MS = 10_000;
+const SETUPLESS = join('test', 'helpers', 'scenarios', 'shared-browse.ts');
+
+let dir: string;
+let counter = 0;
+const freshDir = (name: string) => {
+  const path = join(dir, `${name}-${++counter}`);
+  mkdirSync(path, { recursive: true });
+  return path;
+};
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-load-hostile-'));
+});
+
+afterAll(() => {
+  killAllClis();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const context = (r: CliOutcome) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
+
+function expectOutputs(out: string): RunResult {
+  expect(existsSync(join(out, 'report.html')), 'report.html').toBe(true);
+  const result = readJson(join(out, 'result.json')) as RunResult;
+  expect(resultProblem(result)).toBeUndefined();
+  return result;
+}
+
+describe.concurrent('run against a target that pauses the key for 31 years', () => {
+  it.each([
+    // The issue's case: the default scenario's setup meets the pause and fails at once.
+    ['the default scenario (its setup meets the pause)', [], 2, HELD_RUN_LIMIT_MS],
+    // Its workload meets the pause: it runs its 4 s, sending nothing more, and ends on time.
+    ['a scenario with no setup (its workload meets the pause)', [SETUPLESS], 0, 30_000],
+  ])(
+    '%s: ends in time, under 40 lines, no timer warning, the pause stated',
+    (_, scenario, code, limitMs) =>
+      parallel(async () => {
+        const target = await rateLimitedFor('999999999');
+        const out = freshDir('held');
+        try {
+          const startedAt = Date.now();
+          const r = await runCli(
+            [
+              'run',
+              ...scenario,
+              '--base-url',
+              target.url,
+              '--api-key',
+              'k',
+              '--duration',
+              '4s',
+              '--out',
+              out,
+            ],
+            limitMs,
+          );
+          expect(Date.now() - startedAt).toBeLessThan(limitMs);
+          expect(r.code, context(r)).toBe(code);
+          expect(r.stderr).not.toContain('TimeoutOverflowWarning');
+          expect(lines(r.stdout + r.stderr).length, context(r)).toBeLessThan(40);
+          expect(r.stdout).toMatch(
+            /^paused by the server until 20[5-9]\d-\d\d-\d\d \d\d:\d\d:\d\d UTC \(Retry-After 999999999 s\): the run ended first$/m,
+          );
+          const result = expectOutputs(out);
+          expect(result.compliance.heldPastEnd?.by).toBe('Retry-After 999999999 s');
+          // Ended when due: no grace spent waiting on a pause nobody could wait out.
+          expect(result.meta.durationSeconds).toBeLessThan(4.9);
+          // Nothing was sent after the first 429s: the virtual users admitted before it are all.
+          expect(target.requests()).toBeLessThanOrEqual(6);
+        } finally {
+          await target.close();
+        }
+      }),
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe.concurrent('run against a target that never answers', () => {
+  it.each([
+    ['the default scenario (its setup times out)', []],
+    ['a scenario with no setup', [SETUPLESS]],
+  ])(
+    '%s: exit 3, the timeouts named, result.json and report.html written',
+    (_, scenario) =>
+      parallel(async () => {
+        const target = await hostileTarget('silent');
+        const out = freshDir('silent');
+        try {
+          const r = await runCli(
+            [
+              'run',
+              ...scenario,
+              '--base-url',
+              target.url,
+              '--api-key',
+              'k',
+              '--duration',
+              '3s',
+              '--timeout',
+              '1s',
+              '--out',
+              out,
+            ],
+            60_000,
+          );
+          expect(r.code, context(r)).toBe(3);
+          expect(r.stdout).toMatch(/^transport errors: \d+ timeouts? \(UND_ERR_HEADERS_TIMEOUT \d+\)$/m);
+          expect(r.stdout).toMatch(
+            /^operation\s+count\s+rate\/s\s+p50 ms\s+p95 ms\s+p99 ms\s+429s\s+errors\s/m,
+          );
+          const stderr = lines(r.stderr);
+          expect(stderr, context(r)).toHaveLength(1);
+          expect(stderr[0]).toMatch(
+            /^petstore-load: the target never answered: (\d+) requests?, \1 timeouts? /,
+          );
+          const result = expectOutputs(out);
+          expect(result.overall.statuses).toEqual({});
+          expect(result.overall.transportErrors.UND_ERR_HEADERS_TIMEOUT).toBe(result.overall.requests);
+        } finally {
+          await target.close();
+        }
+      }),
+    TEST_TIMEOUT_MS,
+  );
+});
+
+// Every flag and scenario field of size zero is refused by resolveWorkload (test/scenario/workload.test.ts);
+// here, that the command says so in one line before it starts anything.
+describe.concurrent('run with a workload of size zero', () => {
+  const ZERO_SCENARIO = (workload: string) => `export default {
+  name: 'zero',
+  workload: ${workload},
+  flows: [{ name: 'list', run: async (api: { listPets(q: object): Promise<unknown> }) => { await api.listPets({ limit: 1 }); } }],
+};
+`;
+  it.each([
+    [['--vus', '0'], /--vus is 0: a run needs at least one virtual user/],
+    [['--rate', '0%'], /--rate is 0/],
+    [['--duration', '0s'], /--duration is 0: a run needs a duration above 0/],
+    [
+      [ZERO_SCENARIO("{ executor: 'ramping-vus', stages: [{ target: 0, duration: '5s' }] }")],
+      /workload\.stages is 0/,
+    ],
+  ])(
+    '%j: one line, exit 2, nothing run or written',
+    (args, message) =>
+      parallel(async () => {
+        const out = freshDir('zero');
+        const flags = [...args];
+        if (flags[0]?.startsWith('export default')) {
+          const file = join(out, '..', `zero-${++counter}.ts`);
+          writeFileSync(file, flags[0]);
+          flags[0] = file;
+        }
+        const r = await runCli(['run', ...flags, '--out', out], 20_000);
+        expect(r.code, context(r)).toBe(2);
+        expect(lines(r.stderr), context(r)).toHaveLength(1);
+        expect(r.stderr).toMatch(message);
+        expect(r.stdout).toBe('');
+        expect(readTree(out)).toEqual([]);
+      }),
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe('run interrupted twice', () => {
+  it(
+    'the second SIGINT exits at once (130), still writing the result so far',
+    async () => {
+      const server = await startServer({ timeScale: 10 });
+      const out = freshDir('twice');
+      const cli = spawnCli([
+        'run',
+        'mixed-traffic',
+        '--base-url',
+        server.url,
+        '--api-key',
+        'free-demo-key',
+        '--time-scale',
+        '10',
+        '--duration',
+        '30s',
+        '--out',
+        out,
+      ]);
+      try {
+        // Setup creates 'load-test pet 1..5'; a second after the last one, the workload is under way.
+        const spawnedAt = Date.now();
+        const setupPets = () =>
+          server.store
+            .listPets({}, { limit: 1000, offset: 0 })
+            .filter((p) => p.name.startsWith('load-test pet '));
+        while (setupPets().length < 5) {
+          if (Date.now() - spawnedAt > 30_000) throw new Error(`no setup seen\n${cli.stderr()}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        process.kill(cli.child.pid as number, 'SIGINT');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const secondAt = Date.now();
+        process.kill(cli.child.pid as number, 'SIGINT');
+        const { code } = await withTimeout(cli.exited, 20_000, 'exit after the second SIGINT');
+        expect(code, cli.stderr()).toBe(130);
+        // At once: no grace, no teardown (slack for a loaded machine; the first signal's path takes 2 s).
+        expect(Date.now() - secondAt).toBeLessThan(1500);
+        expect(cli.stderr()).toContain('petstore-load: interrupted again: the result so far is in');
+        const result = expectOutputs(out);
+        expect(result.meta.partial).toBe(true);
+        expect(result.meta.interruptedBy).toBe('SIGINT');
+        expect(result.overall.requests).toBeGreaterThan(0);
+      } finally {
+        killCli(cli);
+        await server.close();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
