@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { now } from '../client/clock.ts';
+import { after, now } from '../client/clock.ts';
 import { shareOf } from './coordinated-omission.ts';
 import type { BenchFeed, RawHeaders } from './feed.ts';
 import { ResponsePairer } from './pairing.ts';
@@ -158,13 +158,14 @@ export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSi
     cutoff = Math.min(cutoff, now());
     instance.stop();
   };
-  const timer = setTimeout(stop, input.durationMs);
+  // Any --duration: a plain timer past 2^31-1 ms would fire at once.
+  const cancelTimer = after(input.durationMs, stop);
   signal?.addEventListener('abort', stop, { once: true });
   if (signal?.aborted) stop();
   try {
     await finished;
   } finally {
-    clearTimeout(timer);
+    cancelTimer();
     signal?.removeEventListener('abort', stop);
   }
   return { startedAt, endedAt: Math.max(cutoff, lastReceivedAt), unpaired: pairer.unpaired };

@@ -1,6 +1,8 @@
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
+import { bounded, PhaseTimeout } from '../client/bounded.ts';
 import { ApiClient } from '../client/client.ts';
+import { AbortedError } from '../client/gate.ts';
 import { type Api, type CallFn, petstoreApi } from '../client/petstore-api.ts';
 import { prepareCatalogue, removeCatalogue } from '../scenario/catalogue.ts';
 import type { MixEntry } from './operation-mix.ts';
@@ -30,15 +32,8 @@ export interface Prepared {
   close(): Promise<void>;
 }
 
-/** `work` through the plan-aware client, ended (AbortedError) after `ms`. */
-async function bounded<T>(client: ApiClient, ms: number, work: () => Promise<T>): Promise<T> {
-  const timer = setTimeout(() => client.interrupt(), ms);
-  try {
-    return await work();
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** Bench's own preparation is not interruptible by a signal: its limits bound it. */
+const uninterrupted = new AbortController().signal;
 
 /**
  * Prepares what the requests use, as the scenarios do (src/scenario/catalogue.ts: a category and pets
@@ -59,7 +54,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
   const api: Api = petstoreApi(client.call.bind(client) as CallFn);
   let catalogue: BenchCatalogue;
   try {
-    catalogue = await bounded(client, SETUP_TIMEOUT_MS, async () => {
+    catalogue = await bounded(client, SETUP_TIMEOUT_MS, uninterrupted, async () => {
       const prepared: BenchCatalogue = await prepareCatalogue(api, BENCH_PETS);
       if (input.mix.some((e) => e.operationId === 'getOrder')) {
         const order = await api.placeOrder({ petId: prepared.petIds[0] as number, quantity: 1 });
@@ -71,7 +66,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
   } catch (error) {
     await client.close().catch(() => {});
     const why =
-      (error as Error).name === 'AbortedError'
+      error instanceof PhaseTimeout || error instanceof AbortedError
         ? `not done in ${SETUP_TIMEOUT_MS / 1000} s (a spent quota, or a target that does not answer)`
         : `${(error as Error).message}${/answered 40[13]\b/.test((error as Error).message) ? ' (was the key refused?)' : ''}`;
     throw new Error(`setup: ${why}`);
@@ -80,7 +75,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
     catalogue,
     teardown: async () => {
       try {
-        await bounded(client, TEARDOWN_TIMEOUT_MS, async () => {
+        await bounded(client, TEARDOWN_TIMEOUT_MS, uninterrupted, async () => {
           if (catalogue.orderId !== undefined) await api.deleteOrder(catalogue.orderId);
           await removeCatalogue(api, catalogue);
         });

@@ -1,5 +1,6 @@
 import { formatInstant, parseDuration } from '../api/duration.ts';
 import { seededRandom } from '../api/random.ts';
+import { bounded, PhaseTimeout } from '../client/bounded.ts';
 import type { ApiClient, ApiResponse, CallInput } from '../client/client.ts';
 import { after, now, sleepUntil } from '../client/clock.ts';
 import { AbortedError, HeldPastEndError } from '../client/gate.ts';
@@ -58,47 +59,6 @@ const TEARDOWN_TIMEOUT_MS = 60_000;
  */
 const INTERRUPT_GRACE_MS = 1000;
 const INTERRUPT_TEARDOWN_END_MS = 1400;
-
-class PhaseTimeout extends Error {
-  constructor(readonly limitMs: number) {
-    super(`did not finish within ${limitMs / 1000} s`);
-  }
-}
-
-/**
- * Runs setup or teardown within `limitMs`: sends the client would hold past it fail at once, at it
- * every wait and request still open is cut, and the run's signal cuts them too. The phase's own
- * code may wait on anything: the race ends the phase for the run even then.
- */
-async function bounded<T>(
-  client: ApiClient,
-  limitMs: number,
-  signal: AbortSignal,
-  phase: () => Promise<T>,
-): Promise<T> {
-  if (signal.aborted) throw new AbortedError('run stopped');
-  client.closeAt(now() + limitMs);
-  let cancel = () => {};
-  const ended = new Promise<never>((_, reject) => {
-    const cut = (error: Error) => {
-      client.interrupt();
-      reject(error);
-    };
-    const onSignal = () => cut(new AbortedError('run stopped'));
-    const cancelTimer = after(limitMs, () => cut(new PhaseTimeout(limitMs)));
-    signal.addEventListener('abort', onSignal, { once: true });
-    cancel = () => {
-      cancelTimer();
-      signal.removeEventListener('abort', onSignal);
-    };
-  });
-  try {
-    return await Promise.race([phase(), ended]);
-  } finally {
-    cancel();
-    client.closeAt(Number.POSITIVE_INFINITY);
-  }
-}
 
 /** Why setup failed, in one line: a server's pause it could not wait out is said in people's units. */
 function setupFailure(error: unknown, client: ApiClient, limitMs: number): string {
