@@ -160,7 +160,8 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   try {
     data = input.coordination ? await input.coordination.setup(setup) : await setup();
   } catch (error) {
-    if (!(error instanceof AbortedError) || !signal.aborted) throw error;
+    // Whatever setup threw once it was interrupted, the interrupt is the reason it stopped.
+    if (!signal.aborted) throw error;
     const at = now();
     return { workload: summary, interrupted: true, startedAt: at, endedAt: at };
   }
