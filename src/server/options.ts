@@ -40,6 +40,9 @@ export const SERVER_DEFAULTS = {
   banDurationMs: 600_000,
 } as const;
 
+/** The longest delay a fault may inject. */
+export const MAX_FAULT_DELAY_MS = 3_600_000;
+
 /** Catches, with one line each, what a programmatic caller or the CLI could get wrong. */
 export function validateServerOptions(options: ServerOptions): void {
   const plans = options.plans ?? DEFAULT_PLANS;
@@ -79,6 +82,15 @@ export function validateServerOptions(options: ServerOptions): void {
   })) {
     if (value !== undefined && !(Number.isFinite(value) && value >= 0))
       throw new InputError(`fault ${name} must be >= 0`);
+  }
+  // A delay longer than any client waits tests nothing, and past 2^31-1 ms a timer would fire at once.
+  for (const [name, value] of Object.entries({
+    latencyMs: f.latencyMs,
+    jitterMs: f.jitterMs,
+    stall: f.stall?.everyMs,
+  })) {
+    if (value !== undefined && value > MAX_FAULT_DELAY_MS)
+      throw new InputError(`fault ${name} must be at most 1h`);
   }
   if (f.retryAfterMismatch !== undefined && !Number.isInteger(f.retryAfterMismatch))
     throw new InputError('fault retryAfterMismatch must be a whole number of seconds');

@@ -220,6 +220,8 @@ describe.concurrent('serve: bad flags and files', () => {
     ['--time-scale 0', () => ['--time-scale', '0'], /time.?scale/i],
     ['--fault-stall 1s', () => ['--fault-stall', '1s'], /fault-stall/],
     ['--fault-error-rate 2', () => ['--fault-error-rate', '2'], /error.?rate/i],
+    // Longer than a timer holds: refused rather than fired at once.
+    ['--fault-latency 30d', () => ['--fault-latency', '30d'], /--fault-latency.*at most 1h/],
     ['--plans with a missing file', () => ['--plans', join(dir, 'missing.json')], /missing\.json/],
     ['--plans with invalid JSON', () => ['--plans', badPlansJson], /bad\.json.*JSON/],
     ['--plans with a negative limit', () => ['--plans', negativeLimit], /negative\.json/],
