@@ -16,6 +16,8 @@ const TIMING = [
   // Capacity at the seed's real limits drives Business at 1000 requests a second: it needs a core,
   // and would take one from any neighbour.
   'test/cli/capacity.test.ts',
+  // A run must end soon after its pause outlives it, and a second Ctrl-C at once: bounds in seconds.
+  'test/cli/hostile-targets.test.ts',
   'test/client/pacing-integration.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',
