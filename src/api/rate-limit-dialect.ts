@@ -1,0 +1,294 @@
+import {
+  type BareItem,
+  type Item,
+  type Parameters,
+  parseDictionary,
+  parseItem,
+  parseList,
+  serializeDictionary,
+  serializeItem,
+  serializeList,
+  Token,
+} from 'structured-headers';
+import { type HeaderValue, parseIntegerHeader } from './rate-limit-headers.ts';
+
+/**
+ * The ways servers tell a client its quota, as found in the wild:
+ * - `seed`: X-RateLimit-Limit/-Remaining/-Reset, Reset a Unix time in seconds (the pet store's seed);
+ * - `seconds-until`: the same names, Reset the seconds until the reset (@fastify/rate-limit, many gateways);
+ * - `unix-ms`: the same names, Reset a Unix time in milliseconds;
+ * - `ietf-8`: draft-ietf-httpapi-ratelimit-headers-08 and later, `RateLimit: "name";r=..;t=..` and
+ *   `RateLimit-Policy: "name";q=..;w=..` (Structured Fields lists);
+ * - `ietf-7`: draft-07, `RateLimit: limit=.., remaining=.., reset=..` (a dictionary) and
+ *   `RateLimit-Policy: 100;w=60`;
+ * - `ietf-6`: draft-06, `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until).
+ */
+export const DIALECTS = ['seed', 'seconds-until', 'unix-ms', 'ietf-8', 'ietf-7', 'ietf-6'] as const;
+export type Dialect = (typeof DIALECTS)[number];
+
+/** A quota a server declares: so many units per window. */
+export interface QuotaPolicy {
+  /** The policy's name (ietf-8 and later); draft-07 and -06 policies have none. */
+  name?: string;
+  quota: number;
+  windowSeconds?: number;
+}
+
+/** One response's rate-limit headers, whatever dialect they came in. */
+export interface RateLimitView {
+  /** The dialect read; `none` when the response said nothing of its quota. */
+  dialect: Dialect | 'none';
+  /** Other dialects the same response also sent (express-rate-limit sends legacy and IETF fields together). */
+  alsoSent: Dialect[];
+  /** The quota that `remaining` counts down. */
+  limit?: number;
+  remaining?: number;
+  /** Seconds from the response until the quota resets (negative: a reset announced in the past). */
+  resetSeconds?: number;
+  /** ietf-8: the policy `remaining` belongs to. */
+  policy?: string;
+  policies: QuotaPolicy[];
+  /** Header names present but not in their dialect's syntax: read as absent. */
+  malformed: string[];
+}
+
+/**
+ * An X-RateLimit-Reset is told apart by magnitude: a Unix time in seconds is past 1e9 (2001) and
+ * below 1e12, one in milliseconds past 1e12; a delay of 1e9 seconds (31 years) is no window.
+ */
+const UNIX_SECONDS_FROM = 1e9;
+const UNIX_MS_FROM = 1e12;
+
+type Headers = Record<string, HeaderValue>;
+
+const text = (value: HeaderValue): string | undefined =>
+  typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : undefined;
+
+const wholeNumber = (value: BareItem | undefined): number | undefined =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+
+const nameOf = (value: BareItem): string | undefined =>
+  typeof value === 'string' ? value : value instanceof Token ? value.toString() : undefined;
+
+function orUndefined<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Structured Fields parse errors make the header absent, and named. */
+function structured<T>(headers: Headers, name: string, parse: (s: string) => T, malformed: string[]) {
+  const value = text(headers[name]);
+  if (value === undefined) return undefined;
+  try {
+    return parse(value);
+  } catch {
+    malformed.push(name);
+    return undefined;
+  }
+}
+
+function readPolicies(headers: Headers, malformed: string[]): QuotaPolicy[] {
+  const list = structured(headers, 'ratelimit-policy', parseList, malformed) ?? [];
+  const policies: QuotaPolicy[] = [];
+  for (const [value, params] of list) {
+    if (Array.isArray(value)) continue;
+    // ietf-8: "name";q=..;w=..  draft-07 and -06: 100;w=60
+    const named = nameOf(value);
+    const quota = named === undefined ? wholeNumber(value) : wholeNumber(params.get('q'));
+    if (quota === undefined) continue;
+    const windowSeconds = wholeNumber(params.get('w'));
+    policies.push({
+      ...(named === undefined ? {} : { name: named }),
+      quota,
+      ...(windowSeconds === undefined ? {} : { windowSeconds }),
+    });
+  }
+  return policies;
+}
+
+type Partial = Pick<RateLimitView, 'limit' | 'remaining' | 'resetSeconds' | 'policy'>;
+
+/** ietf-8: of several policies in `RateLimit`, the one closest to exhaustion governs. */
+function readIetf8(list: ReturnType<typeof parseList>, policies: QuotaPolicy[]): Partial | undefined {
+  let best: Partial | undefined;
+  for (const [value, params] of list) {
+    if (Array.isArray(value)) continue;
+    const name = nameOf(value);
+    const remaining = wholeNumber(params.get('r'));
+    if (name === undefined || remaining === undefined) continue;
+    if (best?.remaining !== undefined && best.remaining <= remaining) continue;
+    const reset = wholeNumber(params.get('t'));
+    const limit = policies.find((p) => p.name === name)?.quota;
+    best = {
+      policy: name,
+      remaining,
+      ...(limit === undefined ? {} : { limit }),
+      ...(reset === undefined ? {} : { resetSeconds: reset }),
+    };
+  }
+  return best;
+}
+
+function readIetf7(dict: ReturnType<typeof parseDictionary>): Partial | undefined {
+  const member = (key: string) => {
+    const m = dict.get(key);
+    return m === undefined || Array.isArray(m[0]) ? undefined : wholeNumber(m[0] as BareItem);
+  };
+  const [limit, remaining, resetSeconds] = [member('limit'), member('remaining'), member('reset')];
+  if (limit === undefined && remaining === undefined && resetSeconds === undefined) return undefined;
+  return { limit, remaining, resetSeconds };
+}
+
+function readIetf6(headers: Headers, malformed: string[]): Partial | undefined {
+  const member = (name: string) => {
+    const item = structured(headers, name, parseItem, malformed);
+    return item === undefined ? undefined : wholeNumber(item[0]);
+  };
+  const view = {
+    limit: member('ratelimit-limit'),
+    remaining: member('ratelimit-remaining'),
+    resetSeconds: member('ratelimit-reset'),
+  };
+  return Object.values(view).some((v) => v !== undefined) ? view : undefined;
+}
+
+function readLegacy(headers: Headers, nowMs: number, malformed: string[]) {
+  const read = (name: string) => {
+    const value = parseIntegerHeader(headers[name]);
+    if (value === undefined && headers[name] !== undefined) malformed.push(name);
+    return value;
+  };
+  const limit = read('x-ratelimit-limit');
+  const remaining = read('x-ratelimit-remaining');
+  const reset = read('x-ratelimit-reset');
+  if (limit === undefined && remaining === undefined && reset === undefined) return undefined;
+  let dialect: Dialect = 'seed';
+  let resetSeconds: number | undefined;
+  if (reset !== undefined) {
+    if (reset >= UNIX_MS_FROM) [dialect, resetSeconds] = ['unix-ms', (reset - nowMs) / 1000];
+    else if (reset >= UNIX_SECONDS_FROM) resetSeconds = reset - nowMs / 1000;
+    else [dialect, resetSeconds] = ['seconds-until', reset];
+  }
+  return { dialect, view: { limit, remaining, resetSeconds } };
+}
+
+/**
+ * Reads one response's rate-limit headers (lower-case names, as Node gives them) into one view.
+ * When a response sends an IETF dialect beside the legacy fields, the IETF one is read (it can
+ * name several policies) and the legacy one is listed in `alsoSent`.
+ */
+export function readRateLimit(headers: Headers, nowMs: number): RateLimitView {
+  const malformed: string[] = [];
+  const found: { dialect: Dialect; view: Partial }[] = [];
+  const policies = readPolicies(headers, malformed);
+  const combined = text(headers.ratelimit);
+  if (combined !== undefined) {
+    // One field name, two syntaxes: draft-08's list of named items, draft-07's dictionary.
+    const asList = orUndefined(() => readIetf8(parseList(combined), policies));
+    const asDict = asList ? undefined : orUndefined(() => readIetf7(parseDictionary(combined)));
+    if (asList) found.push({ dialect: 'ietf-8', view: asList });
+    else if (asDict) found.push({ dialect: 'ietf-7', view: asDict });
+    else malformed.push('ratelimit');
+  }
+  const six = readIetf6(headers, malformed);
+  if (six) found.push({ dialect: 'ietf-6', view: six });
+  const legacy = readLegacy(headers, nowMs, malformed);
+  if (legacy) found.push(legacy);
+  const [first, ...rest] = found;
+  const view = first?.view ?? {};
+  return {
+    dialect: first?.dialect ?? 'none',
+    alsoSent: rest.map((f) => f.dialect),
+    ...Object.fromEntries(Object.entries(view).filter(([, v]) => v !== undefined)),
+    policies,
+    malformed,
+  };
+}
+
+const param = (entries: [string, number | undefined][]): Parameters =>
+  new Map(entries.filter((e): e is [string, number] => e[1] !== undefined));
+
+function policyHeader(view: RateLimitView, named: boolean): string | undefined {
+  if (view.policies.length === 0) return undefined;
+  return serializeList(
+    view.policies.map(
+      (p): Item =>
+        named
+          ? [
+              p.name ?? 'default',
+              param([
+                ['q', p.quota],
+                ['w', p.windowSeconds],
+              ]),
+            ]
+          : [p.quota, param([['w', p.windowSeconds]])],
+    ),
+  );
+}
+
+/**
+ * The headers a server speaking `dialect` sends for `view` at `nowMs` (the reference server's
+ * emulation, and the parser's round trip). What the dialect cannot say is left out.
+ */
+export function writeRateLimit(view: RateLimitView, dialect: Dialect, nowMs: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  const set = (name: string, value: string | undefined) => {
+    if (value !== undefined) out[name] = value;
+  };
+  const int = (n: number | undefined) => (n === undefined ? undefined : String(n));
+  const reset = view.resetSeconds;
+  switch (dialect) {
+    case 'seed':
+    case 'seconds-until':
+    case 'unix-ms': {
+      set('x-ratelimit-limit', int(view.limit));
+      set('x-ratelimit-remaining', int(view.remaining));
+      const at =
+        reset === undefined
+          ? undefined
+          : dialect === 'seed'
+            ? Math.round(nowMs / 1000 + reset)
+            : dialect === 'unix-ms'
+              ? Math.round(nowMs + reset * 1000)
+              : Math.round(reset);
+      set('x-ratelimit-reset', int(at));
+      break;
+    }
+    case 'ietf-8': {
+      set('ratelimit-policy', policyHeader(view, true));
+      if (view.remaining !== undefined) {
+        const name = view.policy ?? view.policies[0]?.name ?? 'default';
+        set(
+          'ratelimit',
+          serializeItem([
+            name,
+            param([
+              ['r', view.remaining],
+              ['t', reset === undefined ? undefined : Math.round(reset)],
+            ]),
+          ]),
+        );
+      }
+      break;
+    }
+    case 'ietf-7': {
+      set('ratelimit-policy', policyHeader(view, false));
+      const members = Object.entries({ limit: view.limit, remaining: view.remaining, reset })
+        .filter((e): e is [string, number] => e[1] !== undefined)
+        .map(([k, v]) => [k, Math.round(v)] as const);
+      if (members.length > 0) set('ratelimit', serializeDictionary(Object.fromEntries(members)));
+      break;
+    }
+    case 'ietf-6': {
+      set('ratelimit-policy', policyHeader(view, false));
+      set('ratelimit-limit', int(view.limit));
+      set('ratelimit-remaining', int(view.remaining));
+      set('ratelimit-reset', int(reset === undefined ? undefined : Math.round(reset)));
+      break;
+    }
+  }
+  return out;
+}
