@@ -82,12 +82,9 @@ function orUndefined<T>(read: () => T): T | undefined {
 function structured<T>(headers: Headers, name: string, parse: (s: string) => T, malformed: string[]) {
   const value = text(headers[name]);
   if (value === undefined) return undefined;
-  try {
-    return parse(value);
-  } catch {
-    malformed.push(name);
-    return undefined;
-  }
+  const parsed = orUndefined(() => parse(value));
+  if (parsed === undefined) malformed.push(name);
+  return parsed;
 }
 
 function readPolicies(headers: Headers, malformed: string[]): QuotaPolicy[] {
@@ -109,11 +106,12 @@ function readPolicies(headers: Headers, malformed: string[]): QuotaPolicy[] {
   return policies;
 }
 
-type Partial = Pick<RateLimitView, 'limit' | 'remaining' | 'resetSeconds' | 'policy'>;
+/** What one dialect's fields said, before the view is put together. */
+type Reading = Pick<RateLimitView, 'limit' | 'remaining' | 'resetSeconds' | 'policy'>;
 
 /** ietf-8: of several policies in `RateLimit`, the one closest to exhaustion governs. */
-function readIetf8(list: ReturnType<typeof parseList>, policies: QuotaPolicy[]): Partial | undefined {
-  let best: Partial | undefined;
+function readIetf8(list: ReturnType<typeof parseList>, policies: QuotaPolicy[]): Reading | undefined {
+  let best: Reading | undefined;
   for (const [value, params] of list) {
     if (Array.isArray(value)) continue;
     const name = nameOf(value);
@@ -132,7 +130,7 @@ function readIetf8(list: ReturnType<typeof parseList>, policies: QuotaPolicy[]):
   return best;
 }
 
-function readIetf7(dict: ReturnType<typeof parseDictionary>): Partial | undefined {
+function readIetf7(dict: ReturnType<typeof parseDictionary>): Reading | undefined {
   const member = (key: string) => {
     const m = dict.get(key);
     return m === undefined || Array.isArray(m[0]) ? undefined : wholeNumber(m[0] as BareItem);
@@ -142,7 +140,7 @@ function readIetf7(dict: ReturnType<typeof parseDictionary>): Partial | undefine
   return { limit, remaining, resetSeconds };
 }
 
-function readIetf6(headers: Headers, malformed: string[]): Partial | undefined {
+function readIetf6(headers: Headers, malformed: string[]): Reading | undefined {
   const member = (name: string) => {
     const item = structured(headers, name, parseItem, malformed);
     return item === undefined ? undefined : wholeNumber(item[0]);
@@ -182,7 +180,7 @@ function readLegacy(headers: Headers, nowMs: number, malformed: string[]) {
  */
 export function readRateLimit(headers: Headers, nowMs: number): RateLimitView {
   const malformed: string[] = [];
-  const found: { dialect: Dialect; view: Partial }[] = [];
+  const found: { dialect: Dialect; view: Reading }[] = [];
   const policies = readPolicies(headers, malformed);
   const combined = text(headers.ratelimit);
   if (combined !== undefined) {
