@@ -5,7 +5,7 @@ import { InputError } from '../api/input-error.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { OMITTABLE_HEADERS, type OmittableHeader } from '../server/faults.ts';
 import { type RunningServer, type ServerOptions, startServer } from '../server/index.ts';
-import { validateServerOptions } from '../server/options.ts';
+import { HEADER_DIALECTS, validateServerOptions } from '../server/options.ts';
 import { EXIT } from './exit-codes.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
@@ -34,6 +34,7 @@ export function serveOptions(yargs: Argv) {
       'fault-limiter-leak',
       'fault-retry-after-mismatch',
       'fault-seed',
+      'headers',
     ])
     .group(
       [
@@ -45,6 +46,7 @@ export function serveOptions(yargs: Argv) {
         'sunset',
         'seed-data',
         'rate-limit',
+        'headers',
         'ban-after',
         'ban-duration',
       ],
@@ -80,6 +82,13 @@ export function serveOptions(yargs: Argv) {
       type: 'boolean',
       default: true,
       describe: 'Rate limiting (--no-rate-limit turns it and its headers off)',
+    })
+    .option('headers', {
+      type: 'string',
+      choices: [...HEADER_DIALECTS],
+      default: 'seed',
+      describe:
+        "How the quota is told: seed (X-RateLimit-*, Reset a Unix time), seconds-until or unix-ms (Reset's other units), ietf-8, ietf-7, ietf-6 (the IETF drafts' RateLimit fields), none (only Retry-After on a 429)",
     })
     .option('ban-after', {
       type: 'number',
@@ -248,6 +257,7 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
     sunset,
     seedData: number('seed-data', args.seedData),
     rateLimit: args.rateLimit,
+    headerDialect: args.headers as (typeof HEADER_DIALECTS)[number],
     quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
     banAfter: number('ban-after', args.banAfter),
     banDurationMs: parseDuration(args.banDuration, '--ban-duration'),

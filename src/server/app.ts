@@ -23,6 +23,8 @@ import { PetStore } from './store.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     rateLimit: LimitDecision | undefined;
+    /** The plan `rateLimit` was decided on: its windows are the policies the IETF dialects declare. */
+    ratePlan: Plan | undefined;
   }
   interface FastifyContextConfig {
     operation?: Operation;
@@ -151,6 +153,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   const anonymousPlan = plans.free as Plan;
   const faults = new FaultInjector(options.faults);
   const faultOptions = options.faults ?? {};
+  const headerDialect = options.headerDialect ?? SERVER_DEFAULTS.headerDialect;
   const limiter =
     options.rateLimit === false
       ? undefined
@@ -176,6 +179,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
       let decision = await limiter.admit(id, plan ?? anonymousPlan);
       if (faults.active) decision = faults.adjustDecision(id, plan ?? anonymousPlan, decision, Date.now());
       request.rateLimit = decision;
+      request.ratePlan = plan ?? anonymousPlan;
       if (decision.outcome === 'rate_limited') {
         sendError(
           reply,
@@ -214,7 +218,15 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
       guard(request, reply)
         .then((replied) => {
           if (replied) return;
-          if (request.rateLimit) writeRateLimitHeaders(reply, request.rateLimit, Date.now(), faultOptions);
+          if (request.rateLimit)
+            writeRateLimitHeaders(
+              reply,
+              request.rateLimit,
+              Date.now(),
+              faultOptions,
+              headerDialect,
+              request.ratePlan,
+            );
           sendError(reply, new ApiError(400, 'bad_request', error.message));
         })
         .catch(() => sendError(reply, new ApiError(500, 'internal_error', 'internal error')));
@@ -223,6 +235,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   jsonOnly(app);
   app.setValidatorCompiler(validatorCompiler());
   app.decorateRequest('rateLimit', undefined);
+  app.decorateRequest('ratePlan', undefined);
 
   app.addHook('onRequest', async (request, reply) => {
     if (faults.active) {
@@ -237,7 +250,15 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.rateLimit) writeRateLimitHeaders(reply, request.rateLimit, Date.now(), faultOptions);
+    if (request.rateLimit)
+      writeRateLimitHeaders(
+        reply,
+        request.rateLimit,
+        Date.now(),
+        faultOptions,
+        headerDialect,
+        request.ratePlan,
+      );
     const deprecation = request.routeOptions.config?.deprecation;
     if (deprecation) writeDeprecationHeaders(reply, deprecation, faultOptions);
     if (faultOptions.xJsonContentType) {

@@ -1,6 +1,7 @@
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { InputError } from '../api/input-error.ts';
 import { DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
+import { DIALECTS, type Dialect } from '../api/rate-limit-dialect.ts';
 import type { FaultOptions } from './faults.ts';
 
 export interface ServerOptions {
@@ -27,6 +28,11 @@ export interface ServerOptions {
   faults?: FaultOptions;
   /** Fastify's request log; default off (it costs throughput). */
   logger?: boolean;
+  /**
+   * How the quota is told: the seed's X-RateLimit-* (default), another dialect the load side reads
+   * (Reset as seconds until or in ms, IETF drafts 6 to 8), or `none` (a bare 429 with Retry-After).
+   */
+  headerDialect?: Dialect | 'none';
   /** redis://HOST:PORT: the limiter's counts live there, so that several instances enforce one limit. */
   quotaStore?: string;
 }
@@ -38,7 +44,11 @@ export const SERVER_DEFAULTS = {
   seedData: 20,
   banAfter: 5,
   banDurationMs: 600_000,
+  headerDialect: 'seed',
 } as const;
+
+/** What `headerDialect` may be. */
+export const HEADER_DIALECTS: readonly (Dialect | 'none')[] = [...DIALECTS, 'none'];
 
 /** The longest delay a fault may inject. */
 export const MAX_FAULT_DELAY_MS = 3_600_000;
@@ -69,6 +79,8 @@ export function validateServerOptions(options: ServerOptions): void {
   if (options.port !== undefined && options.port > 65_535) throw new InputError('port must be at most 65535');
   if (options.sunset && Number.isNaN(options.sunset.getTime()))
     throw new InputError('sunset is not a valid date');
+  if (options.headerDialect !== undefined && !HEADER_DIALECTS.includes(options.headerDialect))
+    throw new InputError(`headerDialect must be one of ${HEADER_DIALECTS.join(', ')}`);
   const f = options.faults ?? {};
   for (const [name, value] of Object.entries({ errorRate: f.errorRate, resetRate: f.resetRate })) {
     if (value !== undefined && !(value >= 0 && value <= 1))

@@ -1,33 +1,64 @@
 import type { FastifyReply } from 'fastify';
 import { formatDeprecation, formatSunset } from '../api/deprecation-headers.ts';
 import { formatHttpDate } from '../api/http-date.ts';
+import type { Plan } from '../api/plans.ts';
+import { type Dialect, type RateLimitView, writeRateLimit } from '../api/rate-limit-dialect.ts';
 import { RATE_LIMIT_HEADER } from '../api/rate-limit-headers.ts';
 import type { FaultOptions } from './faults.ts';
 import type { LimitDecision } from './rate-limiter.ts';
 
 /**
- * Writes X-RateLimit-* (and Retry-After on a rejection) from the limiter's decision. Header values are
- * whole seconds, rounded up, so that a client waiting for them never comes back before the quota
- * has: with time-scaled windows this makes them coarse, never early.
+ * Writes the quota in the server's dialect (and Retry-After on a rejection) from the limiter's
+ * decision. Header values are whole seconds, rounded up, so that a client waiting for them never
+ * comes back before the quota has: with time-scaled windows this makes them coarse, never early.
+ * The header faults are the seed dialect's; Retry-After's and the omitted header's hold in all.
  */
 export function writeRateLimitHeaders(
   reply: FastifyReply,
   d: LimitDecision,
   now: number,
   faults: FaultOptions,
+  dialect: Dialect | 'none' = 'seed',
+  plan?: Plan,
 ): void {
-  const resetSeconds = faults.resetAsDelta
-    ? Math.ceil((d.resetAt - now) / 1000)
-    : Math.ceil(d.resetAt / 1000);
-  reply.header(RATE_LIMIT_HEADER.limit, d.limit);
-  reply.header(RATE_LIMIT_HEADER.remaining, d.remaining + (faults.wrongRemaining ?? 0));
-  reply.header(RATE_LIMIT_HEADER.reset, Math.max(0, resetSeconds));
+  if (dialect === 'seed') writeSeedHeaders(reply, d, now, faults);
+  else if (dialect !== 'none') reply.headers(writeRateLimit(viewOf(d, now, plan), dialect, now));
   if (d.retryAt !== undefined && !faults.noRetryAfter) {
     const seconds = Math.max(1, Math.ceil((d.retryAt - now) / 1000)) + (faults.retryAfterMismatch ?? 0);
     reply.header(RATE_LIMIT_HEADER.retryAfter, seconds);
   }
   if (d.retryAt !== undefined && faults.cacheable429) reply.header('cache-control', 'public, max-age=60');
   if (faults.omitHeader) reply.removeHeader(faults.omitHeader);
+}
+
+function writeSeedHeaders(reply: FastifyReply, d: LimitDecision, now: number, faults: FaultOptions): void {
+  const resetSeconds = faults.resetAsDelta
+    ? Math.ceil((d.resetAt - now) / 1000)
+    : Math.ceil(d.resetAt / 1000);
+  reply.header(RATE_LIMIT_HEADER.limit, d.limit);
+  reply.header(RATE_LIMIT_HEADER.remaining, d.remaining + (faults.wrongRemaining ?? 0));
+  reply.header(RATE_LIMIT_HEADER.reset, Math.max(0, resetSeconds));
+}
+
+/** The decision as the IETF dialects say it: the plan's windows are its policies, named as in the plan. */
+function viewOf(d: LimitDecision, now: number, plan: Plan | undefined): RateLimitView {
+  const policies = (plan?.windows ?? []).map((w) => ({
+    name: w.name,
+    quota: w.limit,
+    // Time-scaled windows may last a fraction of a second; the field takes whole seconds.
+    windowSeconds: Math.max(1, Math.round(w.seconds)),
+  }));
+  const described = plan?.windows.find((w) => w.limit === d.limit);
+  return {
+    dialect: 'none',
+    alsoSent: [],
+    limit: d.limit,
+    remaining: d.remaining,
+    resetSeconds: Math.max(0, Math.ceil((d.resetAt - now) / 1000)),
+    ...(described ? { policy: described.name } : {}),
+    policies,
+    malformed: [],
+  };
 }
 
 export interface DeprecationInfo {

@@ -220,6 +220,7 @@ describe.concurrent('serve: bad flags and files', () => {
     ['--time-scale 0', () => ['--time-scale', '0'], /time.?scale/i],
     ['--fault-stall 1s', () => ['--fault-stall', '1s'], /fault-stall/],
     ['--fault-error-rate 2', () => ['--fault-error-rate', '2'], /error.?rate/i],
+    ['--headers ietf-9', () => ['--headers', 'ietf-9'], /headers/],
     // Longer than a timer holds: refused rather than fired at once.
     ['--fault-latency 30d', () => ['--fault-latency', '30d'], /--fault-latency.*at most 1h/],
     ['--plans with a missing file', () => ['--plans', join(dir, 'missing.json')], /missing\.json/],
