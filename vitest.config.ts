@@ -18,6 +18,7 @@ const TIMING = [
   'test/cli/capacity.test.ts',
   // A run must end soon after its pause outlives it, and a second Ctrl-C at once: bounds in seconds.
   'test/cli/hostile-targets.test.ts',
+  'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',

@@ -10,7 +10,7 @@ import {
   serializeList,
   Token,
 } from 'structured-headers';
-import { type HeaderValue, parseIntegerHeader } from './rate-limit-headers.ts';
+import { type HeaderValue, parseIntegerHeader, type RateLimitState } from './rate-limit-headers.ts';
 
 /**
  * The ways servers tell a client its quota, as found in the wild:
@@ -289,4 +289,30 @@ export function writeRateLimit(view: RateLimitView, dialect: Dialect, nowMs: num
     }
   }
   return out;
+}
+
+/**
+ * The view as the pacer takes it: Reset as a Unix time in seconds, as given or, from a delay, the
+ * response's time plus the delay (a fraction: rounding it up again would hold a whole second more).
+ */
+export function quotaState(view: RateLimitView, nowMs: number): RateLimitState {
+  return {
+    limit: view.limit,
+    remaining: view.remaining,
+    reset: view.resetSeconds === undefined ? undefined : nowMs / 1000 + view.resetSeconds,
+  };
+}
+
+/** The header that told the reset, as a person would look it up in the response. */
+export function resetField(view: RateLimitView): string {
+  switch (view.dialect) {
+    case 'ietf-8':
+      return 'RateLimit t';
+    case 'ietf-7':
+      return 'RateLimit reset';
+    case 'ietf-6':
+      return 'RateLimit-Reset';
+    default:
+      return 'X-RateLimit-Reset';
+  }
 }

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
+import { quotaState, type RateLimitView, readRateLimit, resetField } from '../api/rate-limit-dialect.ts';
 import { readRateLimitHeaders } from '../api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { AttemptSink } from '../record/attempt.ts';
@@ -262,9 +263,12 @@ export class ApiClient {
         this.gate.responded();
         throw new AbortedError('run stopped');
       }
+      // The record keeps the seed's fields, which the checks judge; pacing reads whatever dialect came.
       const rateLimit = responseHeaders ? readRateLimitHeaders(responseHeaders) : undefined;
+      const view = responseHeaders ? readRateLimit(responseHeaders, receivedAt) : undefined;
+      const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
       // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
-      this.pacer.observe(seq, input.auth === undefined ? rateLimit : undefined, receivedAt);
+      this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt);
       this.gate.responded();
 
       const payload = new ResponseBody(text, responseHeaders);
@@ -274,7 +278,7 @@ export class ApiClient {
         // Every 429 pauses the whole key, retried or not: no request of any virtual user leaves
         // before its delay ends (the ban guard).
         rateLimitRetries++;
-        const delay = this.rateLimitDelay(responseHeaders, rateLimit?.reset, rateLimitRetries, receivedAt);
+        const delay = this.rateLimitDelay(responseHeaders, view, rateLimitRetries, receivedAt);
         const pauseUntil = receivedAt + delay.ms;
         if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
         this.pacer.pause(pauseUntil, receivedAt);
@@ -343,13 +347,14 @@ export class ApiClient {
   }
 
   /**
-   * How long a 429 pauses the key: Retry-After if valid (never shortened), else until
-   * X-RateLimit-Reset, else exponential backoff with full jitter; and which of them said so, as the
-   * server wrote it. A small margin covers the server's clock granularity (its headers are whole seconds).
+   * How long a 429 pauses the key: Retry-After if valid (never shortened), else until the reset its
+   * rate-limit fields announce (in any dialect), else exponential backoff with full jitter; and which
+   * of them said so, as the server wrote it. A small margin covers the server's clock granularity
+   * (its headers are whole seconds).
    */
   private rateLimitDelay(
     headers: IncomingHttpHeaders | undefined,
-    reset: number | undefined,
+    view: RateLimitView | undefined,
     retries: number,
     at: number,
   ): { ms: number; by: string } {
@@ -360,8 +365,13 @@ export class ApiClient {
         ms: retryAfterDelayMs(retryAfter, at) + margin,
         by: `Retry-After ${retryAfter.form === 'seconds' ? `${retryAfter.seconds} s` : String(headers?.['retry-after']).trim()}`,
       };
-    if (reset !== undefined && reset * 1000 > at)
-      return { ms: reset * 1000 - at + margin, by: `X-RateLimit-Reset ${reset}` };
+    const reset = view ? quotaState(view, at).reset : undefined;
+    if (view && reset !== undefined && reset * 1000 > at) {
+      const told = view.dialect.startsWith('ietf')
+        ? `${view.resetSeconds} s`
+        : String(headers?.['x-ratelimit-reset']).trim();
+      return { ms: reset * 1000 - at + margin, by: `${resetField(view)} ${told}` };
+    }
     const o = this.options;
     return {
       ms: fullJitterMs(retries, o.rateLimitBackoffBaseMs ?? 1000, o.rateLimitBackoffCapMs ?? 60_000) + margin,
