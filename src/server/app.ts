@@ -169,6 +169,19 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   const store = new PetStore();
   store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);
 
+  /** The limiter's decision on this request, in the server's dialect, on any response to it. */
+  function quotaHeaders(request: FastifyRequest, reply: FastifyReply): void {
+    if (!request.rateLimit) return;
+    writeRateLimitHeaders(
+      reply,
+      request.rateLimit,
+      Date.now(),
+      faultOptions,
+      headerDialect,
+      request.ratePlan,
+    );
+  }
+
   /** Limiter, then authentication: answers 429 or 401 itself and returns true, or lets the request on. */
   async function guard(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const key = bearerKey(request);
@@ -218,15 +231,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
       guard(request, reply)
         .then((replied) => {
           if (replied) return;
-          if (request.rateLimit)
-            writeRateLimitHeaders(
-              reply,
-              request.rateLimit,
-              Date.now(),
-              faultOptions,
-              headerDialect,
-              request.ratePlan,
-            );
+          quotaHeaders(request, reply);
           sendError(reply, new ApiError(400, 'bad_request', error.message));
         })
         .catch(() => sendError(reply, new ApiError(500, 'internal_error', 'internal error')));
@@ -250,15 +255,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.rateLimit)
-      writeRateLimitHeaders(
-        reply,
-        request.rateLimit,
-        Date.now(),
-        faultOptions,
-        headerDialect,
-        request.ratePlan,
-      );
+    quotaHeaders(request, reply);
     const deprecation = request.routeOptions.config?.deprecation;
     if (deprecation) writeDeprecationHeaders(reply, deprecation, faultOptions);
     if (faultOptions.xJsonContentType) {
