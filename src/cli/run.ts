@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
+import { LIMITER_KINDS } from '../api/limiter-kinds.ts';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import type { SharedQuota } from '../client/gate.ts';
@@ -69,6 +70,11 @@ export function runOptions(yargs: Argv) {
     .option('enforce', {
       choices: ['on', 'off'],
       describe: 'Plan pacing; off (raw mode) exceeds quotas on purpose',
+    })
+    .option('limiter', {
+      choices: LIMITER_KINDS,
+      describe:
+        "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap. Default: learned from the server's 429s",
     })
     .option('allow-ban-risk', {
       type: 'boolean',
@@ -316,6 +322,7 @@ export async function run(args: RunArgs): Promise<number> {
         timeScale,
         enforce,
         allowBanRisk: args.allowBanRisk,
+        limiter: args.limiter,
         timeoutMs,
         maxAttempts: args.maxAttempts,
         spec: args.spec ?? 'petstore.openapi.yaml (built in)',

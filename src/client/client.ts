@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
+import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { quotaState, type RateLimitView, readRateLimit, resetField } from '../api/rate-limit-dialect.ts';
@@ -26,6 +27,8 @@ export interface ClientOptions {
   /** Pacing on (default) or raw mode. The ban guard is on in both unless `allowBanRisk`. */
   enforce?: boolean;
   allowBanRisk?: boolean;
+  /** The server's limiter, when known (`--limiter`); else learned from its 429s. */
+  limiter?: LimiterKind;
   timeoutMs?: number;
   /** Attempts for 5xx and transport errors on idempotent methods (default 3). */
   maxAttempts?: number;
@@ -188,6 +191,7 @@ export class ApiClient {
       windows: options.windows,
       enforce: options.enforce ?? true,
       maxOvershoot: options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
+      limiter: options.limiter,
     });
     setMaxListeners(0, this.stop.signal);
     this.gate = new Gate(this.pacer, options.sharedQuota);
@@ -268,7 +272,7 @@ export class ApiClient {
       const view = responseHeaders ? readRateLimit(responseHeaders, receivedAt) : undefined;
       const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
       // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
-      this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt);
+      this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, status);
       this.gate.responded();
 
       const payload = new ResponseBody(text, responseHeaders);
@@ -278,7 +282,7 @@ export class ApiClient {
         // Every 429 pauses the whole key, retried or not: no request of any virtual user leaves
         // before its delay ends (the ban guard).
         rateLimitRetries++;
-        const delay = this.rateLimitDelay(responseHeaders, view, rateLimitRetries, receivedAt);
+        const delay = this.rateLimitDelay(seq, responseHeaders, view, receivedAt);
         const pauseUntil = receivedAt + delay.ms;
         if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
         this.pacer.pause(pauseUntil, receivedAt);
@@ -312,6 +316,7 @@ export class ApiClient {
         errorCode,
         headers: responseHeaders,
         rateLimit,
+        rateLimitView: view,
         body: payload,
         pacingWaitMs: admission.pacingWaitMs,
         backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
@@ -353,20 +358,24 @@ export class ApiClient {
    * (its headers are whole seconds).
    */
   private rateLimitDelay(
+    seq: number,
     headers: IncomingHttpHeaders | undefined,
     view: RateLimitView | undefined,
-    retries: number,
     at: number,
   ): { ms: number; by: string } {
     const margin = 5;
     const retryAfter = parseRetryAfter(headers?.['retry-after']);
+    const reset = view ? quotaState(view, at).reset : undefined;
+    const toldReset = view !== undefined && reset !== undefined && reset * 1000 > at;
+    // The key's 429s in a row, not this call's: a headerless limiter met by many calls sees the
+    // backoff grow, where each call restarting at the base would hit it again and again.
+    const retries = this.pacer.rateLimited(seq, retryAfter !== undefined || toldReset);
     if (retryAfter)
       return {
         ms: retryAfterDelayMs(retryAfter, at) + margin,
         by: `Retry-After ${retryAfter.form === 'seconds' ? `${retryAfter.seconds} s` : String(headers?.['retry-after']).trim()}`,
       };
-    const reset = view ? quotaState(view, at).reset : undefined;
-    if (view && reset !== undefined && reset * 1000 > at) {
+    if (toldReset) {
       const told = view.dialect.startsWith('ietf')
         ? `${view.resetSeconds} s`
         : String(headers?.['x-ratelimit-reset']).trim();

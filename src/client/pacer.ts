@@ -1,5 +1,7 @@
+import { isSpacingLimiter, type LimiterKind } from '../api/limiter-kinds.ts';
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
+import { AdaptiveSpacing, type SpacingState, withMargin } from './adaptive-spacing.ts';
 import { type QuotaLog, quotaLog } from './quota-log.ts';
 import type { QuotaSpec } from './quota-store.ts';
 
@@ -19,6 +21,11 @@ export interface PacerOptions {
    * reference server's 5 while still letting raw mode see the limiter work.
    */
   maxOvershoot?: number;
+  /**
+   * The server's limiter when known (`--limiter`): a GCRA or token bucket gets the plan's spacing
+   * as a minimum gap between sends from the start; windows learn no gap. Unset: learned from 429s.
+   */
+  limiter?: LimiterKind;
 }
 
 /**
@@ -32,6 +39,8 @@ export interface PacerOptions {
  *    minus those we sent after it; when that budget is spent we hold until the reported reset. This
  *    keeps us in step when the server counts differently or another client shares the key.
  * 3. Pause: after a 429, nothing leaves until its Retry-After has passed (the ban guard).
+ * 4. Gap (AdaptiveSpacing, in raw mode too): the minimum time between two sends that a limiter
+ *    between sends (GCRA, leaky bucket) needs, and the rate a 429 without a told wait halved.
  */
 export class Pacer {
   private readonly logs: QuotaLog[];
@@ -57,6 +66,7 @@ export class Pacer {
   private lastLimit: number;
   private readonly shortestMs: number;
   private readonly spec: QuotaSpec | undefined;
+  private readonly spacing: AdaptiveSpacing;
 
   constructor(readonly options: PacerOptions) {
     const shortest = shortestWindow(options.windows);
@@ -65,6 +75,14 @@ export class Pacer {
       ? options.windows.map((w) => quotaLog(w.limit, w.seconds * 1000 + guard))
       : [];
     this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
+    const given = options.limiter;
+    this.spacing = new AdaptiveSpacing({
+      floorMs:
+        given && isSpacingLimiter(given) && shortest
+          ? withMargin((shortest.seconds * 1000) / shortest.limit)
+          : 0,
+      learnFloor: given === undefined,
+    });
     this.maxOvershoot = options.maxOvershoot ?? 2;
     this.windowMsByLimit = new Map(options.windows.map((w) => [w.limit, w.seconds * 1000]));
     this.lastLimit = shortest?.limit ?? Number.POSITIVE_INFINITY;
@@ -125,6 +143,11 @@ export class Pacer {
         cause = 'pacing';
       }
     }
+    const gap = this.spacing.earliest();
+    if (gap > at) {
+      at = gap;
+      cause = 'pacing';
+    }
     const budget = this.remainingBudget(now);
     if (budget <= 0) {
       if (this.options.enforce) {
@@ -147,12 +170,17 @@ export class Pacer {
     this.nextSlot = Math.max(this.nextSlot, at - this.spacingMs) + this.spacingMs;
     for (const log of this.logs) log.add(at);
     this.inFlight++;
+    this.spacing.sent(this.seq + 1, at);
     return ++this.seq;
   }
 
-  /** Feedback from the response to send `seq` (received at `at`), or undefined for a transport error. */
-  observe(seq: number, headers: RateLimitState | undefined, at: number): void {
+  /**
+   * Feedback from the response to send `seq` (received at `at`), or undefined for a transport error.
+   * `status` (0 for none) tells the gap whether the server answered without a 429.
+   */
+  observe(seq: number, headers: RateLimitState | undefined, at: number, status = 0): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
+    if (status !== 0 && status !== 429) this.spacing.answered();
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
     if (headers.limit !== undefined) this.lastLimit = headers.limit;
     // Responses can come back out of order: only a later send's word replaces the budget.
@@ -174,6 +202,20 @@ export class Pacer {
     this.budget = headers.remaining - this.inFlight;
     this.budgetSeq = this.seq;
     this.budgetUntil = until;
+  }
+
+  /**
+   * A 429 to send `seq`; `told`: it said when to come back (Retry-After or a reset). Returns how
+   * many 429s in a row the key has met, this one included: a backoff's exponent.
+   */
+  rateLimited(seq: number, told: boolean): number {
+    this.spacing.rateLimited(seq, told, this.options.enforce ? this.spacingMs : 0);
+    return this.spacing.consecutive;
+  }
+
+  /** What the gap learned (for the result). */
+  spacingState(): SpacingState {
+    return this.spacing.state();
   }
 
   pause(until: number, from: number = Number.NEGATIVE_INFINITY): void {

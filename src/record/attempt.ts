@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
+import type { RateLimitView } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 
 /**
@@ -24,6 +25,8 @@ export interface AttemptRecord {
   headers: IncomingHttpHeaders | undefined;
   /** The X-RateLimit-* headers as the client read them for pacing (read once, used twice). */
   rateLimit?: RateLimitState;
+  /** The quota fields in whatever dialect the server spoke, as the client read them for pacing. */
+  rateLimitView?: RateLimitView;
   body: AttemptBody;
   pacingWaitMs: number;
   backoffWaitMs: number;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { ApiClient } from '../client/client.ts';
@@ -35,6 +36,8 @@ export interface ExecuteInput<D> {
   timeScale: number;
   enforce: boolean;
   allowBanRisk?: boolean;
+  /** The target's limiter when known (`--limiter`); else the client learns it from 429s. */
+  limiter?: LimiterKind;
   timeoutMs?: number;
   maxAttempts?: number;
   spec: string;
@@ -102,6 +105,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     windows: input.windows,
     enforce: input.enforce,
     allowBanRisk: input.allowBanRisk,
+    limiter: input.limiter,
     timeoutMs: input.timeoutMs,
     maxAttempts: input.maxAttempts,
     connections: Math.max(1, Math.min(256, input.workload.maxInFlight)),

@@ -1,3 +1,4 @@
+import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { Share } from './share.ts';
 import type { WorkloadOverrides } from './workload.ts';
@@ -26,6 +27,7 @@ export interface WorkerJob {
   timeScale: number;
   enforce: boolean;
   allowBanRisk: boolean;
+  limiter?: LimiterKind;
   timeoutMs: number;
   maxAttempts: number;
   seed: number;

@@ -66,6 +66,7 @@ try {
     timeScale: job.timeScale,
     enforce: job.enforce,
     allowBanRisk: job.allowBanRisk,
+    limiter: job.limiter,
     timeoutMs: job.timeoutMs,
     maxAttempts: job.maxAttempts,
     spec: job.spec,

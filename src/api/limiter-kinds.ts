@@ -1,0 +1,12 @@
+/**
+ * The limiter algorithms a client meets, by the names capacity reports them under: a fixed window
+ * (the seed's reading of X-RateLimit-Reset), a sliding window (log or counter), a token bucket
+ * (burst, then a steady refill), and GCRA, the leaky bucket as a meter (nginx `limit_req`, Envoy,
+ * most gateways), which rejects a request that comes sooner than 1/rate after the one before beyond
+ * its burst.
+ */
+export const LIMITER_KINDS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'] as const;
+export type LimiterKind = (typeof LIMITER_KINDS)[number];
+
+/** Kinds whose rule binds between two sends, not only over a window: the client keeps a gap. */
+export const isSpacingLimiter = (kind: LimiterKind): boolean => kind === 'token-bucket' || kind === 'gcra';
