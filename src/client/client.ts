@@ -278,12 +278,13 @@ export class ApiClient {
       const payload = new ResponseBody(text, responseHeaders);
 
       let retryAt: number | undefined;
+      let pauseUntil: number | undefined;
       if (status === 429) {
         // Every 429 pauses the whole key, retried or not: no request of any virtual user leaves
         // before its delay ends (the ban guard).
         rateLimitRetries++;
         const delay = this.rateLimitDelay(seq, responseHeaders, view, receivedAt);
-        const pauseUntil = receivedAt + delay.ms;
+        pauseUntil = receivedAt + delay.ms;
         if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
         this.pacer.pause(pauseUntil, receivedAt);
         // Every generator of the key holds too; awaited, so that none is told after its next send. A
@@ -321,6 +322,7 @@ export class ApiClient {
         pacingWaitMs: admission.pacingWaitMs,
         backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
         retried: retryAt !== undefined,
+        ...(pauseUntil === undefined ? {} : { pauseUntil }),
       });
 
       if (retryAt === undefined) {

@@ -30,6 +30,11 @@ export interface AttemptRecord {
   body: AttemptBody;
   pacingWaitMs: number;
   backoffWaitMs: number;
+  /**
+   * A 429's pause of the key as the client kept it (epoch ms): Retry-After's, a reset's, or, when
+   * the server told no wait, the client's own backoff.
+   */
+  pauseUntil?: number;
   /** This attempt is followed by a retry. */
   retried: boolean;
 }

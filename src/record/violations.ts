@@ -5,7 +5,8 @@ import type { AttemptRecord } from './attempt.ts';
  * Counts requests sent inside a Retry-After window, from timestamps alone and independently of the
  * client's own bookkeeping: a client that honours Retry-After scores 0. A window opens when a 429
  * arrives and lasts its Retry-After; requests already in flight then were sent before it and do not
- * count.
+ * count. A 429 without Retry-After opens the pause the client chose for it (its backoff, or the
+ * reset it was told): a headerless limiter is not a licence to hurry back.
  */
 export class ViolationCounter {
   private readonly pauses = new Map<string, { from: number; until: number }[]>();
@@ -27,8 +28,8 @@ export class ViolationCounter {
     }
     if (a.status !== 429) return;
     const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
-    if (!retryAfter) return;
-    const until = a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt);
+    const until = retryAfter ? a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt) : a.pauseUntil;
+    if (until === undefined) return;
     const list = windows ?? [];
     list.push({ from: a.receivedAt, until });
     // Only recent windows can still contain a send; keep the list short.

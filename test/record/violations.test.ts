@@ -75,6 +75,19 @@ describe('ViolationCounter', () => {
     expect(v.count).toBe(0);
   });
 
+  it("opens the client's own pause for a 429 that told no wait (a headerless limiter)", () => {
+    const v = new ViolationCounter();
+    v.observe({ ...limited(T0, undefined), pauseUntil: T0 + 700 });
+    v.observe(sentAt(T0 + 699));
+    v.observe(sentAt(T0 + 700));
+    expect(v.count).toBe(1);
+    // Retry-After, when there is one, is the server's word and wins over the client's pause.
+    const told = new ViolationCounter();
+    told.observe({ ...limited(T0, '2'), pauseUntil: T0 + 500 });
+    told.observe(sentAt(T0 + 1500));
+    expect(told.count).toBe(1);
+  });
+
   it('counts a retried 429 sent inside the window, and the window of that 429 too', () => {
     const v = new ViolationCounter();
     v.observe(limited(T0, '1'));
