@@ -1,0 +1,307 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fastifyRateLimit from '@fastify/rate-limit';
+import express from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import Fastify from 'fastify';
+import { Agent, type Dispatcher, request } from 'undici';
+import { freePort } from './free-port.ts';
+
+/**
+ * Real third-party rate limiters (@fastify/rate-limit, express-rate-limit, nginx limit_req) in front
+ * of an upstream, on loopback: what the toolkit meets in the wild, to test its reading of their
+ * headers against the limiters themselves rather than against our emulation of them.
+ */
+export interface RunningLimiter {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** What a limiter passes on and brings back: enough for the pet store's JSON API, no more. */
+interface Incoming {
+  method: string;
+  /** Path and query, as received. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body?: Buffer;
+}
+
+interface UpstreamReply {
+  status: number;
+  contentType?: string;
+  body: Buffer;
+}
+
+const FORWARDED_HEADERS = ['content-type', 'authorization'] as const;
+
+/** The upstream's base without a trailing slash, so that its path prefixes the request's. */
+const baseOf = (upstream: string) => upstream.replace(/\/+$/, '');
+
+async function forward(agent: Agent, upstream: string, incoming: Incoming): Promise<UpstreamReply> {
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS) {
+    const value = incoming.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  const response = await request(`${baseOf(upstream)}${incoming.url}`, {
+    dispatcher: agent,
+    method: incoming.method as Dispatcher.HttpMethod,
+    headers,
+    // undici refuses a body on GET; an empty one is no body at all.
+    body: incoming.body && incoming.body.length > 0 ? incoming.body : undefined,
+  });
+  const body = Buffer.from(await response.body.arrayBuffer());
+  const contentType = response.headers['content-type'];
+  return {
+    status: response.statusCode,
+    ...(typeof contentType === 'string' ? { contentType } : {}),
+    body,
+  };
+}
+
+/** Every request comes from 127.0.0.1: keyed by IP, two tests' API keys would share one bucket. */
+const keyOf = (authorization: string | undefined, ip: string) => authorization ?? ip;
+
+export interface FastifyRateLimitOptions {
+  upstream: string;
+  max: number;
+  timeWindowMs: number;
+}
+
+/** @fastify/rate-limit with its default headers: X-RateLimit-Reset in seconds until the reset. */
+export async function startFastifyRateLimit(options: FastifyRateLimitOptions): Promise<RunningLimiter> {
+  const agent = new Agent();
+  const app = Fastify({ logger: false });
+  await app.register(fastifyRateLimit, {
+    max: options.max,
+    timeWindow: options.timeWindowMs,
+    keyGenerator: (req) => keyOf(req.headers.authorization, req.ip),
+  });
+  // Bodies go through as bytes: the upstream, not the limiter, judges them.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.all('/*', async (req, reply) => {
+    const upstream = await forward(agent, options.upstream, {
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      body: Buffer.isBuffer(req.body) ? req.body : undefined,
+    });
+    reply.code(upstream.status);
+    if (upstream.contentType) reply.header('content-type', upstream.contentType);
+    return reply.send(upstream.body);
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: urlOf(app.server),
+    stop: async () => {
+      app.server.closeAllConnections();
+      await app.close();
+      await agent.close();
+    },
+  };
+}
+
+export interface ExpressRateLimitOptions {
+  upstream: string;
+  limit: number;
+  windowMs: number;
+  standardHeaders: false | 'draft-6' | 'draft-7' | 'draft-8';
+  legacyHeaders: boolean;
+}
+
+/** express-rate-limit 8 on express 5, sending the header sets asked for. */
+export async function startExpressRateLimit(options: ExpressRateLimitOptions): Promise<RunningLimiter> {
+  const agent = new Agent();
+  const app = express();
+  app.use(
+    rateLimit({
+      windowMs: options.windowMs,
+      limit: options.limit,
+      standardHeaders: options.standardHeaders,
+      legacyHeaders: options.legacyHeaders,
+      keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
+      // Its checks log (never throw) once per instance; the one that reads the keyGenerator's source
+      // text is a guess that a transpiler's renaming can defeat, and the IP is only a fallback here.
+      validate: { keyGeneratorIpFallback: false },
+    }),
+  );
+  app.use(express.raw({ type: () => true, limit: '10mb' }));
+  app.use(async (req, res) => {
+    const upstream = await forward(agent, options.upstream, {
+      method: req.method,
+      url: req.originalUrl,
+      headers: req.headers,
+      body: Buffer.isBuffer(req.body) ? req.body : undefined,
+    });
+    res.status(upstream.status);
+    if (upstream.contentType) res.setHeader('content-type', upstream.contentType);
+    res.end(upstream.body);
+  });
+  const server = createServer(app);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: urlOf(server),
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
+      await agent.close();
+    },
+  };
+}
+
+function urlOf(server: Server): string {
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('the limiter is not listening');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+export interface NginxLimitReqOptions {
+  upstream: string;
+  /** nginx's own syntax: '60r/m', '2r/s'. */
+  rate: string;
+  burst?: number;
+  nodelay?: boolean;
+  /** The variable requests are counted by; `$binary_remote_addr` (nginx's usual) by default. */
+  zoneKey?: string;
+}
+
+const NGINX_START_LIMIT_MS = 10_000;
+
+/** /usr/sbin is not on a non-root user's PATH on Debian, yet that is where the package puts nginx. */
+function nginxBinary(): string {
+  for (const candidate of ['nginx', '/usr/sbin/nginx'])
+    if (!spawnSync(candidate, ['-v']).error) return candidate;
+  throw new Error('nginx is not installed (apt-get install -y nginx): the limiter tests need it');
+}
+
+/** Everything the config interpolates is checked, so no option can smuggle in a directive. */
+function checkNginxOptions(options: NginxLimitReqOptions): void {
+  if (!/^\d+r\/[sm]$/.test(options.rate)) throw new Error(`nginx rate ${options.rate}: want e.g. '60r/m'`);
+  if (options.burst !== undefined && !(Number.isInteger(options.burst) && options.burst >= 0))
+    throw new Error(`nginx burst ${options.burst}: want a whole number`);
+  if (options.zoneKey !== undefined && !/^\$[a-z0-9_]+$/.test(options.zoneKey))
+    throw new Error(`nginx zoneKey ${options.zoneKey}: want a variable, e.g. '$http_authorization'`);
+  const url = new URL(options.upstream);
+  if (url.protocol !== 'http:' || url.search || url.hash || /[\s;{}"'\\]/.test(options.upstream))
+    throw new Error(`nginx upstream ${options.upstream}: want a plain http:// URL`);
+}
+
+/**
+ * `proxy_pass` with no path passes the request's URI unchanged; with one, it replaces the location's
+ * `/` by it, which puts the upstream's path in front of the request's.
+ */
+function proxyTarget(upstream: string): string {
+  const url = new URL(upstream);
+  const path = url.pathname.replace(/\/+$/, '');
+  return path ? `${url.origin}${path}/` : url.origin;
+}
+
+function nginxConfig(dir: string, port: number, options: NginxLimitReqOptions): string {
+  const at = (name: string) => `"${join(dir, name)}"`;
+  const limit = [
+    'limit_req zone=limiter',
+    options.burst === undefined ? '' : ` burst=${options.burst}`,
+    options.nodelay ? ' nodelay' : '',
+    ';',
+  ].join('');
+  // One process, no master: nothing forks or switches user (as root the worker would become nobody,
+  // who cannot enter the 0700 temp dir), and SIGTERM ends the one process there is.
+  return `daemon off;
+master_process off;
+pid ${at('nginx.pid')};
+error_log ${at('error.log')} warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${at('client_body')};
+  proxy_temp_path ${at('proxy')};
+  fastcgi_temp_path ${at('fastcgi')};
+  uwsgi_temp_path ${at('uwsgi')};
+  scgi_temp_path ${at('scgi')};
+  limit_req_zone ${options.zoneKey ?? '$binary_remote_addr'} zone=limiter:1m rate=${options.rate};
+  limit_req_status 429;
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      # limit_req acts in the preaccess phase, after rewrite: a 'return' would never be limited.
+      ${limit}
+      proxy_pass ${proxyTarget(options.upstream)};
+    }
+  }
+}
+`;
+}
+
+/** Polls a TCP connect: nginx says nothing on stdout when it is ready. */
+async function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function waitForNginx(child: ChildProcess, port: number, errorLog: string): Promise<void> {
+  const deadline = Date.now() + NGINX_START_LIMIT_MS;
+  const failure = async (why: string) => {
+    const log = await readFile(errorLog, 'utf8').catch(() => '(no error log)');
+    return new Error(`nginx ${why}: ${log.trim()}`);
+  };
+  while (Date.now() < deadline) {
+    if (child.pid === undefined) throw await failure('could not be started');
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw await failure(`exited with ${child.exitCode ?? child.signalCode}`);
+    if (await accepts(port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw await failure(`did not accept connections within ${NGINX_START_LIMIT_MS / 1000} s`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * Debian's nginx with `limit_req` in front of the upstream: a leaky bucket that sends a bare 429,
+ * with no rate-limit header and no Retry-After.
+ */
+export async function startNginxLimitReq(options: NginxLimitReqOptions): Promise<RunningLimiter> {
+  checkNginxOptions(options);
+  const binary = nginxBinary();
+  const dir = await mkdtemp(join(tmpdir(), 'petstore-nginx-'));
+  const port = await freePort();
+  const errorLog = join(dir, 'error.log');
+  await writeFile(join(dir, 'nginx.conf'), nginxConfig(dir, port, options));
+  const child = spawn(binary, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', errorLog], {
+    stdio: 'ignore',
+  });
+  // A spawn that fails leaves no pid, which waitForNginx reports; unheard, the event would crash the run.
+  child.once('error', () => {});
+  const stop = async () => {
+    await stopChild(child);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitForNginx(child, port, errorLog);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `http://127.0.0.1:${port}`, stop };
+}
