@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
+import { LIMITER_MODELS, type LimiterModelName } from '../api/limiter-models.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { OMITTABLE_HEADERS, type OmittableHeader } from '../server/faults.ts';
 import { type RunningServer, type ServerOptions, startServer } from '../server/index.ts';
@@ -35,6 +36,8 @@ export function serveOptions(yargs: Argv) {
       'fault-retry-after-mismatch',
       'fault-seed',
       'headers',
+      'limiter',
+      'burst',
     ])
     .group(
       [
@@ -46,6 +49,8 @@ export function serveOptions(yargs: Argv) {
         'sunset',
         'seed-data',
         'rate-limit',
+        'limiter',
+        'burst',
         'headers',
         'ban-after',
         'ban-duration',
@@ -82,6 +87,18 @@ export function serveOptions(yargs: Argv) {
       type: 'boolean',
       default: true,
       describe: 'Rate limiting (--no-rate-limit turns it and its headers off)',
+    })
+    .option('limiter', {
+      type: 'string',
+      choices: [...LIMITER_MODELS],
+      default: 'fixed',
+      describe:
+        "Algorithm of each plan's shortest window (longer ones, the day, stay fixed windows): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
+    })
+    .option('burst', {
+      type: 'number',
+      describe:
+        "token-bucket: the bucket's size (default the window's limit); gcra: requests admitted at once beyond the first (default 0)",
     })
     .option('headers', {
       type: 'string',
@@ -258,6 +275,8 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
     seedData: number('seed-data', args.seedData),
     rateLimit: args.rateLimit,
     headerDialect: args.headers as (typeof HEADER_DIALECTS)[number],
+    limiter: args.limiter as LimiterModelName,
+    burst: number('burst', args.burst),
     quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
     banAfter: number('ban-after', args.banAfter),
     banDurationMs: parseDuration(args.banDuration, '--ban-duration'),
@@ -308,6 +327,8 @@ const FLAG_OF: Record<string, string> = {
   'fault retryAfterMismatch': '--fault-retry-after-mismatch',
   'fault stall': '--fault-stall',
   sunset: '--sunset',
+  limiter: '--limiter',
+  burst: '--burst',
 };
 
 export async function serve(args: ServeArgs): Promise<void> {
@@ -320,6 +341,7 @@ export async function serve(args: ServeArgs): Promise<void> {
       if (message.startsWith(`${name} `)) message = `${flag}${message.slice(name.length)}`;
     if (message.startsWith('keys:')) message = `--keys ${args.keys}${message.slice(4)}`;
     if (message.startsWith('plans:')) message = `--plans ${args.plans}${message.slice(5)}`;
+    message = message.replace('a quotaStore', '--quota-store');
     throw new InputError(message);
   }
   let server: RunningServer;
@@ -345,6 +367,10 @@ export async function serve(args: ServeArgs): Promise<void> {
     console.log('demo keys (Authorization: Bearer <key>):');
     for (const [key, plan] of Object.entries(DEMO_KEYS)) console.log(`  ${key.padEnd(20)} ${plan}`);
   }
+  if (options.limiter !== 'fixed')
+    console.log(
+      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`} on each plan's shortest window; longer windows fixed`,
+    );
   if (options.timeScale !== 1)
     console.log(`time scale ${options.timeScale}: a minute window lasts ${60 / (options.timeScale ?? 1)} s`);
   await new Promise<void>((resolve) => {

@@ -165,6 +165,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
           },
           faultOptions.limiterLeak ?? 0,
           redis,
+          { name: options.limiter ?? SERVER_DEFAULTS.limiter, burst: options.burst },
         );
   const store = new PetStore();
   store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);

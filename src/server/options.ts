@@ -1,5 +1,6 @@
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { InputError } from '../api/input-error.ts';
+import { BURST_MODELS, LIMITER_MODELS, type LimiterModelName } from '../api/limiter-models.ts';
 import { DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
 import { DIALECTS, type Dialect } from '../api/rate-limit-dialect.ts';
 import type { FaultOptions } from './faults.ts';
@@ -35,6 +36,14 @@ export interface ServerOptions {
   headerDialect?: Dialect | 'none';
   /** redis://HOST:PORT: the limiter's counts live there, so that several instances enforce one limit. */
   quotaStore?: string;
+  /**
+   * The algorithm of each plan's shortest window: `fixed` windows (default, on every window), a
+   * `sliding` log, a `token-bucket` or `gcra` (nginx limit_req); the longer windows stay fixed.
+   * Only `fixed` works with `quotaStore`.
+   */
+  limiter?: LimiterModelName;
+  /** token-bucket: the bucket's size (default the window's limit); gcra: extra requests (default 0). */
+  burst?: number;
 }
 
 export const SERVER_DEFAULTS = {
@@ -45,6 +54,7 @@ export const SERVER_DEFAULTS = {
   banAfter: 5,
   banDurationMs: 600_000,
   headerDialect: 'seed',
+  limiter: 'fixed',
 } as const;
 
 /** What `headerDialect` may be. */
@@ -81,6 +91,7 @@ export function validateServerOptions(options: ServerOptions): void {
     throw new InputError('sunset is not a valid date');
   if (options.headerDialect !== undefined && !HEADER_DIALECTS.includes(options.headerDialect))
     throw new InputError(`headerDialect must be one of ${HEADER_DIALECTS.join(', ')}`);
+  validateLimiter(options);
   const f = options.faults ?? {};
   for (const [name, value] of Object.entries({ errorRate: f.errorRate, resetRate: f.resetRate })) {
     if (value !== undefined && !(value >= 0 && value <= 1))
@@ -109,4 +120,22 @@ export function validateServerOptions(options: ServerOptions): void {
   if (f.stall && !(f.stall.everyMs > 0 && f.stall.forMs >= 0 && f.stall.forMs < f.stall.everyMs)) {
     throw new InputError('fault stall: the stall must be shorter than its period (e.g. 1s/10s)');
   }
+}
+
+function validateLimiter(options: ServerOptions): void {
+  const limiter = options.limiter ?? SERVER_DEFAULTS.limiter;
+  if (!LIMITER_MODELS.includes(limiter))
+    throw new InputError(`limiter must be one of ${LIMITER_MODELS.join(', ')}`);
+  if (options.burst !== undefined) {
+    if (!BURST_MODELS.includes(limiter))
+      throw new InputError(
+        `burst applies to the ${BURST_MODELS.join(' and ')} limiters only, not to ${limiter}`,
+      );
+    const least = limiter === 'token-bucket' ? 1 : 0;
+    if (!(Number.isInteger(options.burst) && options.burst >= least))
+      throw new InputError(`burst must be a whole number >= ${least} for the ${limiter} limiter`);
+  }
+  // The other models keep their state in this process; sharing it would need them in Redis's Lua.
+  if (options.quotaStore !== undefined && limiter !== 'fixed')
+    throw new InputError(`limiter ${limiter} keeps its state in memory: only fixed works with a quotaStore`);
 }

@@ -5,7 +5,13 @@ import {
   RateLimiterRedis,
   type RateLimiterRes,
 } from 'rate-limiter-flexible';
-import type { Plan, PlanTable, RateWindow } from '../api/plans.ts';
+import {
+  BURST_MODELS,
+  createLimiterModel,
+  type LimiterModel,
+  type LimiterModelName,
+} from '../api/limiter-models.ts';
+import { type Plan, type PlanTable, type RateWindow, shortestWindow } from '../api/plans.ts';
 
 /** What the limiter decided, in absolute times so that headers can be written from it later. */
 export interface LimitDecision {
@@ -13,10 +19,15 @@ export interface LimitDecision {
   /** The window the headers describe: the one closest to running out (or the one that rejected). */
   limit: number;
   remaining: number;
-  /** Epoch ms at which that window resets (for a ban: when the ban ends). */
+  /**
+   * Epoch ms at which that window's whole quota is back (for a ban: when the ban ends). Under a
+   * fixed window that is its end; under the other models see src/api/limiter-models.ts.
+   */
   resetAt: number;
   /** For rejections: epoch ms from which a retry can succeed. */
   retryAt?: number;
+  /** The name of the window described, for the dialects that name policies. */
+  policy?: string;
 }
 
 export interface BanPolicy {
@@ -30,43 +41,189 @@ function isLimiterResult(value: unknown): value is RateLimiterRes {
   return typeof value === 'object' && value !== null && 'msBeforeNext' in value;
 }
 
+/** `--limiter` and `--burst`: the model of the plan's shortest window. */
+export interface LimiterChoice {
+  name: LimiterModelName;
+  burst?: number;
+}
+
+/** What one window says of an admitted request. */
+interface WindowState {
+  window: RateWindow;
+  /** The Limit told for it: the window's, or a bucket's size when that is larger. */
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
+/** A window that refuses: from when it admits again, and when its whole quota is back. */
+interface Refusal {
+  retryAt: number;
+  resetAt: number;
+}
+
+/** One window of a plan under one algorithm. */
+interface WindowLimiter {
+  readonly window: RateWindow;
+  /** The Limit the headers tell for it. */
+  readonly limit: number;
+  /** Counts the request if the window admits it; a refused request leaves no trace. */
+  take(key: string, now: number): Promise<WindowState | Refusal>;
+  giveBack(key: string): Promise<void>;
+  /** When the window admits again, if it is spent now. */
+  spent(key: string, now: number): Promise<Refusal | undefined>;
+}
+
+const isRefusal = (r: WindowState | Refusal): r is Refusal => 'retryAt' in r;
+
+/** A fixed window on rate-limiter-flexible (in memory or in Redis). */
+class FixedWindowLimiter implements WindowLimiter {
+  readonly limit: number;
+
+  constructor(
+    readonly window: RateWindow,
+    private readonly limiter: RateLimiterAbstract,
+    private readonly leak: number,
+  ) {
+    this.limit = window.limit;
+  }
+
+  async take(key: string, now: number): Promise<WindowState | Refusal> {
+    try {
+      const res = await this.limiter.consume(key);
+      return {
+        window: this.window,
+        limit: this.limit,
+        remaining: Math.max(0, this.limit - res.consumedPoints),
+        resetAt: now + Math.max(0, res.msBeforeNext),
+      };
+    } catch (error) {
+      if (!isLimiterResult(error)) throw error;
+      // The library counted it: a refused request must not count.
+      await this.limiter.reward(key);
+      const at = now + Math.max(0, error.msBeforeNext);
+      return { retryAt: at, resetAt: at };
+    }
+  }
+
+  async giveBack(key: string): Promise<void> {
+    await this.limiter.reward(key);
+  }
+
+  async spent(key: string, now: number): Promise<Refusal | undefined> {
+    const state = await this.limiter.get(key);
+    if (!state || state.consumedPoints < this.window.limit + this.leak || state.msBeforeNext <= 0)
+      return undefined;
+    return { retryAt: now + state.msBeforeNext, resetAt: now + state.msBeforeNext };
+  }
+}
+
 /**
- * Fixed-window quotas per key and the temporary ban, on rate-limiter-flexible so that the same
- * limiter can later move to its Redis store and be shared by several server instances.
+ * A window under one of the models of src/api/limiter-models.ts, in this process's memory. It is
+ * consulted after the plan's other windows, so a request it admits is never taken back.
+ */
+class ModelWindowLimiter implements WindowLimiter {
+  readonly limit: number;
+
+  constructor(
+    readonly window: RateWindow,
+    private readonly model: LimiterModel,
+    /** The model's capacity without the fault's leak: what the headers may admit to. */
+    capacity: number,
+    /** The fault's extra requests: admitted, never told, as under fixed windows. */
+    private readonly leak: number,
+  ) {
+    // Remaining never above Limit: a bucket larger than the window's limit is told as its size.
+    this.limit = Math.max(window.limit, capacity);
+  }
+
+  async take(key: string, now: number): Promise<WindowState | Refusal> {
+    const a = this.model.admit(key, now);
+    if (!a.allowed) return { retryAt: now + a.retryAfterMs, resetAt: now + a.resetMs };
+    const remaining = Math.max(0, a.remaining - this.leak);
+    return { window: this.window, limit: this.limit, remaining, resetAt: now + a.resetMs };
+  }
+
+  async giveBack(): Promise<void> {
+    throw new Error('a model window is consulted last and never gives a request back');
+  }
+
+  async spent(key: string, now: number): Promise<Refusal | undefined> {
+    const a = this.model.peek(key, now);
+    return a.allowed ? undefined : { retryAt: now + a.retryAfterMs, resetAt: now + a.resetMs };
+  }
+}
+
+/**
+ * The model named, on the window it applies to. `leak` (a fault) lets more through than the headers
+ * tell: a burst or a limit larger by that much, while Limit stays the honest model's.
+ */
+function modelWindow(choice: LimiterChoice, window: RateWindow, leak: number): ModelWindowLimiter {
+  const settings = { limit: window.limit, windowMs: window.seconds * 1000 };
+  const told = createLimiterModel(choice.name, { ...settings, burst: choice.burst });
+  const burst = choice.burst ?? (choice.name === 'token-bucket' ? window.limit : 0);
+  const leaky =
+    leak === 0
+      ? told
+      : createLimiterModel(
+          choice.name,
+          BURST_MODELS.includes(choice.name)
+            ? { ...settings, burst: burst + leak }
+            : { ...settings, limit: window.limit + leak },
+        );
+  return new ModelWindowLimiter(window, leaky, told.capacity, leak);
+}
+
+/**
+ * Quotas per key and the temporary ban. The default algorithm is the fixed window, on
+ * rate-limiter-flexible, so that its counts can live in Redis and be shared by several server
+ * instances. `--limiter sliding|token-bucket|gcra` puts the plan's shortest window under that model
+ * instead (in memory) and keeps fixed windows on the longer ones: those are quotas (a day's 1000),
+ * while the short window sets the pace, and a model such as GCRA applied to the day would space
+ * requests 86.4 s apart and bind long before the minute does.
  *
  * Our documented choices where the seed is silent: a request rejected with 429 does not count
  * against any window (it is given back), and the headers describe the window with the fewest
  * requests left (on a tie, the one resetting later, because that is when the quota is truly back).
  */
 export class PlanLimiter {
-  /** One limiter per window of each plan, built once: nothing is looked up by name per request. */
-  private readonly limiters = new Map<Plan, RateLimiterAbstract[]>();
+  /** Each plan's windows, the model's last; built once: nothing is looked up by name per request. */
+  private readonly limiters = new Map<Plan, WindowLimiter[]>();
   private readonly strikes: RateLimiterAbstract | undefined;
 
   constructor(
     plans: Readonly<PlanTable>,
     private readonly ban: BanPolicy | undefined,
     /** Fault injection: a limiter that lets this many extra requests through per window. */
-    private readonly leak = 0,
+    leak = 0,
     /** `--quota-store`: counts kept in Redis, so that several server instances enforce one limit. */
     redis?: Redis,
+    choice: LimiterChoice = { name: 'fixed' },
   ) {
+    if (redis && choice.name !== 'fixed')
+      throw new Error(`the ${choice.name} limiter keeps its state in memory; only fixed windows use Redis`);
     // The window's length is in the prefix: instances at other time scales keep apart in one Redis.
     const limiter = (o: { keyPrefix: string; points: number; duration: number; blockDuration?: number }) =>
       redis
         ? new RateLimiterRedis({ ...o, keyPrefix: `petstore-ref:${o.keyPrefix}`, storeClient: redis })
         : new RateLimiterMemory(o);
     for (const plan of Object.values(plans)) {
-      this.limiters.set(
-        plan,
-        plan.windows.map((w) =>
-          limiter({
-            keyPrefix: `${plan.name}:${w.name}:${w.seconds}`,
-            points: w.limit + leak,
-            duration: w.seconds,
-          }),
-        ),
-      );
+      const modelled = choice.name === 'fixed' ? undefined : shortestWindow(plan.windows);
+      const fixed = plan.windows
+        .filter((w) => w !== modelled)
+        .map(
+          (w) =>
+            new FixedWindowLimiter(
+              w,
+              limiter({
+                keyPrefix: `${plan.name}:${w.name}:${w.seconds}`,
+                points: w.limit + leak,
+                duration: w.seconds,
+              }),
+              leak,
+            ),
+        );
+      this.limiters.set(plan, modelled ? [...fixed, modelWindow(choice, modelled, leak)] : fixed);
     }
     // One strike per 429; the first 429 is the one that tells the client, so `after + 1` strikes are
     // allowed and the next one blocks the key for the ban's length.
@@ -91,60 +248,53 @@ export class PlanLimiter {
       return { outcome: 'banned', limit: first.limit, remaining: 0, resetAt: banned, retryAt: banned };
     }
 
-    const results: { window: RateWindow; res: RateLimiterRes }[] = [];
-    for (let i = 0; i < limiters.length; i++) {
-      const limiter = limiters[i] as RateLimiterAbstract;
-      const window = plan.windows[i] as RateWindow;
-      try {
-        results.push({ window, res: await limiter.consume(key) });
-      } catch (error) {
-        if (!isLimiterResult(error)) throw error;
-        for (let j = 0; j <= i; j++) await (limiters[j] as RateLimiterAbstract).reward(key);
-        return this.reject(key, plan, limiters, i, error, now);
+    const states: WindowState[] = [];
+    for (const limiter of limiters) {
+      const result = await limiter.take(key, now);
+      if (isRefusal(result)) {
+        for (const taken of limiters.slice(0, states.length)) await taken.giveBack(key);
+        return this.reject(key, limiters, limiter, result, now);
       }
+      states.push(result);
     }
 
-    let chosen = results[0] as (typeof results)[number];
-    for (const r of results) {
-      const left = r.window.limit - r.res.consumedPoints;
-      const chosenLeft = chosen.window.limit - chosen.res.consumedPoints;
-      if (left < chosenLeft || (left === chosenLeft && r.res.msBeforeNext > chosen.res.msBeforeNext))
-        chosen = r;
+    let chosen = states[0] as WindowState;
+    for (const s of states) {
+      if (s.remaining < chosen.remaining || (s.remaining === chosen.remaining && s.resetAt > chosen.resetAt))
+        chosen = s;
     }
     return {
       outcome: 'allowed',
-      limit: chosen.window.limit,
-      remaining: Math.max(0, chosen.window.limit - chosen.res.consumedPoints),
-      resetAt: now + Math.max(0, chosen.res.msBeforeNext),
+      limit: chosen.limit,
+      remaining: chosen.remaining,
+      resetAt: chosen.resetAt,
+      policy: chosen.window.name,
     };
   }
 
   private async reject(
     key: string,
-    plan: Plan,
-    limiters: RateLimiterAbstract[],
-    rejectedBy: number,
-    res: RateLimiterRes,
+    limiters: WindowLimiter[],
+    rejectedBy: WindowLimiter,
+    refusal: Refusal,
     now: number,
   ): Promise<LimitDecision> {
-    // When several windows are spent, the quota is back only when the last of them resets.
-    let retryAt = now + Math.max(0, res.msBeforeNext);
-    let described = plan.windows[rejectedBy] as RateWindow;
-    for (let i = 0; i < limiters.length; i++) {
-      if (i === rejectedBy) continue;
-      const other = plan.windows[i] as RateWindow;
-      const state = await (limiters[i] as RateLimiterAbstract).get(key);
-      if (state && state.consumedPoints >= other.limit + this.leak && now + state.msBeforeNext > retryAt) {
-        retryAt = now + state.msBeforeNext;
-        described = other;
-      }
+    // When several windows are spent, the quota is back only when the last of them admits again.
+    let worst = refusal;
+    let described = rejectedBy;
+    for (const other of limiters) {
+      if (other === rejectedBy) continue;
+      const spent = await other.spent(key, now);
+      if (spent && spent.retryAt > worst.retryAt) [worst, described] = [spent, other];
     }
+    const retryAt = worst.retryAt;
     const decision: LimitDecision = {
       outcome: 'rate_limited',
       limit: described.limit,
       remaining: 0,
-      resetAt: retryAt,
+      resetAt: Math.max(worst.resetAt, retryAt),
       retryAt,
+      policy: described.window.name,
     };
     if (!this.strikes) return decision;
     try {
@@ -155,7 +305,7 @@ export class PlanLimiter {
     } catch (error) {
       if (!isLimiterResult(error)) throw error;
       const until = now + error.msBeforeNext;
-      return { outcome: 'banned', limit: described.limit, remaining: 0, resetAt: until, retryAt: until };
+      return { ...decision, outcome: 'banned', resetAt: until, retryAt: until };
     }
   }
 

@@ -48,7 +48,9 @@ function viewOf(d: LimitDecision, now: number, plan: Plan | undefined): RateLimi
     // Time-scaled windows may last a fraction of a second; the field takes whole seconds.
     windowSeconds: Math.max(1, Math.round(w.seconds)),
   }));
-  const described = plan?.windows.find((w) => w.limit === d.limit);
+  // By its limit first, so that a fault that describes another window is told as that window.
+  const described =
+    plan?.windows.find((w) => w.limit === d.limit) ?? plan?.windows.find((w) => w.name === d.policy);
   return {
     dialect: 'none',
     alsoSent: [],

@@ -1,0 +1,309 @@
+/**
+ * The rate-limiting algorithms APIs use, as pure models with the clock passed in: the reference
+ * server emulates them (`serve --limiter`), and the client, the checks and `capacity` can predict
+ * with the same arithmetic what a server running one of them will do.
+ *
+ * Every model limits `limit` requests per window of `windowMs` and reports the same four figures,
+ * so that any header dialect can tell any model:
+ * - `remaining`: requests that would be admitted at this instant, after this one;
+ * - `resetMs`: until the whole quota is available again (the IETF drafts' reset: when the quota is
+ *   restored);
+ * - `retryAfterMs`: until the next request would be admitted, 0 when one would be now.
+ * A rejected request is not counted by any model (as nginx and rate-limiter-flexible with a reward).
+ *
+ * rate-limiter-flexible has the fixed window only (its BurstyRateLimiter is two fixed windows, and
+ * `execEvenly` delays answers rather than modelling anything), so the others are written here.
+ */
+
+export const LIMITER_MODELS = ['fixed', 'sliding', 'token-bucket', 'gcra'] as const;
+export type LimiterModelName = (typeof LIMITER_MODELS)[number];
+
+/** The models that take a burst: a bucket's size (token-bucket) or extra requests (gcra). */
+export const BURST_MODELS: readonly LimiterModelName[] = ['token-bucket', 'gcra'];
+
+export interface Admission {
+  allowed: boolean;
+  remaining: number;
+  resetMs: number;
+  retryAfterMs: number;
+}
+
+export interface LimiterModel {
+  readonly name: LimiterModelName;
+  /** The most requests admitted at one instant: the window's limit, or the bucket's size. */
+  readonly capacity: number;
+  /** Decides on one request of `key` at `nowMs`; only an admitted request is counted. */
+  admit(key: string, nowMs: number): Admission;
+  /** What a request at `nowMs` would get, counting nothing. */
+  peek(key: string, nowMs: number): Admission;
+}
+
+export interface ModelSettings {
+  limit: number;
+  windowMs: number;
+  /** token-bucket: the bucket's size (default `limit`); gcra: extra requests tolerated (default 0). */
+  burst?: number;
+}
+
+/** Float division leaves 2.9999999 where 3 is meant; a count must not lose a request to that. */
+const EPSILON = 1e-9;
+
+/** How many admissions after which idle keys are forgotten: one pass over the map now and then. */
+const SWEEP_EVERY = 4096;
+
+/** One state per key, created on first use and forgotten once it is as good as a fresh one. */
+abstract class PerKeyModel<S> implements LimiterModel {
+  abstract readonly name: LimiterModelName;
+  abstract readonly capacity: number;
+  private readonly states = new Map<string, S>();
+  private admitsSinceSweep = 0;
+
+  admit(key: string, nowMs: number): Admission {
+    // A client address that came once must not be kept for ever.
+    if (++this.admitsSinceSweep >= SWEEP_EVERY) this.sweep(nowMs);
+    let state = this.states.get(key);
+    if (state === undefined) {
+      state = this.fresh();
+      this.states.set(key, state);
+    }
+    return this.decide(state, nowMs, true);
+  }
+
+  peek(key: string, nowMs: number): Admission {
+    return this.decide(this.states.get(key) ?? this.fresh(), nowMs, false);
+  }
+
+  protected abstract fresh(): S;
+  /** Mutates `state` only when `commit` and the request is admitted. */
+  protected abstract decide(state: S, nowMs: number, commit: boolean): Admission;
+  /** From when on `state` admits as a fresh one would. */
+  protected abstract restoredAt(state: S): number;
+
+  private sweep(nowMs: number): void {
+    this.admitsSinceSweep = 0;
+    for (const [key, state] of this.states) if (this.restoredAt(state) <= nowMs) this.states.delete(key);
+  }
+}
+
+function checkSettings(limit: number, windowMs: number): void {
+  if (!(Number.isInteger(limit) && limit >= 1)) throw new RangeError(`limit must be a whole number >= 1`);
+  if (!(Number.isFinite(windowMs) && windowMs > 0)) throw new RangeError(`windowMs must be > 0`);
+}
+
+/**
+ * A fixed window that starts with the first request after the previous one ended, as
+ * rate-limiter-flexible's memory store does (the server uses that library itself, for its Redis
+ * store; this model is for predicting it).
+ */
+export class FixedWindow extends PerKeyModel<{ start: number; count: number }> {
+  readonly name = 'fixed';
+  readonly capacity: number;
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {
+    super();
+    checkSettings(limit, windowMs);
+    this.capacity = limit;
+  }
+
+  protected fresh() {
+    return { start: Number.NEGATIVE_INFINITY, count: 0 };
+  }
+
+  protected restoredAt(state: { start: number }): number {
+    return state.start + this.windowMs;
+  }
+
+  protected decide(state: { start: number; count: number }, nowMs: number, commit: boolean): Admission {
+    const ended = nowMs >= state.start + this.windowMs;
+    const start = ended ? nowMs : state.start;
+    const count = ended ? 0 : state.count;
+    const allowed = count < this.limit;
+    const after = allowed ? count + 1 : count;
+    if (allowed && commit) [state.start, state.count] = [start, after];
+    const resetMs = start + this.windowMs - nowMs;
+    return {
+      allowed,
+      remaining: this.limit - after,
+      resetMs,
+      retryAfterMs: after < this.limit ? 0 : resetMs,
+    };
+  }
+}
+
+/** The times of the admitted requests still in the span, oldest first, in a ring of `limit` slots. */
+class TimeRing {
+  private readonly times: Float64Array;
+  private head = 0;
+  count = 0;
+
+  constructor(size: number) {
+    this.times = new Float64Array(size);
+  }
+
+  at(i: number): number {
+    return this.times[(this.head + i) % this.times.length] as number;
+  }
+
+  /** How many of the oldest times are at or before `cutoff`. */
+  countUpTo(cutoff: number): number {
+    let n = 0;
+    while (n < this.count && this.at(n) <= cutoff) n++;
+    return n;
+  }
+
+  drop(n: number): void {
+    this.head = (this.head + n) % this.times.length;
+    this.count -= n;
+  }
+
+  push(t: number): void {
+    this.times[(this.head + this.count) % this.times.length] = t;
+    this.count++;
+  }
+}
+
+/**
+ * Sliding log: at most `limit` requests in any span of `windowMs` (half-open, as fixed windows are);
+ * a request counts until exactly `windowMs` after it. Chosen over Cloudflare's sliding-window counter (a weighted sum of the
+ * previous and current fixed windows) because its promise is exact, so a client can be judged
+ * against it; its cost is `limit` timestamps per key.
+ *
+ * `resetMs` is when the newest request ages out: only then is the whole quota back. Requests come
+ * back one by one before that, each as the oldest ages out; that is `retryAfterMs` when none is left.
+ */
+export class SlidingLog extends PerKeyModel<TimeRing> {
+  readonly name = 'sliding';
+  readonly capacity: number;
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {
+    super();
+    checkSettings(limit, windowMs);
+    this.capacity = limit;
+  }
+
+  protected fresh(): TimeRing {
+    return new TimeRing(this.limit);
+  }
+
+  protected restoredAt(ring: TimeRing): number {
+    return ring.count === 0 ? Number.NEGATIVE_INFINITY : ring.at(ring.count - 1) + this.windowMs;
+  }
+
+  protected decide(ring: TimeRing, nowMs: number, commit: boolean): Admission {
+    // Aged-out times are dropped only when a request is counted: a peek at a later time must not
+    // forget requests that still count for an earlier one.
+    const aged = ring.countUpTo(nowMs - this.windowMs);
+    const inSpan = ring.count - aged;
+    const allowed = inSpan < this.limit;
+    const after = allowed ? inSpan + 1 : inSpan;
+    const newest = allowed ? nowMs : ring.at(ring.count - 1);
+    const oldest = inSpan === 0 ? nowMs : ring.at(aged);
+    if (allowed && commit) {
+      ring.drop(aged);
+      ring.push(nowMs);
+    }
+    return {
+      allowed,
+      remaining: this.limit - after,
+      resetMs: newest + this.windowMs - nowMs,
+      retryAfterMs: after < this.limit ? 0 : oldest + this.windowMs - nowMs,
+    };
+  }
+}
+
+/**
+ * The generic cell rate algorithm (virtual scheduling, ITU-T I.371), as nginx's limit_req with
+ * `burst=N nodelay` applies it: one request per emission interval T = windowMs / limit, with a
+ * tolerance of `burst` extra requests. The state is one time, the theoretical arrival time (TAT);
+ * a request at `now` is admitted when TAT - now <= burst * T, and then moves TAT to
+ * max(TAT, now) + T. With burst 0 a request sooner than T after the previous admitted one is refused.
+ *
+ * `remaining` is how many more would be admitted now, `resetMs` is TAT - now (when the bucket has
+ * drained and the whole burst is back), `retryAfterMs` when the next would be admitted.
+ */
+export class Gcra extends PerKeyModel<{ tat: number }> {
+  readonly name: LimiterModelName = 'gcra';
+  readonly capacity: number;
+  /** The emission interval T, in ms. */
+  readonly intervalMs: number;
+  /** How far TAT may run ahead of now for a request to be admitted: burst * T. */
+  private readonly toleranceMs: number;
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+    readonly burst = 0,
+  ) {
+    super();
+    checkSettings(limit, windowMs);
+    if (!(Number.isInteger(burst) && burst >= 0)) throw new RangeError('burst must be a whole number >= 0');
+    this.capacity = burst + 1;
+    this.intervalMs = windowMs / limit;
+    this.toleranceMs = burst * this.intervalMs;
+  }
+
+  protected fresh() {
+    return { tat: Number.NEGATIVE_INFINITY };
+  }
+
+  protected restoredAt(state: { tat: number }): number {
+    return state.tat;
+  }
+
+  protected decide(state: { tat: number }, nowMs: number, commit: boolean): Admission {
+    const tat = Math.max(state.tat, nowMs);
+    const allowed = tat - nowMs <= this.toleranceMs + EPSILON * this.intervalMs;
+    const next = allowed ? tat + this.intervalMs : tat;
+    if (allowed && commit) state.tat = next;
+    const backlog = next - nowMs;
+    // Whole requests that still fit: the bucket holds `capacity`, `backlog / T` of them are taken.
+    const remaining = Math.max(0, Math.floor(this.capacity - backlog / this.intervalMs + EPSILON));
+    // From the count, not from backlog - tolerance alone, which float error can leave a hair above 0.
+    return {
+      allowed,
+      remaining,
+      resetMs: backlog,
+      retryAfterMs: remaining > 0 ? 0 : backlog - this.toleranceMs,
+    };
+  }
+}
+
+/**
+ * A token bucket of `capacity` tokens (default `limit`) refilled continuously at `limit` per
+ * `windowMs`; a request takes one whole token. It is the GCRA above with a tolerance of
+ * capacity - 1 requests (ITU-T I.371's equivalence), so it is computed as one: one time per key
+ * and no drift from adding fractions of tokens. `remaining` is the whole tokens left, `resetMs`
+ * the time until the bucket is full again, `retryAfterMs` until the next whole token.
+ */
+export class TokenBucket extends Gcra {
+  override readonly name: LimiterModelName = 'token-bucket';
+
+  constructor(limit: number, windowMs: number, capacity = limit) {
+    if (!(Number.isInteger(capacity) && capacity >= 1))
+      throw new RangeError('capacity must be a whole number >= 1');
+    super(limit, windowMs, capacity - 1);
+  }
+}
+
+/** The model named, for one window. */
+export function createLimiterModel(name: LimiterModelName, settings: ModelSettings): LimiterModel {
+  const { limit, windowMs, burst } = settings;
+  if (burst !== undefined && !BURST_MODELS.includes(name))
+    throw new RangeError(`burst applies to ${BURST_MODELS.join(' and ')} only, not to ${name}`);
+  switch (name) {
+    case 'fixed':
+      return new FixedWindow(limit, windowMs);
+    case 'sliding':
+      return new SlidingLog(limit, windowMs);
+    case 'token-bucket':
+      return new TokenBucket(limit, windowMs, burst ?? limit);
+    case 'gcra':
+      return new Gcra(limit, windowMs, burst ?? 0);
+  }
+}
