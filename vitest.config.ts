@@ -20,11 +20,15 @@ const TIMING = [
   'test/cli/hostile-targets.test.ts',
   'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
+  // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side.
+  'test/client/real-limiters.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',
   'test/scenario/integration.test.ts',
   'test/scenario/shared-quota.test.ts',
   'test/server/faults.test.ts',
+  'test/record/dialect-run.test.ts',
+  'test/server/limiter-modes.test.ts',
   'test/server/rate-limit.test.ts',
 ];
 

@@ -296,23 +296,39 @@ export function writeRateLimit(view: RateLimitView, dialect: Dialect, nowMs: num
  * response's time plus the delay (a fraction: rounding it up again would hold a whole second more).
  */
 export function quotaState(view: RateLimitView, nowMs: number): RateLimitState {
-  return {
+  const state: RateLimitState = {
     limit: view.limit,
     remaining: view.remaining,
     reset: view.resetSeconds === undefined ? undefined : nowMs / 1000 + view.resetSeconds,
   };
+  // The policy `remaining` belongs to: named (ietf-8), or the only one declared (drafts 6 and 7).
+  const policy =
+    view.policy === undefined
+      ? view.policies.length === 1 && view.policies[0]?.quota === view.limit
+        ? view.policies[0]
+        : undefined
+      : view.policies.find((p) => p.name === view.policy);
+  if (policy?.windowSeconds !== undefined) state.windowSeconds = policy.windowSeconds;
+  return state;
 }
+
+const X_RATELIMIT = {
+  limit: 'X-RateLimit-Limit',
+  remaining: 'X-RateLimit-Remaining',
+  reset: 'X-RateLimit-Reset',
+};
+
+/** The fields that tell each part of the quota, as a person would look them up in a response. */
+export const QUOTA_FIELDS: Record<Dialect, { limit: string; remaining: string; reset: string }> = {
+  seed: X_RATELIMIT,
+  'seconds-until': X_RATELIMIT,
+  'unix-ms': X_RATELIMIT,
+  'ietf-8': { limit: 'RateLimit-Policy q', remaining: 'RateLimit r', reset: 'RateLimit t' },
+  'ietf-7': { limit: 'RateLimit limit', remaining: 'RateLimit remaining', reset: 'RateLimit reset' },
+  'ietf-6': { limit: 'RateLimit-Limit', remaining: 'RateLimit-Remaining', reset: 'RateLimit-Reset' },
+};
 
 /** The header that told the reset, as a person would look it up in the response. */
 export function resetField(view: RateLimitView): string {
-  switch (view.dialect) {
-    case 'ietf-8':
-      return 'RateLimit t';
-    case 'ietf-7':
-      return 'RateLimit reset';
-    case 'ietf-6':
-      return 'RateLimit-Reset';
-    default:
-      return 'X-RateLimit-Reset';
-  }
+  return QUOTA_FIELDS[view.dialect === 'none' ? 'seed' : view.dialect].reset;
 }

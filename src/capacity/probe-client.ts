@@ -145,7 +145,6 @@ export class ProbeClient {
       status,
       errorCode,
       headers,
-      rateLimit,
       body: new ResponseBody(text, headers),
       pacingWaitMs: 0,
       backoffWaitMs: 0,

@@ -7,6 +7,7 @@ import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from 
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import { quotaKeyName, RedisQuotaStore } from '../client/redis-quota-store.ts';
+import { CONTRACTS } from '../record/checks/contract.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { parseTolerances } from '../report/tolerances.ts';
@@ -75,6 +76,12 @@ export function runOptions(yargs: Argv) {
       choices: LIMITER_KINDS,
       describe:
         "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap. Default: learned from the server's 429s",
+    })
+    .option('contract', {
+      choices: CONTRACTS,
+      default: 'seed' as const,
+      describe:
+        "The rate-limit dialect the checks judge as promised: the seed's X-RateLimit-* (Reset a Unix time), another limiter's, ietf (any IETF draft) or any (whatever the server speaks)",
     })
     .option('allow-ban-risk', {
       type: 'boolean',
@@ -323,6 +330,7 @@ export async function run(args: RunArgs): Promise<number> {
         enforce,
         allowBanRisk: args.allowBanRisk,
         limiter: args.limiter,
+        contract: args.contract,
         timeoutMs,
         maxAttempts: args.maxAttempts,
         spec: args.spec ?? 'petstore.openapi.yaml (built in)',

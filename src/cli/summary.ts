@@ -1,5 +1,6 @@
 import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
+import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
 import type { RunResult } from '../result/types.ts';
 
@@ -57,6 +58,7 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   lines.push(
     `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of the plan rate (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
   );
+  if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
   const held = c.heldPastEnd;
   if (held)
     lines.push(

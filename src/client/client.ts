@@ -5,7 +5,6 @@ import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { quotaState, type RateLimitView, readRateLimit, resetField } from '../api/rate-limit-dialect.ts';
-import { readRateLimitHeaders } from '../api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import { fullJitterMs, RetryBudget } from './backoff.ts';
@@ -267,8 +266,7 @@ export class ApiClient {
         this.gate.responded();
         throw new AbortedError('run stopped');
       }
-      // The record keeps the seed's fields, which the checks judge; pacing reads whatever dialect came.
-      const rateLimit = responseHeaders ? readRateLimitHeaders(responseHeaders) : undefined;
+      // Read once, whatever dialect came: pacing steers by it, and the checks judge it from the record.
       const view = responseHeaders ? readRateLimit(responseHeaders, receivedAt) : undefined;
       const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
       // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
@@ -316,7 +314,6 @@ export class ApiClient {
         status,
         errorCode,
         headers: responseHeaders,
-        rateLimit,
         rateLimitView: view,
         body: payload,
         pacingWaitMs: admission.pacingWaitMs,

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
 import type { RateLimitView } from '../api/rate-limit-dialect.ts';
-import type { RateLimitState } from '../api/rate-limit-headers.ts';
 
 /**
  * One HTTP attempt, as the client hands it to the recorder. Every attempt is recorded, retries
@@ -23,9 +22,10 @@ export interface AttemptRecord {
   /** Transport error code (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...). */
   errorCode: string | undefined;
   headers: IncomingHttpHeaders | undefined;
-  /** The X-RateLimit-* headers as the client read them for pacing (read once, used twice). */
-  rateLimit?: RateLimitState;
-  /** The quota fields in whatever dialect the server spoke, as the client read them for pacing. */
+  /**
+   * The quota fields in whatever dialect the server spoke, as the client read them for pacing; the
+   * checks take it as it is (read once, used twice), and read the headers only for a record without it.
+   */
   rateLimitView?: RateLimitView;
   body: AttemptBody;
   pacingWaitMs: number;

@@ -1,10 +1,11 @@
 import type { RateWindow } from '../api/plans.ts';
-import { readRateLimitHeaders } from '../api/rate-limit-headers.ts';
 import type { AttemptRecord, AttemptSink } from './attempt.ts';
-import { responseChecks } from './checks/catalogue.ts';
-import type { AttemptCheck, Check, CheckContext } from './checks/check.ts';
+import { type RunChecksOptions, responseChecks } from './checks/catalogue.ts';
+import { type AttemptCheck, type Check, checkContext } from './checks/check.ts';
 import { clientChecks } from './checks/client-checks.ts';
+import { DEFAULT_CONTRACT } from './checks/contract.ts';
 import { CheckTally } from './checks/tally.ts';
+import { DialectTally, type HeaderDialect } from './dialects.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
 import { Timeline } from './timeline.ts';
 import { ViolationCounter } from './violations.ts';
@@ -63,7 +64,12 @@ export interface RecorderOptions {
    * checked against its own plan's windows, not any probed plan's. Labels not in it use `windows`.
    */
   windowsByKey?: ReadonlyMap<string, RateWindow[]>;
-  /** Response checks; default `responseChecks()` (fresh: several keep state for the run). */
+  /**
+   * How the default response checks judge (the contract among them, which the result names with the
+   * dialects seen); `checks` replaces the checks, not the contract the result names.
+   */
+  checkOptions?: RunChecksOptions;
+  /** Response checks; default `responseChecks(checkOptions)` (fresh: several keep state for the run). */
   checks?: readonly Check[];
   /** Checks of the client's own behaviour; default `clientChecks()`. */
   clientChecks?: readonly AttemptCheck[];
@@ -75,6 +81,7 @@ export class Recorder implements AttemptSink {
   readonly operations = new Map<string, OperationStats>();
   readonly checks: CheckTally;
   readonly violations = new ViolationCounter();
+  private readonly dialects = new DialectTally();
   timeline: Timeline;
   /**
    * Requests the limiter let through while the workload ran (setup and teardown excluded): the
@@ -93,8 +100,16 @@ export class Recorder implements AttemptSink {
   }
 
   constructor(private readonly options: RecorderOptions) {
-    this.checks = new CheckTally(options.checks ?? responseChecks(), options.clientChecks ?? clientChecks());
+    this.checks = new CheckTally(
+      options.checks ?? responseChecks(options.checkOptions),
+      options.clientChecks ?? clientChecks(),
+    );
     this.timeline = new Timeline(options.startedAt);
+  }
+
+  /** The dialects the target told its quota in, and the contract they were judged against. */
+  headerDialect(): HeaderDialect | undefined {
+    return this.dialects.snapshot(this.options.checkOptions?.contract ?? DEFAULT_CONTRACT);
   }
 
   /**
@@ -138,15 +153,12 @@ export class Recorder implements AttemptSink {
     if (this.measuring && a.status !== 0 && a.status !== 429) this.admittedDuringWorkload++;
     this.checks.observe(a);
     if (a.status !== 0 && a.headers) {
-      const ctx: CheckContext = {
-        attempt: a,
-        op: a.operation,
-        status: a.status,
-        headers: a.headers,
-        rateLimit: a.rateLimit ?? readRateLimitHeaders(a.headers),
-        windows: this.options.windowsByKey?.get(a.keyLabel) ?? this.options.windows,
-        nowSeconds: a.receivedAt / 1000,
-      };
+      const ctx = checkContext(
+        a,
+        a.headers,
+        this.options.windowsByKey?.get(a.keyLabel) ?? this.options.windows,
+      );
+      this.dialects.add(ctx.rateLimitView);
       if (this.checks.evaluate(ctx) > 0) {
         stats.checkFailures++;
         this.overall.checkFailures++;

@@ -1,5 +1,6 @@
 import type { CheckResult } from '../record/checks/tally.ts';
-import type { Compliance, WorkloadSummary } from '../result/types.ts';
+import { type DialectCounts, detectedDialect, inDialectOrder } from '../record/dialects.ts';
+import type { Compliance, HeaderDialect, WorkloadSummary } from '../result/types.ts';
 
 /**
  * The first failures kept per check, as tally.ts keeps them (its MAX_SAMPLES, and the schema's
@@ -56,4 +57,24 @@ export function mergeWorkloads(workloads: WorkloadSummary[]): WorkloadSummary {
     }
   }
   return merged;
+}
+
+/**
+ * Dialects counted over every part, the one detected read again from the sums; the contract is the
+ * earliest part's, as the merged configuration is. Undefined when no part counted any.
+ */
+export function mergeHeaderDialects(parts: (HeaderDialect | undefined)[]): HeaderDialect | undefined {
+  const present = parts.filter((p): p is HeaderDialect => p !== undefined);
+  const [first] = present;
+  if (!first) return undefined;
+  const counts: DialectCounts = {};
+  for (const p of present)
+    for (const [d, n] of Object.entries(p.counts) as [keyof DialectCounts, number][])
+      counts[d] = (counts[d] ?? 0) + n;
+  return {
+    contract: first.contract,
+    detected: detectedDialect(counts),
+    alsoSent: inDialectOrder(present.flatMap((p) => p.alsoSent)),
+    counts,
+  };
 }

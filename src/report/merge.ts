@@ -7,7 +7,7 @@ import {
   type RunResult,
   SCHEMA_VERSION,
 } from '../result/types.ts';
-import { mergeChecks, mergeViolationSamples, mergeWorkloads } from './merge-records.ts';
+import { mergeChecks, mergeHeaderDialects, mergeViolationSamples, mergeWorkloads } from './merge-records.ts';
 import { mergeSummaries } from './merge-summary.ts';
 import { mergeTimelines } from './merge-timeline.ts';
 import { runSpan } from './run-span.ts';
@@ -73,6 +73,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
 
   const planRate = first.result.compliance.planRate;
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
+  const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: mergeMeta(
@@ -99,6 +100,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       admitted,
       planRate,
       quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
+      ...(headerDialect ? { headerDialect } : {}),
     },
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
   };

@@ -3,6 +3,7 @@ import { planRate } from '../api/plans.ts';
 import { encodeHistogram, latencyStats } from '../record/histogram.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
 import {
+  type HeaderDialect,
   type OperationSummary,
   type ResultMeta,
   type RunConfig,
@@ -27,6 +28,11 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
     response: latencyStats(stats.response),
     histograms: { service: encodeHistogram(stats.service), response: encodeHistogram(stats.response) },
   };
+}
+
+function headerDialectOf(recorder: Recorder): { headerDialect?: HeaderDialect } {
+  const headerDialect = recorder.headerDialect();
+  return headerDialect ? { headerDialect } : {};
 }
 
 export interface BuildInput {
@@ -74,6 +80,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       admitted,
       planRate: rate,
       quotaUtilization: rate > 0 ? admitted / seconds / rate : 0,
+      ...headerDialectOf(recorder),
     },
     workload,
   };

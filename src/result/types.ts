@@ -1,9 +1,13 @@
 import type { RateWindow } from '../api/plans.ts';
+import type { Contract } from '../record/checks/contract.ts';
 import type { CheckResult } from '../record/checks/tally.ts';
+import type { HeaderDialect } from '../record/dialects.ts';
 import type { LatencyStats } from '../record/histogram.ts';
 import type { TimelinePoint } from '../record/timeline.ts';
 import type { BanReport, CapacityReport } from './capacity-types.ts';
 import type { ProbeResult } from './probe-types.ts';
+
+export type { HeaderDialect } from '../record/dialects.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -102,6 +106,8 @@ export interface RunConfig {
   spec: string;
   /** Seed of the flow choices: the same seed replays the same choices. */
   seed?: number;
+  /** `--contract`: the rate-limit dialect the checks judged as promised (absent: the seed's). */
+  contract?: Contract;
 }
 
 export interface OperationInfo {
@@ -153,6 +159,11 @@ export interface Compliance {
    * (epoch ms), and `by` says what said so, e.g. 'Retry-After 999999999 s'. The run ended first.
    */
   heldPastEnd?: { until: number; by: string };
+  /**
+   * The dialect(s) the target told its quota in, counted per response, and the contract the checks
+   * judged them against (absent when no response was checked).
+   */
+  headerDialect?: HeaderDialect;
 }
 
 export interface WorkloadSummary {

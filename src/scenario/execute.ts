@@ -6,7 +6,7 @@ import { ApiClient } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
-import { responseChecks } from '../record/checks/catalogue.ts';
+import type { Contract } from '../record/checks/contract.ts';
 import { errorCount } from '../record/errors.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
@@ -38,6 +38,8 @@ export interface ExecuteInput<D> {
   allowBanRisk?: boolean;
   /** The target's limiter when known (`--limiter`); else the client learns it from 429s. */
   limiter?: LimiterKind;
+  /** The rate-limit dialect the checks judge as promised (`--contract`); default the seed's. */
+  contract?: Contract;
   timeoutMs?: number;
   maxAttempts?: number;
   spec: string;
@@ -94,7 +96,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     workloadOnly: true,
     // Verdicts that compare a response with those around it wait for every request that could still
     // be in flight: as long as the request timeout, and some.
-    checks: responseChecks({ settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000 }),
+    checkOptions: { settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000, contract: input.contract },
   });
   const tap = input.tap;
   const client = new ApiClient({
@@ -152,6 +154,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         maxAttempts: input.maxAttempts ?? 3,
         spec: input.spec,
         ...(input.seed === undefined ? {} : { seed: input.seed }),
+        ...(input.contract === undefined ? {} : { contract: input.contract }),
       },
       recorder,
       operations: input.operations,

@@ -1,5 +1,6 @@
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { RateWindow } from '../api/plans.ts';
+import type { Contract } from '../record/checks/contract.ts';
 import type { Share } from './share.ts';
 import type { WorkloadOverrides } from './workload.ts';
 
@@ -28,6 +29,7 @@ export interface WorkerJob {
   enforce: boolean;
   allowBanRisk: boolean;
   limiter?: LimiterKind;
+  contract?: Contract;
   timeoutMs: number;
   maxAttempts: number;
   seed: number;

@@ -67,6 +67,7 @@ try {
     enforce: job.enforce,
     allowBanRisk: job.allowBanRisk,
     limiter: job.limiter,
+    contract: job.contract,
     timeoutMs: job.timeoutMs,
     maxAttempts: job.maxAttempts,
     spec: job.spec,

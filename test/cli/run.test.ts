@@ -210,6 +210,78 @@ describe.concurrent('run: a whole run', () => {
   );
 });
 
+describe.concurrent('run --contract: the rate-limit dialect promised', () => {
+  /** 3 s of mixed-traffic against a server telling its Reset in seconds until it (@fastify/rate-limit's way). */
+  const against = (contract: string[]) =>
+    parallel(async () => {
+      const server = await startServer({ timeScale: 10, headerDialect: 'seconds-until' });
+      try {
+        const out = freshDir('contract');
+        const result = await runCli(
+          [
+            'run',
+            '--base-url',
+            server.url,
+            '--api-key',
+            'free-demo-key',
+            '--time-scale',
+            '10',
+            '--duration',
+            '3s',
+            ...contract,
+            '--out',
+            out,
+          ],
+          RUN_TIMEOUT_MS,
+        );
+        return { result, written: readResult(out) };
+      } finally {
+        await server.close();
+      }
+    });
+
+  it(
+    'the dialect kept: every check passes, and the summary and the result name dialect and contract',
+    async () => {
+      const { result, written } = await against(['--contract', 'seconds-until']);
+      expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
+      expect(resultProblem(written)).toBeUndefined();
+      expect(result.stdout).toMatch(/^checks: all \d+ passed/m);
+      const answered = written.compliance.headerDialect?.counts['seconds-until'];
+      expect(answered).toBeGreaterThan(0);
+      expect(written.compliance.headerDialect).toEqual({
+        contract: 'seconds-until',
+        detected: 'seconds-until',
+        alsoSent: [],
+        counts: { 'seconds-until': answered },
+      });
+      expect(written.config.contract).toBe('seconds-until');
+      expect(result.stdout).toContain(
+        `rate-limit headers: seconds-until (X-RateLimit-*, Reset in seconds until the reset) on ${answered} of ${answered} responses; contract seconds-until (kept)`,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "by default the seed's: the dialect check alone fails, saying what came and what was promised",
+    async () => {
+      const { result, written } = await against([]);
+      // A failing check fails no gate by itself: the run exits 0 unless a threshold says otherwise.
+      expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0);
+      expect(written.config.contract).toBe('seed');
+      expect(result.stdout).toMatch(
+        /^rate-limit headers: seconds-until .*; contract seed: not the dialect detected$/m,
+      );
+      expect(result.stdout).toMatch(/^checks: 1 failing:$/m);
+      expect(result.stdout).toMatch(
+        /^ {2}ratelimit-dialect-matches-contract: \d+ failed, e\.g\. \w+ \d+: X-RateLimit-Reset is seconds until the reset, as @fastify\/rate-limit sends; the contract promises a Unix time in seconds$/m,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
 describe.concurrent('run: the API key never shows', () => {
   const SECRET = 'sekret-key-0123456789abcdef';
 
@@ -285,6 +357,7 @@ describe.concurrent('run: bad input', () => {
     ['--rate abc', () => ['run', '--rate', 'abc'], 2, /rate/],
     ['--duration 5x', () => ['run', '--duration', '5x'], 2, /--duration: '5x'/],
     ['--base-url notaurl', () => ['run', '--base-url', 'notaurl'], 2, /--base-url: 'notaurl'/],
+    ['--contract ietf-9', () => ['run', '--contract', 'ietf-9'], 2, /contract.*ietf-9/],
     [
       'an unreachable --base-url http://127.0.0.1:1',
       () => ['run', '--base-url', 'http://127.0.0.1:1', '--api-key', 'k', '--duration', '1s'],

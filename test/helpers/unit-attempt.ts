@@ -1,10 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../../src/api/operations.ts';
 import type { RateWindow } from '../../src/api/plans.ts';
-import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
-import type { CheckContext } from '../../src/record/checks/check.ts';
+import { type CheckContext, checkContext } from '../../src/record/checks/check.ts';
 
 let table: Promise<Map<string, Operation>> | undefined;
 
@@ -75,16 +74,7 @@ export function makeAttempt(
 
 /** The context the recorder builds for a response. */
 export function makeContext(attempt: AttemptRecord, windows: RateWindow[] = FREE_WINDOWS): CheckContext {
-  const headers = attempt.headers ?? {};
-  return {
-    attempt,
-    op: attempt.operation,
-    status: attempt.status,
-    headers,
-    rateLimit: readRateLimitHeaders(headers),
-    windows,
-    nowSeconds: attempt.receivedAt / 1000,
-  };
+  return checkContext(attempt, attempt.headers ?? {}, windows);
 }
 
 /** An Error object body as the seed defines it. */

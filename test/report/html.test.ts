@@ -124,6 +124,33 @@ describe('the report of a real run', () => {
       expect(section).toContain(text);
   });
 
+  it('names the rate-limit dialect detected and the contract, above the checks', () => {
+    const checks = page.slice(page.indexOf('id="checks"'), page.indexOf('data-table="checks"'));
+    const total = Object.values(real.compliance.headerDialect?.counts ?? {}).reduce((n, c) => n + c, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(checks).toContain('data-header-dialect="seed" data-contract="seed"');
+    expect(checks).toContain(
+      `Rate-limit headers: seed (X-RateLimit-*, Reset a Unix time in seconds) on ${total} of ${total} responses; contract seed (kept).`,
+    );
+    const fastify = renderHtmlReport(
+      copy((r) => {
+        r.compliance.headerDialect = {
+          contract: 'seed',
+          detected: 'seconds-until',
+          alsoSent: [],
+          counts: { 'seconds-until': 40, none: 2 },
+        };
+        r.config.contract = 'seed';
+      }),
+    );
+    expect(fastify).toContain(
+      'Rate-limit headers: seconds-until (X-RateLimit-*, Reset in seconds until the reset) on 40 of 42 responses, none on 2; contract seed: not the dialect detected.',
+    );
+    expect(fastify.slice(fastify.indexOf('id="configuration"'))).toContain(
+      'rate-limit contract</dt><dd>seed',
+    );
+  });
+
   it('is self-contained and of a reasonable size', () => {
     expect(page).not.toMatch(/\s(src|href|srcset|action|poster)\s*=/i);
     expect(page).not.toMatch(/url\(|@import|<link|<img|<iframe|fetch\(/i);

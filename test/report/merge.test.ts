@@ -10,8 +10,9 @@ import type { AttemptRecord } from '../../src/record/attempt.ts';
 import { decodeHistogram, latencyStats, newHistogram } from '../../src/record/histogram.ts';
 import { Recorder } from '../../src/record/recorder.ts';
 import { mergeResults } from '../../src/report/merge.ts';
+import { mergeHeaderDialects } from '../../src/report/merge-records.ts';
 import { buildResult } from '../../src/result/build.ts';
-import type { RunResult } from '../../src/result/types.ts';
+import type { HeaderDialect, RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { syntheticConfig, syntheticMeta } from '../helpers/synthetic-result.ts';
 import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operations, T0 } from '../helpers/unit-attempt.ts';
@@ -268,6 +269,43 @@ describe('mergeResults', () => {
     expect(deprecation?.failures).toBeGreaterThan(5);
     expect(deprecation?.samples).toEqual(reference.find((c) => c.id === 'deprecation-headers')?.samples);
     expect(deprecation?.samples).toHaveLength(5);
+  });
+
+  it('adds the dialects counted by each part, and reads the one detected again from the sums', () => {
+    const seen = results.reduce((n, r) => n + (r.compliance.headerDialect?.counts.seed ?? 0), 0);
+    expect(seen).toBeGreaterThan(0);
+    expect(merged.compliance.headerDialect).toEqual({
+      contract: 'seed',
+      detected: 'seed',
+      alsoSent: [],
+      counts: { seed: seen },
+    });
+    expect(merged.compliance.headerDialect).toEqual(all.headerDialect());
+    const dialect = (h: Partial<HeaderDialect>): HeaderDialect => ({
+      contract: 'ietf',
+      detected: 'ietf-8',
+      alsoSent: [],
+      counts: {},
+      ...h,
+    });
+    expect(
+      mergeHeaderDialects([
+        dialect({ counts: { 'ietf-8': 3, none: 1 }, alsoSent: ['seed'] }),
+        undefined,
+        dialect({
+          contract: 'any',
+          detected: 'ietf-6',
+          counts: { 'ietf-6': 5 },
+          alsoSent: ['unix-ms', 'seed'],
+        }),
+      ]),
+    ).toEqual({
+      contract: 'ietf',
+      detected: 'ietf-6',
+      alsoSent: ['seed', 'unix-ms'],
+      counts: { 'ietf-8': 3, none: 1, 'ietf-6': 5 },
+    });
+    expect(mergeHeaderDialects([undefined, undefined])).toBeUndefined();
   });
 
   it('spans the parts in its meta, lists the scenarios and drops the parts’ thresholds', () => {

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/api/operations.ts';
+import { DIALECTS } from '../../src/api/rate-limit-dialect.ts';
+import { CONTRACTS } from '../../src/record/checks/contract.ts';
 import { Recorder } from '../../src/record/recorder.ts';
 import { type BuildInput, buildResult } from '../../src/result/build.ts';
 import type { RunResult } from '../../src/result/types.ts';
@@ -180,5 +183,93 @@ describe('resultProblem', () => {
 
   it('accepts a target with a path but no credentials', () => {
     expect(resultProblem(broken('meta.target', 'https://api.example.com/v1'))).toBeUndefined();
+  });
+});
+
+describe('compliance.headerDialect', () => {
+  it('names the dialect every response with headers spoke, and the default contract', () => {
+    // 10 responses (the transport error has no headers), all in the seed's dialect.
+    expect(result.compliance.headerDialect).toEqual({
+      contract: 'seed',
+      detected: 'seed',
+      alsoSent: [],
+      counts: { seed: 10 },
+    });
+  });
+
+  it("judges against the recorder's contract, and takes the client's reading of the quota as it is", () => {
+    const recorder = new Recorder({
+      startedAt: T0,
+      windows: FREE_WINDOWS,
+      checkOptions: { contract: 'ietf' },
+    });
+    const ietf8 = {
+      'content-type': 'application/json',
+      ratelimit: '"minute";r=59;t=30',
+      'ratelimit-policy': '"minute";q=60;w=60, "day";q=1000;w=86400',
+    };
+    for (let i = 0; i < 3; i++)
+      recorder.record(
+        makeAttempt(op('listPets'), {
+          sentAt: T0 + i * 100,
+          receivedAt: T0 + i * 100 + 5,
+          headers: ietf8,
+          json: [],
+        }),
+      );
+    // A record that carries its view (as the client's do): counted as it says, the headers not read again.
+    const carried = makeAttempt(op('listPets'), {
+      sentAt: T0 + 400,
+      receivedAt: T0 + 405,
+      headers: ietf8,
+      json: [],
+    });
+    carried.rateLimitView = {
+      dialect: 'ietf-7',
+      alsoSent: ['seed'],
+      limit: 60,
+      remaining: 55,
+      resetSeconds: 29,
+      policies: [],
+      malformed: [],
+    };
+    recorder.record(carried);
+    const r = buildResult({ ...input, recorder });
+    expect(resultProblem(r)).toBeUndefined();
+    expect(r.compliance.headerDialect).toEqual({
+      contract: 'ietf',
+      detected: 'ietf-8',
+      alsoSent: ['seed'],
+      counts: { 'ietf-8': 3, 'ietf-7': 1 },
+    });
+    const check = (id: string) => r.checks.find((c) => c.id === id);
+    expect(check('ratelimit-dialect-matches-contract')).toMatchObject({ passes: 4, failures: 0 });
+    expect(check('ratelimit-headers-present')).toMatchObject({ passes: 4, failures: 0 });
+  });
+
+  it('is absent when no response was checked, and refused by the schema when it names what is not a dialect', () => {
+    const silent = buildResult({
+      ...input,
+      recorder: new Recorder({ startedAt: T0, windows: FREE_WINDOWS }),
+    });
+    expect(silent.compliance.headerDialect).toBeUndefined();
+    expect(resultProblem(silent)).toBeUndefined();
+    expect(resultProblem(broken('compliance.headerDialect.detected', 'ietf-9'))).toMatch(
+      /^\/compliance\/headerDialect\/detected must be equal to one of the allowed values/,
+    );
+    expect(resultProblem(broken('compliance.headerDialect.counts', { seed: 1, xml: 2 }))).toMatch(
+      /^\/compliance\/headerDialect\/counts/,
+    );
+    expect(resultProblem(broken('compliance.headerDialect.extra', true))).toMatch(/additional properties/);
+    expect(resultProblem(broken('config.contract', 'ietf-9'))).toMatch(/^\/config\/contract/);
+  });
+
+  it("the schema's dialects and contracts are the code's", () => {
+    const schema = JSON.parse(
+      readFileSync(new URL('../../src/result/result.schema.json', import.meta.url), 'utf8'),
+    );
+    expect(schema.definitions.dialect.enum).toEqual([...DIALECTS]);
+    expect(schema.definitions.dialectOrNone.enum).toEqual([...DIALECTS, 'none']);
+    expect(schema.definitions.contract.enum).toEqual([...CONTRACTS]);
   });
 });

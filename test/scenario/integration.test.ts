@@ -107,7 +107,7 @@ const CASES: FaultCase[] = [
     fails: 'ratelimit-headers-present',
   },
   { name: 'wrongRemaining 10', faults: { wrongRemaining: 10 }, fails: 'ratelimit-remaining-bounds' },
-  { name: 'resetAsDelta', faults: { resetAsDelta: true }, fails: 'ratelimit-reset-in-window' },
+  { name: 'resetAsDelta', faults: { resetAsDelta: true }, fails: 'ratelimit-dialect-matches-contract' },
   {
     name: 'noRetryAfter (raw mode, tiny plan)',
     faults: { noRetryAfter: true },

@@ -1,17 +1,19 @@
 import { parseDeprecation, parseLinks, parseSunset } from '../../api/deprecation-headers.ts';
 import { isErrorObject } from '../../api/error-object.ts';
 import { parseHttpDate } from '../../api/http-date.ts';
+import { QUOTA_FIELDS, type RateLimitView } from '../../api/rate-limit-dialect.ts';
 import { type HeaderValue, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
 import { type AttemptCheck, type Check, SKIP } from './check.ts';
 import { clientChecks } from './client-checks.ts';
+import { type Contract, DEFAULT_CONTRACT, dialectMatchesContractCheck, mismatch } from './contract.ts';
+import { shownReset } from './quota.ts';
 import { responseSchemaCheck } from './schema-check.ts';
 import { DEFAULT_SETTLE_AFTER_MS, statefulChecks } from './stateful.ts';
 
-const RATE_LIMIT_NAMES = [RATE_LIMIT_HEADER.limit, RATE_LIMIT_HEADER.remaining, RATE_LIMIT_HEADER.reset];
 const SEED_LIMITS = 'seed: Limits, rate limit headers';
 
-/** Retry-After and X-RateLimit-Reset may differ by the rounding of each (1 s) and 1 s of clocks and latency. */
+/** Retry-After and the quota's Reset may differ by the rounding of each (1 s) and 1 s of clocks and latency. */
 const RETRY_AFTER_RESET_TOLERANCE_MS = 2000;
 
 function headerText(value: HeaderValue): string {
@@ -45,44 +47,59 @@ function cacheableBecause(headers: Record<string, HeaderValue>, nowMs: number): 
   return undefined;
 }
 
-/**
- * The checks that are pure functions of one response, in report order. A run evaluates
- * `responseChecks()`: these, the stateful ones and the response schema.
- */
-export const CHECKS: readonly Check[] = [
-  {
+/** Names in a failure as the response carried them: a header as Node gives it, a structured field's member by name. */
+const wireName = (name: string) => (name.includes(' ') ? name : name.toLowerCase());
+
+const problemWith = (names: string[]) =>
+  `${names.every((n) => n.startsWith('x-ratelimit-')) ? 'missing or not an integer' : 'missing or malformed'}: ${names.join(', ')}`;
+
+/** The fields the dialect read must carry and does not, then any field not in its dialect's syntax. */
+function missingFields(view: RateLimitView): string[] {
+  const names: string[] = [];
+  if (view.dialect !== 'none') {
+    const fields = QUOTA_FIELDS[view.dialect];
+    // draft-08 and later: `r` is required, `t` and the policy (where the limit is) are optional.
+    const optional = view.dialect === 'ietf-8';
+    if (view.limit === undefined && !optional) names.push(wireName(fields.limit));
+    if (view.remaining === undefined) names.push(wireName(fields.remaining));
+    if (view.resetSeconds === undefined && !optional) names.push(wireName(fields.reset));
+  }
+  for (const name of view.malformed) if (!names.includes(name)) names.push(name);
+  return names;
+}
+
+function headersPresentCheck(contract: Contract): Check {
+  return {
     id: 'ratelimit-headers-present',
-    rule: 'X-RateLimit-Limit, -Remaining and -Reset are present on every response, each one integer',
+    rule: "The quota's Limit, Remaining and Reset are present on every response, each one integer: X-RateLimit-* in the seed's dialect, the dialect's own fields in another (ietf-8: RateLimit's r; its t and RateLimit-Policy are optional in the draft). A response with no rate-limit field at all fails here, whatever the contract",
     source: `${SEED_LIMITS} ("present on every response")`,
-    // The client has parsed these headers already (strictly: undefined when absent or not an integer).
-    evaluate: ({ rateLimit }) => {
-      if (
-        rateLimit.limit !== undefined &&
-        rateLimit.remaining !== undefined &&
-        rateLimit.reset !== undefined
-      ) {
-        return undefined;
-      }
-      const bad = RATE_LIMIT_NAMES.filter(
-        (_, i) => [rateLimit.limit, rateLimit.remaining, rateLimit.reset][i] === undefined,
-      );
-      return `missing or not an integer: ${bad.join(', ')}`;
+    evaluate: ({ rateLimitView: view }) => {
+      const complete =
+        view.dialect === 'ietf-8' ||
+        (view.limit !== undefined && view.remaining !== undefined && view.resetSeconds !== undefined);
+      if (complete && view.malformed.length === 0 && view.dialect !== 'none') return undefined;
+      if (view.dialect === 'none' && view.malformed.length === 0) return mismatch(view, contract);
+      return problemWith(missingFields(view));
     },
-  },
+  };
+}
+
+/** The checks of the quota's figures, each judged in the dialect the response spoke. */
+const QUOTA_CHECKS: readonly Check[] = [
   {
     id: 'ratelimit-remaining-bounds',
-    rule: '0 <= X-RateLimit-Remaining <= X-RateLimit-Limit',
+    rule: "0 <= Remaining <= Limit (the quota's, X-RateLimit-* in the seed's dialect)",
     source: SEED_LIMITS,
-    evaluate: ({ rateLimit: { limit, remaining } }) => {
+    evaluate: ({ quota: { limit, remaining } }) => {
       if (limit === undefined || remaining === undefined) return SKIP;
       return remaining <= limit ? undefined : `Remaining ${remaining} > Limit ${limit}`;
     },
   },
   {
     id: 'ratelimit-limit-matches-plan',
-    rule: "X-RateLimit-Limit equals one of the plan's limits (per minute or per day)",
+    rule: "The quota's Limit (X-RateLimit-Limit in the seed's dialect) equals one of the plan's limits (per minute or per day)",
     source: 'seed: Limits, rate limits by plan',
-    evaluate: ({ rateLimit: { limit }, windows }) => {
+    evaluate: ({ quota: { limit }, windows }) => {
       if (limit === undefined || windows.length === 0) return SKIP;
       return windows.some((w) => w.limit === limit)
         ? undefined
@@ -91,21 +108,29 @@ export const CHECKS: readonly Check[] = [
   },
   {
     id: 'ratelimit-reset-in-window',
-    rule: 'X-RateLimit-Reset is a Unix time in seconds, no earlier than now and no later than now + the longest window',
+    rule: "The quota's Reset (X-RateLimit-Reset in the seed's dialect, a Unix time in seconds; in another, the time it names) is no earlier than now and no later than now + the longest window; whether it came in the promised dialect is ratelimit-dialect-matches-contract's",
     source: `${SEED_LIMITS} ("Unix timestamp at which the limit resets")`,
-    evaluate: ({ rateLimit: { reset }, windows, nowSeconds, status }) => {
-      if (reset === undefined || windows.length === 0) return SKIP;
+    evaluate: ({ rateLimitView: view, nowSeconds, windows, status }) => {
+      const delay = view.resetSeconds;
+      if (delay === undefined || windows.length === 0) return SKIP;
       // A ban resets later than any window; its own bound is Retry-After's.
       if (status === 429) return SKIP;
       // A loop, not Math.max(...map()): this runs on every response.
       let longest = 0;
       for (const w of windows) if (w.seconds > longest) longest = w.seconds;
-      if (reset < nowSeconds - 1) return `Reset ${reset} is ${Math.round(nowSeconds - reset)} s in the past`;
-      if (reset > nowSeconds + longest + 1)
-        return `Reset ${reset} is more than one window (${longest} s) ahead`;
+      if (delay < -1) return `${shownReset(view, nowSeconds)} is ${Math.round(-delay)} s in the past`;
+      if (delay > longest + 1)
+        return `${shownReset(view, nowSeconds)} is more than one window (${longest} s) ahead`;
       return undefined;
     },
   },
+];
+
+/**
+ * The checks that are pure functions of one response, in report order, after the quota's. A run
+ * evaluates `responseChecks()`: these, the stateful ones and the response schema.
+ */
+const OTHER_CHECKS: readonly Check[] = [
   {
     id: 'retry-after-on-429',
     rule: 'A 429 carries Retry-After as delay-seconds or an IMF-fixdate HTTP-date',
@@ -121,17 +146,17 @@ export const CHECKS: readonly Check[] = [
   },
   {
     id: 'retry-after-matches-reset',
-    rule: 'On a 429, the time Retry-After names and X-RateLimit-Reset agree within 2 s (1 s rounding of each, 1 s of clocks)',
+    rule: "On a 429, the time Retry-After names and the quota's Reset (X-RateLimit-Reset in the seed's dialect) agree within 2 s (1 s rounding of each, 1 s of clocks)",
     source: `${SEED_LIMITS} (Reset: "at which the limit resets"; Retry-After: "the time after which to retry")`,
-    evaluate: ({ status, headers, rateLimit: { reset }, attempt }) => {
-      if (status !== 429 || reset === undefined) return SKIP;
+    evaluate: ({ status, headers, rateLimitView: view, nowSeconds, attempt }) => {
+      if (status !== 429 || view.resetSeconds === undefined) return SKIP;
       const retryAfter = parseRetryAfter(headers[RATE_LIMIT_HEADER.retryAfter]);
       if (!retryAfter) return SKIP;
-      const retryAt = attempt.receivedAt + retryAfterDelayMs(retryAfter, attempt.receivedAt);
-      const difference = retryAt - reset * 1000;
+      // Both from the receive time: a delay of either kind is compared without the round trip.
+      const difference = retryAfterDelayMs(retryAfter, attempt.receivedAt) - view.resetSeconds * 1000;
       if (Math.abs(difference) <= RETRY_AFTER_RESET_TOLERANCE_MS) return undefined;
       const seconds = (Math.abs(difference) / 1000).toFixed(1);
-      return `Retry-After ends ${seconds} s ${difference < 0 ? 'before' : 'after'} Reset ${reset}`;
+      return `Retry-After ends ${seconds} s ${difference < 0 ? 'before' : 'after'} ${shownReset(view, nowSeconds)}`;
     },
   },
   {
@@ -191,7 +216,22 @@ export const CHECKS: readonly Check[] = [
   },
 ];
 
+/** The checks that are pure functions of one response, for one contract, in report order. */
+export function catalogue(contract: Contract = DEFAULT_CONTRACT): readonly Check[] {
+  return [
+    headersPresentCheck(contract),
+    dialectMatchesContractCheck(contract),
+    ...QUOTA_CHECKS,
+    ...OTHER_CHECKS,
+  ];
+}
+
+/** The catalogue under the seed's contract (the default). */
+export const CHECKS: readonly Check[] = catalogue();
+
 export interface RunChecksOptions {
+  /** The dialect the rate-limit checks judge as promised (`run --contract`); default the seed's. */
+  contract?: Contract;
   /** Bodies validated per operation per second (response-schema). */
   schemaPerSecond?: number;
   /** How long deferred verdicts wait for the requests in flight around them (the client's timeout and more). */
@@ -201,11 +241,12 @@ export interface RunChecksOptions {
 /** Every response check of one run, fresh (several keep state), in report order. */
 export function responseChecks(options: RunChecksOptions = {}): Check[] {
   const stateful = statefulChecks(options.settleAfterMs ?? DEFAULT_SETTLE_AFTER_MS);
-  const at = CHECKS.findIndex((c) => c.id === 'retry-after-on-429');
+  const checks = catalogue(options.contract);
+  const at = checks.findIndex((c) => c.id === 'retry-after-on-429');
   return [
-    ...CHECKS.slice(0, at),
+    ...checks.slice(0, at),
     ...stateful,
-    ...CHECKS.slice(at),
+    ...checks.slice(at),
     responseSchemaCheck(options.schemaPerSecond),
   ];
 }

@@ -1,19 +1,43 @@
 import type { Operation } from '../../api/operations.ts';
 import type { RateWindow } from '../../api/plans.ts';
-import type { RateLimitState } from '../../api/rate-limit-headers.ts';
+import { type RateLimitView, readRateLimit } from '../../api/rate-limit-dialect.ts';
 import type { AttemptRecord } from '../attempt.ts';
+import { type Quota, quotaOf } from './quota.ts';
+
+type Headers = Record<string, string | string[] | undefined>;
 
 /** What a check sees of one response. Built once per response and shared by every check. */
 export interface CheckContext {
   attempt: AttemptRecord;
   op: Operation;
   status: number;
-  headers: Record<string, string | string[] | undefined>;
-  rateLimit: RateLimitState;
+  headers: Headers;
+  /** The quota fields in whatever dialect the server spoke. */
+  rateLimitView: RateLimitView;
+  /** The same quota as the checks compare it: Reset as a Unix time, with how far it may be off. */
+  quota: Quota;
   /** The plan's windows as the target counts them (time-scaled). */
   windows: RateWindow[];
   /** Response time as Unix seconds. */
   nowSeconds: number;
+}
+
+/**
+ * The context of one response. The client has read the quota already (for pacing): its view is
+ * taken as it is, and the headers are read here only for a record without one (a test's).
+ */
+export function checkContext(attempt: AttemptRecord, headers: Headers, windows: RateWindow[]): CheckContext {
+  const view = attempt.rateLimitView ?? readRateLimit(headers, attempt.receivedAt);
+  return {
+    attempt,
+    op: attempt.operation,
+    status: attempt.status,
+    headers,
+    rateLimitView: view,
+    quota: quotaOf(view, attempt),
+    windows,
+    nowSeconds: attempt.receivedAt / 1000,
+  };
 }
 
 /** undefined: the response passes; a string: it fails, and why; SKIP: the rule does not apply to it. */

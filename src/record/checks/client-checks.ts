@@ -1,3 +1,4 @@
+import { readRateLimit } from '../../api/rate-limit-dialect.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
 import type { AttemptRecord } from '../attempt.ts';
 import { ViolationCounter } from '../violations.ts';
@@ -125,13 +126,16 @@ export function backoffCheck(policy: BackoffPolicy = CLIENT_BACKOFF): AttemptChe
         failed.set(key, list);
       }
       if (a.status === 429) {
-        // Retry-After, else Reset, else the client's own 429 backoff (at most a minute).
+        // Retry-After, else the quota's Reset in whatever dialect, else the client's own 429 backoff
+        // (at most a minute): as the client waits. Only 429s read it, so a record without the view
+        // (a test's) costs a parse here and nothing on the way of other responses.
         const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
-        const reset = a.rateLimit?.reset;
+        const delay = (a.rateLimitView ?? (a.headers && readRateLimit(a.headers, a.receivedAt)))
+          ?.resetSeconds;
         const until = retryAfter
           ? a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt)
-          : reset !== undefined && reset * 1000 > a.receivedAt
-            ? reset * 1000
+          : delay !== undefined && delay > 0
+            ? a.receivedAt + delay * 1000
             : a.receivedAt + 60_000;
         const list = pauses.get(a.keyLabel) ?? [];
         list.push({ from: a.receivedAt, until: until + 100 });

@@ -1,16 +1,18 @@
-import type { RateLimitState } from '../../api/rate-limit-headers.ts';
+import type { Dialect } from '../../api/rate-limit-dialect.ts';
 import { parseRetryAfter } from '../../api/retry-after.ts';
 import type { AttemptRecord } from '../attempt.ts';
 import { type Check, type SettledOutcome, SKIP } from './check.ts';
+import { openUntilMs, type Quota, remainingField, resetLabel } from './quota.ts';
 
 /*
  * Checks that compare responses with each other. Responses arrive out of order (8 virtual users
  * have 8 requests in flight), so two responses are compared only when their order at the server is
  * certain: A was processed before B if A was received before B was sent. Everything is judged from
- * the server's own numbers (X-RateLimit-*, Retry-After) and the client's send and receive times;
- * nothing assumes the server's algorithm. A window is identified by its Limit and Reset, and a
- * response B is "in A's window" only when B was answered at least one second before A's Reset (the
- * header is whole seconds rounded up, so the true reset may be up to a second earlier).
+ * the server's own numbers (its quota fields in whatever dialect, Retry-After) and the client's send
+ * and receive times; nothing assumes the server's algorithm. A window is identified by its Limit and
+ * Reset, and a response B is "in A's window" only when B was answered at least one second before
+ * A's Reset (the header is whole seconds rounded up, so the true reset may be up to a second
+ * earlier), and by A's slack more when A's Reset was a delay (quota.ts).
  */
 
 const SEED_LIMITS = 'seed: Limits, rate limit headers';
@@ -18,21 +20,17 @@ const SEED_LIMITS = 'seed: Limits, rate limit headers';
 /** Verdicts that need every request sent before a response to be answered wait this long (ms). */
 export const DEFAULT_SETTLE_AFTER_MS = 15_000;
 
-interface FullRateLimit {
+interface FullQuota {
   limit: number;
   remaining: number;
   reset: number;
+  slack: number;
 }
 
-function full(r: RateLimitState): FullRateLimit | undefined {
-  return r.limit === undefined || r.remaining === undefined || r.reset === undefined
+function full(q: Quota): FullQuota | undefined {
+  return q.limit === undefined || q.remaining === undefined || q.reset === undefined
     ? undefined
-    : (r as FullRateLimit);
-}
-
-/** A window announced to reset at `reset` (Unix s) is certainly still open at `atMs`. */
-export function stillOpen(reset: number, atMs: number): boolean {
-  return atMs < reset * 1000 - 1000;
+    : (q as FullQuota);
 }
 
 /**
@@ -82,6 +80,12 @@ interface Step {
   min: number;
 }
 
+/** One window's running minimum, and until when every response that showed it saw it certainly open. */
+interface WindowLog {
+  steps: Step[];
+  openUntil: number;
+}
+
 /**
  * Per key, Limit and Reset (one window as the server names it): the lowest Remaining shown so far,
  * as a function of receive time. Only steps down are stored, and only those a response still on
@@ -90,7 +94,7 @@ interface Step {
  * latest of them, so that a window of a million requests a day does not keep a million steps.
  */
 class RemainingLog {
-  private readonly keys = new Map<string, Map<number, Map<number, Step[]>>>();
+  private readonly keys = new Map<string, Map<number, Map<number, WindowLog>>>();
   private prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly horizonMs: number) {}
@@ -102,33 +106,41 @@ class RemainingLog {
     const horizon = nowMs - this.horizonMs;
     for (const limits of this.keys.values())
       for (const resets of limits.values())
-        for (const [reset, steps] of resets) {
-          if (!stillOpen(reset, nowMs)) {
+        for (const [reset, window] of resets) {
+          if (nowMs >= window.openUntil) {
             resets.delete(reset);
             continue;
           }
           // The last step at or before the horizon answers every query that can still come.
-          const keep = lastAtOrBefore(steps, horizon);
-          if (keep > 0) steps.splice(0, keep);
+          const keep = lastAtOrBefore(window.steps, horizon);
+          if (keep > 0) window.steps.splice(0, keep);
         }
   }
 
-  add(key: string, r: FullRateLimit, atMs: number): void {
-    if (!stillOpen(r.reset, atMs)) return;
-    const limits = getOrAdd(this.keys, key, newMap);
-    const steps = getOrAdd(getOrAdd(limits, r.limit, newMap), r.reset, newList);
-    const last = steps[steps.length - 1];
-    if (!last || r.remaining < last.min) steps.push({ at: atMs, min: r.remaining });
+  add(key: string, r: FullQuota, atMs: number): void {
+    const openUntil = openUntilMs(r.reset, r.slack);
+    if (atMs >= openUntil) return;
+    const resets = getOrAdd(getOrAdd(this.keys, key, newMap), r.limit, newMap);
+    let window = resets.get(r.reset);
+    if (window === undefined) {
+      window = { steps: [], openUntil };
+      resets.set(r.reset, window);
+    } else if (openUntil < window.openUntil) {
+      // Responses that named the window less precisely (a delay over a slower round trip) narrow it.
+      window.openUntil = openUntil;
+    }
+    const last = window.steps[window.steps.length - 1];
+    if (!last || r.remaining < last.min) window.steps.push({ at: atMs, min: r.remaining });
   }
 
-  /** The lowest Remaining of that window among responses received at or before `t`. */
-  lowestBefore(steps: readonly Step[] | undefined, t: number): number | undefined {
-    if (!steps) return undefined;
-    const i = lastAtOrBefore(steps, t);
-    return i < 0 ? undefined : (steps[i] as Step).min;
+  /** The lowest Remaining of that window among responses received at or before `t`, if it is open at `atMs`. */
+  lowestBefore(window: WindowLog | undefined, t: number, atMs: number): number | undefined {
+    if (!window || atMs >= window.openUntil) return undefined;
+    const i = lastAtOrBefore(window.steps, t);
+    return i < 0 ? undefined : (window.steps[i] as Step).min;
   }
 
-  windows(key: string): Map<number, Map<number, Step[]>> | undefined {
+  windows(key: string): Map<number, Map<number, WindowLog>> | undefined {
     return this.keys.get(key);
   }
 }
@@ -137,47 +149,57 @@ export function remainingNeverRisesCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS
   const log = new RemainingLog(settleAfterMs);
   return {
     id: 'ratelimit-remaining-never-rises',
-    rule: 'Within one window (same Limit and Reset) X-RateLimit-Remaining never rises: a response to a request sent after another response was received shows no more remaining than it',
+    rule: "Within one window (same Limit and Reset) the quota's Remaining (X-RateLimit-Remaining in the seed's dialect) never rises: a response to a request sent after another response was received shows no more remaining than it",
     source: `${SEED_LIMITS} ("requests left in the current window"); consistency, any algorithm`,
-    evaluate: ({ rateLimit, attempt: a }) => {
-      const r = full(rateLimit);
+    evaluate: ({ quota, rateLimitView: view, attempt: a }) => {
+      const r = full(quota);
       if (!r) return SKIP;
       log.prune(a.receivedAt);
-      if (!stillOpen(r.reset, a.receivedAt)) return SKIP;
-      const lowest = log.lowestBefore(log.windows(a.keyLabel)?.get(r.limit)?.get(r.reset), a.sentAt);
+      if (a.receivedAt >= openUntilMs(r.reset, r.slack)) return SKIP;
+      const window = log.windows(a.keyLabel)?.get(r.limit)?.get(r.reset);
+      const lowest = log.lowestBefore(window, a.sentAt, a.receivedAt);
       log.add(a.keyLabel, r, a.receivedAt);
       if (lowest === undefined) return SKIP;
       return r.remaining <= lowest
         ? undefined
-        : `Remaining ${r.remaining} > ${lowest} shown earlier in the same window (Limit ${r.limit}, Reset ${r.reset})`;
+        : `Remaining ${r.remaining} > ${lowest} shown earlier in the same window (Limit ${r.limit}, ${resetLabel(r.reset, view)})`;
     },
   };
 }
 
+/** A Reset a response showed: when it was received, and until when its window was certainly open. */
+interface Shown {
+  at: number;
+  reset: number;
+  slack: number;
+  openUntil: number;
+}
+
 export function resetStableCheck(): Check {
   /** Per key and Limit: Resets shown, rising (a later, lower one adds nothing), by receive time. */
-  const byKey = new Map<string, Map<number, { at: number; reset: number }[]>>();
+  const byKey = new Map<string, Map<number, Shown[]>>();
   return {
     id: 'ratelimit-reset-stable',
-    rule: 'Within one window X-RateLimit-Reset does not move earlier: a response to a request sent after another response with the same Limit was received, and answered before that Reset, shows a Reset no more than 1 s earlier (that a fixed window keeps one Reset is not asserted: plans do not say their windows are fixed)',
+    rule: "Within one window the quota's Reset (X-RateLimit-Reset in the seed's dialect) does not move earlier: a response to a request sent after another response with the same Limit was received, and answered before that Reset, shows a Reset no more than 1 s earlier, and by the uncertainty of each more when Reset is a delay (that a fixed window keeps one Reset is not asserted: plans do not say their windows are fixed)",
     source: `${SEED_LIMITS} ("Unix timestamp at which the limit resets"); consistency, any algorithm`,
-    evaluate: ({ rateLimit, attempt: a }) => {
-      const r = full(rateLimit);
+    evaluate: ({ quota, rateLimitView: view, attempt: a }) => {
+      const r = full(quota);
       if (!r) return SKIP;
       const list = getOrAdd(getOrAdd(byKey, a.keyLabel, newMap), r.limit, newList);
       let expired = 0;
-      while (expired < list.length && !stillOpen((list[expired] as { reset: number }).reset, a.receivedAt))
-        expired++;
+      while (expired < list.length && a.receivedAt >= (list[expired] as Shown).openUntil) expired++;
       if (expired > 0) list.splice(0, expired);
       const i = lastAtOrBefore(list, a.sentAt);
-      const latest = i < 0 ? undefined : (list[i] as { reset: number }).reset;
+      const latest = i < 0 ? undefined : (list[i] as Shown);
       const last = list[list.length - 1];
-      if (stillOpen(r.reset, a.receivedAt) && (!last || r.reset > last.reset))
-        list.push({ at: a.receivedAt, reset: r.reset });
-      if (latest === undefined) return SKIP;
-      return r.reset >= latest - 1
+      const openUntil = openUntilMs(r.reset, r.slack);
+      if (a.receivedAt < openUntil && (!last || r.reset > last.reset))
+        list.push({ at: a.receivedAt, reset: r.reset, slack: r.slack, openUntil });
+      // Slack is not monotonic in Reset: an entry behind the first still open may have closed.
+      if (latest === undefined || a.receivedAt >= latest.openUntil) return SKIP;
+      return r.reset >= latest.reset - 1 - latest.slack - r.slack
         ? undefined
-        : `Reset ${r.reset} is ${latest - r.reset} s earlier than the Reset ${latest} shown before this request was sent (Limit ${r.limit})`;
+        : `${resetLabel(r.reset, view)} is ${Math.round(latest.reset - r.reset)} s earlier than the ${resetLabel(latest.reset, view)} shown before this request was sent (Limit ${r.limit})`;
     },
   };
 }
@@ -186,11 +208,11 @@ export function describesClosestCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): 
   const log = new RemainingLog(settleAfterMs);
   return {
     id: 'ratelimit-describes-closest',
-    rule: "X-RateLimit-Limit/-Remaining describe the window closest to exhaustion, judged by bounds: Remaining exceeds neither another window's whole limit nor the Remaining last shown for another window still open (the exact choice cannot be seen from one client)",
+    rule: "The quota's Limit and Remaining (X-RateLimit-* in the seed's dialect) describe the window closest to exhaustion, judged by bounds: Remaining exceeds neither another window's whole limit nor the Remaining last shown for another window still open (the exact choice cannot be seen from one client)",
     source:
       'the reference server\'s documented choice ("for the window closest to running out"); seed: Limits',
-    evaluate: ({ rateLimit, attempt: a, windows }) => {
-      const { limit, remaining, reset } = rateLimit;
+    evaluate: ({ quota, rateLimitView: view, attempt: a, windows }) => {
+      const { limit, remaining, reset, slack } = quota;
       if (limit === undefined || remaining === undefined) return SKIP;
       let judged = false;
       for (const w of windows) {
@@ -202,16 +224,15 @@ export function describesClosestCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): 
       log.prune(a.receivedAt);
       for (const [otherLimit, resets] of log.windows(a.keyLabel) ?? []) {
         if (otherLimit === limit) continue;
-        for (const [otherReset, steps] of resets) {
-          if (!stillOpen(otherReset, a.receivedAt)) continue;
-          const lowest = log.lowestBefore(steps, a.sentAt);
+        for (const [otherReset, window] of resets) {
+          const lowest = log.lowestBefore(window, a.sentAt, a.receivedAt);
           if (lowest === undefined) continue;
           judged = true;
           if (remaining > lowest)
-            return `Remaining ${remaining} (Limit ${limit}) exceeds the ${lowest} left in the Limit ${otherLimit} window (Reset ${otherReset}) shown before this request was sent`;
+            return `Remaining ${remaining} (Limit ${limit}) exceeds the ${lowest} left in the Limit ${otherLimit} window (${resetLabel(otherReset, view)}) shown before this request was sent`;
         }
       }
-      if (reset !== undefined) log.add(a.keyLabel, { limit, remaining, reset }, a.receivedAt);
+      if (reset !== undefined) log.add(a.keyLabel, { limit, remaining, reset, slack }, a.receivedAt);
       return judged ? undefined : SKIP;
     },
   };
@@ -274,49 +295,52 @@ interface Witness {
   attempt: AttemptRecord;
   remaining: number;
   reset: number;
+  slack: number;
+  openUntil: number;
 }
 
 export function only429WhenSpentCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Check {
   const history = new AttemptHistory();
   /** Per key and Limit: the latest responses that showed quota left. */
   const recent = new Map<string, Map<number, Witness[]>>();
-  const pending: { b: AttemptRecord; limit: number; witnesses: Witness[] }[] = [];
+  const pending: { b: AttemptRecord; limit: number; witnesses: Witness[]; dialect: Dialect | 'none' }[] = [];
   return {
     id: 'ratelimit-429-only-when-spent',
     rule: "A 429 comes only when the quota it names is spent: its Remaining is 0, and no earlier response in the same window showed more remaining than the requests that could have been answered in between (this run's requests: a key shared with other clients at the same time is not seen)",
     source: 'seed: Limits ("When the limit is exceeded, the response is 429") and Errors (429)',
     observe: (a) => history.add(a),
-    evaluate: ({ rateLimit, attempt: b, status }) => {
-      const { limit, remaining, reset } = rateLimit;
+    evaluate: ({ quota, rateLimitView: view, attempt: b, status }) => {
+      const { limit, remaining, reset, slack } = quota;
       if (limit === undefined || remaining === undefined) return SKIP;
       const windows = getOrAdd(recent, b.keyLabel, newMap);
       if (status !== 429) {
-        if (remaining > 0 && reset !== undefined && stillOpen(reset, b.receivedAt)) {
+        const openUntil = reset === undefined ? 0 : openUntilMs(reset, slack);
+        if (remaining > 0 && reset !== undefined && b.receivedAt < openUntil) {
           const list = getOrAdd(windows, limit, newList);
-          list.push({ attempt: b, remaining, reset });
+          list.push({ attempt: b, remaining, reset, slack, openUntil });
           if (list.length > 16) list.splice(0, list.length - 8);
         }
         return SKIP;
       }
-      if (remaining > 0) return `429 with X-RateLimit-Remaining ${remaining}`;
+      if (remaining > 0) return `429 with ${remainingField(view)} ${remaining}`;
       if (reset === undefined) return SKIP;
       const witnesses = (windows.get(limit) ?? [])
         .filter(
           (w) =>
             w.attempt.receivedAt <= b.sentAt &&
-            stillOpen(w.reset, b.receivedAt) &&
-            Math.abs(w.reset - reset) <= 1,
+            b.receivedAt < w.openUntil &&
+            Math.abs(w.reset - reset) <= 1 + w.slack + slack,
         )
         .slice(-4)
         .reverse();
       // Judged once every request that could have been answered in between has been answered.
-      if (witnesses.length > 0) pending.push({ b, limit, witnesses });
+      if (witnesses.length > 0) pending.push({ b, limit, witnesses, dialect: view.dialect });
       return witnesses.length > 0 ? SKIP : undefined;
     },
     settle: (nowMs, final) => {
       const settled: SettledOutcome[] = [];
       while (pending.length > 0) {
-        const { b, limit, witnesses } = pending[0] as (typeof pending)[number];
+        const { b, limit, witnesses, dialect } = pending[0] as (typeof pending)[number];
         if (!final && b.receivedAt + settleAfterMs > nowMs) break;
         pending.shift();
         let outcome: string | undefined;
@@ -330,7 +354,7 @@ export function only429WhenSpentCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): 
             settleAfterMs,
           );
           if (between !== undefined && between < w.remaining) {
-            outcome = `429 while the quota remained: ${w.remaining} left ${Math.round(b.sentAt - w.attempt.receivedAt)} ms before this request was sent (Limit ${limit}, Reset ${w.reset}), and at most ${between} other requests answered in between`;
+            outcome = `429 while the quota remained: ${w.remaining} left ${Math.round(b.sentAt - w.attempt.receivedAt)} ms before this request was sent (Limit ${limit}, ${resetLabel(w.reset, { dialect })}), and at most ${between} other requests answered in between`;
             break;
           }
         }

@@ -1,4 +1,5 @@
 import type { CheckResult, CheckSample } from '../../record/checks/tally.ts';
+import { describeHeaderDialect } from '../../record/dialects.ts';
 import type { ResultMeta, RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, counted, decimal, percent } from '../format.ts';
@@ -58,6 +59,13 @@ function violations(result: RunResult): SafeHtml {
   )}</ul>`;
 }
 
+/** Which dialect the rate-limit checks read, and which one they judged as promised. */
+function headerDialect(result: RunResult): SafeHtml {
+  const h = result.compliance.headerDialect;
+  if (!h) return html``;
+  return html`<p data-header-dialect="${h.detected}" data-contract="${h.contract}">Rate-limit headers: ${describeHeaderDialect(h)}.</p>`;
+}
+
 export function checksSection(result: RunResult): SafeHtml {
   const body =
     result.checks.length === 0
@@ -65,5 +73,5 @@ export function checksSection(result: RunResult): SafeHtml {
       : html`<table data-table="checks"><thead><tr><th>check</th><th>rule</th><th>source</th>
         <th class="num">passes</th><th class="num">failures</th><th class="num">pass rate</th></tr></thead>
         <tbody>${result.checks.map((c) => row(c, result.meta))}</tbody></table>`;
-  return html`<section id="checks"><h2>Checks</h2>${body}${violations(result)}</section>`;
+  return html`<section id="checks"><h2>Checks</h2>${headerDialect(result)}${body}${violations(result)}</section>`;
 }

@@ -54,6 +54,7 @@ function configList(result: RunResult): SafeHtml {
     ['max attempts', c.maxAttempts],
     ['spec', c.spec],
     ['seed', c.seed],
+    ['rate-limit contract', c.contract ?? 'seed'],
   ]);
 }
 
