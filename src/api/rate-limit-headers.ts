@@ -26,6 +26,8 @@ export interface RateLimitState {
   remaining: number | undefined;
   /** Unix time in seconds at which the window resets. */
   reset: number | undefined;
+  /** The length of the window `remaining` counts down, when the server declares it (a policy's `w`). */
+  windowSeconds?: number;
 }
 
 export function readRateLimitHeaders(headers: Record<string, HeaderValue>): RateLimitState {

@@ -4,12 +4,12 @@
  * 1/rate after the one before, whatever a window would allow, and a limiter that says nothing of its
  * quota can only be learned from its 429s. Two gaps, between one send and the next:
  *
- * - the floor: the gap a 429 proved too short, plus a margin (1% and 5 ms: loopback and a server's
- *   millisecond clock move an arrival by a few ms), in paced mode at least the plan's spacing. It
+ * - the floor: the gap a 429 proved too short, plus a margin (2% and 5 ms: a busy machine and a
+ *   server's millisecond clock move an arrival by a few ms), in paced mode at least the plan's spacing. It
  *   only grows, and only when a 429 comes at a gap no shorter than it: a limiter that rejected a gap
  *   rejects any shorter one.
- * - the cap (AIMD, as TCP's congestion window): a 429 that told no wait, at a gap the plan allowed,
- *   halves the key's rate; every answer that is not a 429 adds back a tenth of the rate it was
+ * - the cap (AIMD, as TCP's congestion window): a 429 that told no wait, and was not one alone at
+ *   about the plan's spacing, halves the key's rate; every answer that is not a 429 adds back a tenth of the rate it was
  *   halved to, so a headerless limiter sees a few 429s, never a storm, and a passing one costs
  *   seconds, not the run.
  *
@@ -37,10 +37,15 @@ export interface SpacingState {
   decreases: number;
 }
 
-/** A gap a 429 proved too short, with a margin: 1%, and up to 5 ms more (at most 4% of a short gap). */
-export const withMargin = (gapMs: number): number => gapMs * 1.01 + Math.min(5, gapMs * 0.04);
+/**
+ * A gap a 429 proved too short, with a margin for the arrival jitter of a busy machine: 2%, and up
+ * to 5 ms more (at most 4% of a short gap). 1 s becomes 1025 ms: 97.6% of the rate kept.
+ */
+export const withMargin = (gapMs: number): number => gapMs * 1.02 + Math.min(5, gapMs * 0.04);
 /** Of the rate a 429 halved to, what each answer adds back (10 answers to double again). */
 const RECOVERY = 0.1;
+/** Up to this multiple of the plan's spacing, a lone 429 is taken for arrival jitter. */
+const JITTER_BAND = 1.25;
 /** Sends whose time is kept, to measure the gap a late answer's send came at. */
 const RING = 256;
 
@@ -94,9 +99,11 @@ export class AdaptiveSpacing {
       if (planGapMs > 0) this.inferred = 'gcra';
       this.floorMs = Math.max(this.floorMs, withMargin(Math.max(gap, planGapMs)));
     }
-    // Told when to come back, or rejected at a gap shorter than the plan's (our timers' jitter,
-    // which the floor now keeps out): the rate itself was not too high.
-    if (told || (gap !== undefined && gap < planGapMs)) return;
+    // Told when to come back, or, pacing, one 429 alone at about the plan's spacing (a send a few ms
+    // early by the server's clock, which the floor now keeps out): the rate itself was not too high.
+    // 429s in a row, or at a gap well past the plan's, say it was.
+    const nearPlan = gap !== undefined && gap < planGapMs * JITTER_BAND;
+    if (told || (nearPlan && this.consecutive === 1)) return;
     const current = Math.max(this.capMs, this.floorMs, gap ?? 0, planGapMs);
     if (!(current > 0)) return;
     this.capMs = current * 2;

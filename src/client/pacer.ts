@@ -165,9 +165,11 @@ export class Pacer {
 
   /** Records a send; returns its sequence number for `observe`. */
   sent(at: number): number {
-    // On time or a little late: the next slot is one spacing after this one, so a timer that fired
-    // late is made up for. After an idle spell the grid restarts from now (at most one slot of credit).
-    this.nextSlot = Math.max(this.nextSlot, at - this.spacingMs) + this.spacingMs;
+    // On time or a little late (half a spacing at most): the next slot is one spacing after this
+    // one's, so a timer that fired late is made up for. Later than that (an idle spell, the first
+    // send) the grid restarts one spacing after now: no credit, since two sends at once are the
+    // pair a GCRA without burst (nginx limit_req) rejects.
+    this.nextSlot = (at - this.nextSlot > this.spacingMs / 2 ? at : this.nextSlot) + this.spacingMs;
     for (const log of this.logs) log.add(at);
     this.inFlight++;
     this.spacing.sent(this.seq + 1, at);
@@ -189,7 +191,13 @@ export class Pacer {
     // For a window we saw begin (the response that left limit - 1), its start + length is a tighter
     // bound, assuming the fixed windows our plans describe.
     let until = headers.reset * 1000;
-    const windowMs = headers.limit === undefined ? undefined : this.windowMsByLimit.get(headers.limit);
+    // The plan's window when it has one of this limit (exact, where a policy's `w` is whole seconds),
+    // else the window the server's policy declares.
+    const windowMs =
+      headers.limit === undefined
+        ? undefined
+        : (this.windowMsByLimit.get(headers.limit) ??
+          (headers.windowSeconds === undefined ? undefined : headers.windowSeconds * 1000));
     if (windowMs !== undefined && headers.limit !== undefined) {
       if (headers.remaining === headers.limit - 1) this.windowStarts.set(headers.limit, at);
       const start = this.windowStarts.get(headers.limit);

@@ -64,8 +64,8 @@ export function reserveSlot(state: KeyState, spec: QuotaSpec, t: number): number
   }
   let at = Math.max(t, state.next, state.pausedUntil);
   for (const log of state.logs) at = Math.max(at, log.earliest());
-  // On a grid: a slot taken late does not push the next one later (as the local pacer's grid).
-  state.next = Math.max(state.next, at - spec.spacingMs) + spec.spacingMs;
+  // On a grid, as the local pacer's: see Pacer.sent.
+  state.next = (at - state.next > spec.spacingMs / 2 ? at : state.next) + spec.spacingMs;
   for (const log of state.logs) log.add(at);
   return at;
 }

@@ -31,7 +31,8 @@ for i = 1, n do
     if bound > at then at = bound end
   end
 end
-nextv = math.max(nextv, at - spacing) + spacing
+if at - nextv > spacing / 2 then nextv = at end
+nextv = nextv + spacing
 local seq = redis.call('INCR', p .. ':seq')
 local ttl = math.ceil(longest + at - now) + 1000
 for i = 1, n do

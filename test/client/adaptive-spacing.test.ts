@@ -56,7 +56,7 @@ describe('AdaptiveSpacing', () => {
     s.sent(2, T0 + 995);
     s.rateLimited(2, true, 1004);
     const floor = s.state().floorMs;
-    expect(floor).toBeCloseTo(1004 * 1.01 + 5, 6);
+    expect(floor).toBeCloseTo(1004 * 1.02 + 5, 6);
     expect(s.state().inferred).toBe('gcra');
     // A 429 at a gap shorter than the floor proves nothing new.
     s.sent(3, T0 + 1500);
@@ -65,7 +65,7 @@ describe('AdaptiveSpacing', () => {
     // One at a gap no shorter than the floor raises it.
     s.sent(4, T0 + 1500 + 1100);
     s.rateLimited(4, true, 1004);
-    expect(s.state().floorMs).toBeCloseTo(1100 * 1.01 + 5, 6);
+    expect(s.state().floorMs).toBeCloseTo(1100 * 1.02 + 5, 6);
   });
 
   it('counts 429s in a row until an answer', () => {
