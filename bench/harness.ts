@@ -1,5 +1,12 @@
 import type { Operation } from '../src/api/operations.ts';
-import { DEFAULT_PLANS, getPlan, type PlanTable, planRate, scalePlan } from '../src/api/plans.ts';
+import {
+  DEFAULT_PLANS,
+  getPlan,
+  type PlanTable,
+  planRate,
+  type RateWindow,
+  scalePlan,
+} from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import type { ServerProcess } from '../src/cli/embedded-server.ts';
 import type { RunResult } from '../src/result/types.ts';
@@ -20,6 +27,10 @@ export async function runFlow(options: {
   flow: Flow<undefined>;
   /** The operation table, when the caller has it already (parsing the document costs CPU). */
   operations?: Operation[];
+  /** The windows paced for, when not the plan's (a third-party limiter's own). */
+  windows?: RateWindow[];
+  /** Raw mode when false (default true). */
+  enforce?: boolean;
   onWorkload?(running: boolean): void;
 }): Promise<RunResult> {
   return runFlowObserved(options);
@@ -38,7 +49,8 @@ export async function runFlowObserved(
 ): Promise<RunResult> {
   const operations = options.operations ?? (await loadSpec()).operations;
   const timeScale = options.timeScale ?? 1;
-  const windows = scalePlan(getPlan(options.plans ?? DEFAULT_PLANS, options.plan), timeScale).windows;
+  const windows =
+    options.windows ?? scalePlan(getPlan(options.plans ?? DEFAULT_PLANS, options.plan), timeScale).windows;
   return executeScenario({
     scenario: { name: 'bench', workload: options.workload, flows: [options.flow] },
     workload: resolveWorkload(options.workload, planRate(windows)),
@@ -50,7 +62,7 @@ export async function runFlowObserved(
     plan: options.plan,
     windows,
     timeScale,
-    enforce: true,
+    enforce: options.enforce ?? true,
     spec: 'built in',
     onWorkload: options.onWorkload,
     tap: options.tap,

@@ -2,7 +2,7 @@ import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
-import type { RunResult } from '../result/types.ts';
+import type { LimiterSeen, RunResult } from '../result/types.ts';
 
 const pad = (text: string, width: number, right = false) =>
   right ? text.padStart(width) : text.padEnd(width);
@@ -59,6 +59,7 @@ export function formatSummary(result: RunResult, resultPath: string): string {
     `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of the plan rate (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
   );
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
+  if (c.limiter) lines.push(`limiter: ${describeLimiter(c.limiter)}`);
   const held = c.heldPastEnd;
   if (held)
     lines.push(
@@ -136,4 +137,18 @@ export function failureLine(result: RunResult): string | undefined {
       `${regressions.length} regression${regressions.length === 1 ? '' : 's'} against ${result.baseline?.file}: ${regressions.map((r) => `${r.operation} ${r.metric}`).join(', ')}`,
     );
   return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
+/** 'gcra (learned from a 429 at the plan's spacing): 1025 ms kept between sends; ...' */
+function describeLimiter(l: LimiterSeen): string {
+  const model =
+    l.model === 'unknown'
+      ? 'not known'
+      : `${l.model} (${l.given ? 'given with --limiter' : "learned from a 429 at the plan's spacing"})`;
+  const gap = l.gapMs > 0 ? `; ${fmt(l.gapMs, 0)} ms kept between sends` : '';
+  const cuts =
+    l.rateCuts > 0
+      ? `; the rate halved ${l.rateCuts} time${l.rateCuts === 1 ? '' : 's'} by 429s that told no wait`
+      : '';
+  return `${model}${gap}${cuts}`;
 }

@@ -7,6 +7,7 @@ import type { RateWindow } from '../api/plans.ts';
 import { quotaState, type RateLimitView, readRateLimit, resetField } from '../api/rate-limit-dialect.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { AttemptSink } from '../record/attempt.ts';
+import type { SpacingState } from './adaptive-spacing.ts';
 import { fullJitterMs, RetryBudget } from './backoff.ts';
 import { now, sleepUntil } from './clock.ts';
 import { AbortedError, type Admission, Gate, HeldPastEndError, type SharedQuota } from './gate.ts';
@@ -413,6 +414,11 @@ export class ApiClient {
    */
   drain(on: boolean): void {
     this.gate.draining = on;
+  }
+
+  /** What the key's pacing learned of the server's limiter (the gap between sends, the rate cuts). */
+  spacingState(): SpacingState {
+    return this.pacer.spacingState();
   }
 
   /** The latest hold that outlived a close: a pause, or a quota, that the run could not wait out. */

@@ -1,6 +1,6 @@
 import type { CheckResult } from '../record/checks/tally.ts';
 import { type DialectCounts, detectedDialect, inDialectOrder } from '../record/dialects.ts';
-import type { Compliance, HeaderDialect, WorkloadSummary } from '../result/types.ts';
+import type { Compliance, HeaderDialect, LimiterSeen, WorkloadSummary } from '../result/types.ts';
 
 /**
  * The first failures kept per check, as tally.ts keeps them (its MAX_SAMPLES, and the schema's
@@ -76,5 +76,21 @@ export function mergeHeaderDialects(parts: (HeaderDialect | undefined)[]): Heade
     detected: detectedDialect(counts),
     alsoSent: inDialectOrder(present.flatMap((p) => p.alsoSent)),
     counts,
+  };
+}
+
+/**
+ * The limiter as every part met it: the model given to any (they share one command line), else a
+ * GCRA if any part learned one; the widest gap any kept, and every rate cut.
+ */
+export function mergeLimiters(parts: (LimiterSeen | undefined)[]): LimiterSeen | undefined {
+  const present = parts.filter((p): p is LimiterSeen => p !== undefined);
+  if (present.length === 0) return undefined;
+  const given = present.find((p) => p.given);
+  return {
+    model: given?.model ?? (present.some((p) => p.model === 'gcra') ? 'gcra' : 'unknown'),
+    given: given !== undefined,
+    gapMs: Math.max(...present.map((p) => p.gapMs)),
+    rateCuts: present.reduce((n, p) => n + p.rateCuts, 0),
   };
 }

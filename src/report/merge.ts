@@ -7,7 +7,13 @@ import {
   type RunResult,
   SCHEMA_VERSION,
 } from '../result/types.ts';
-import { mergeChecks, mergeHeaderDialects, mergeViolationSamples, mergeWorkloads } from './merge-records.ts';
+import {
+  mergeChecks,
+  mergeHeaderDialects,
+  mergeLimiters,
+  mergeViolationSamples,
+  mergeWorkloads,
+} from './merge-records.ts';
 import { mergeSummaries } from './merge-summary.ts';
 import { mergeTimelines } from './merge-timeline.ts';
 import { runSpan } from './run-span.ts';
@@ -74,6 +80,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
   const planRate = first.result.compliance.planRate;
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
+  const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: mergeMeta(
@@ -101,6 +108,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       planRate,
       quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
       ...(headerDialect ? { headerDialect } : {}),
+      ...(limiter ? { limiter } : {}),
     },
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
   };

@@ -1,3 +1,4 @@
+import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import type { CheckResult } from '../record/checks/tally.ts';
@@ -164,6 +165,22 @@ export interface Compliance {
    * judged them against (absent when no response was checked).
    */
   headerDialect?: HeaderDialect;
+  /** The target's limiter as the client met it; absent when it was not given and taught nothing. */
+  limiter?: LimiterSeen;
+}
+
+/**
+ * What the client knew or learned of the server's limiter: given with `--limiter`, or a GCRA
+ * (nginx limit_req, gateways) learned from a 429 at the plan's own spacing; the gap it then kept
+ * between any two sends; and how often a 429 that told no wait halved the key's rate.
+ */
+export interface LimiterSeen {
+  model: LimiterKind | 'unknown';
+  given: boolean;
+  /** Kept between one send and the next, ms (0: none). */
+  gapMs: number;
+  /** 429s without Retry-After or a reset, each of which halved the rate (recovered step by step). */
+  rateCuts: number;
 }
 
 export interface WorkloadSummary {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
+import type { SpacingState } from '../client/adaptive-spacing.ts';
 import { ApiClient } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
@@ -10,7 +11,7 @@ import type { Contract } from '../record/checks/contract.ts';
 import { errorCount } from '../record/errors.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
-import type { RunResult, WorkloadSummary } from '../result/types.ts';
+import type { LimiterSeen, RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
 import { type Coordination, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
@@ -163,6 +164,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     // A wait the run could not honour (a Retry-After of years) is stated, in the units a person reads.
     const held = client.heldPastEnd();
     if (held && held.until > endedAt) result.compliance.heldPastEnd = held;
+    const limiter = limiterSeen(input.limiter, client.spacingState());
+    if (limiter) result.compliance.limiter = limiter;
     return result;
   };
 
@@ -245,4 +248,16 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     clearInterval(ticker);
     await client.close();
   }
+}
+
+/** The limiter as the run met it, when it was given or taught the client something. */
+function limiterSeen(given: LimiterKind | undefined, s: SpacingState): LimiterSeen | undefined {
+  if (given === undefined && s.inferred === undefined && s.decreases === 0 && s.floorMs === 0)
+    return undefined;
+  return {
+    model: given ?? s.inferred ?? 'unknown',
+    given: given !== undefined,
+    gapMs: Math.round(s.floorMs * 10) / 10,
+    rateCuts: s.decreases,
+  };
 }

@@ -3,6 +3,7 @@ import type { LimiterKind } from '../../src/api/limiter-kinds.ts';
 import { planRate, type RateWindow } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import type { RunResult } from '../../src/result/types.ts';
+import { resultProblem } from '../../src/result/validate.ts';
 import { defineScenario, type Workload } from '../../src/scenario/define.ts';
 import { executeScenario } from '../../src/scenario/execute.ts';
 import { resolveWorkload } from '../../src/scenario/workload.ts';
@@ -113,11 +114,27 @@ describe('nginx limit_req (a GCRA, no burst, no headers)', () => {
     expect(paced.compliance.quotaUtilization, summary(paced)).toBeGreaterThanOrEqual(0.95);
   });
 
+  it('the result says what the client learned: a GCRA, and the gap it kept', () => {
+    const limiter = paced.compliance.limiter;
+    // Learned from a 429 at the plan's spacing, or none came and nothing had to be learned.
+    if (paced.overall.rateLimited > 0) {
+      expect(limiter?.model).toBe('gcra');
+      expect(limiter?.given).toBe(false);
+      // 500 ms between requests at 120r/m, and a margin of 2% and 5 ms.
+      expect(limiter?.gapMs).toBeGreaterThanOrEqual(500);
+      expect(limiter?.gapMs).toBeLessThan(560);
+    } else expect(limiter).toBeUndefined();
+    expect(resultProblem(paced)).toBeUndefined();
+  });
+
   it('in raw mode at 3x its rate: a few 429s, never a storm, nothing sent while a pause holds', () => {
     expect(raw.overall.rateLimited, summary(raw)).toBeLessThanOrEqual(20);
     expect(raw.compliance.violations, summary(raw)).toBe(0);
     // Not starved into silence either: most of the limiter's rate is used.
     expect(raw.overall.statuses['200'] ?? 0, summary(raw)).toBeGreaterThanOrEqual(0.5 * 2 * RAW_S);
+    // Each 429 told no wait: the rate was cut, and the result says how often.
+    expect(raw.compliance.limiter?.rateCuts ?? 0).toBeGreaterThanOrEqual(1);
+    expect(resultProblem(raw)).toBeUndefined();
   });
 });
 
