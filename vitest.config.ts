@@ -20,7 +20,9 @@ const TIMING = [
   'test/cli/hostile-targets.test.ts',
   'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
-  // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side.
+  // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side; every
+  // reference limiter model in every dialect, 36 runs in two rounds.
+  'test/client/limiter-pairs.test.ts',
   'test/client/real-limiters.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',

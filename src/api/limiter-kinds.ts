@@ -1,3 +1,5 @@
+import type { LimiterModelName } from './limiter-models.ts';
+
 /**
  * The limiter algorithms a client meets, by the names capacity reports them under: a fixed window
  * (the seed's reading of X-RateLimit-Reset), a sliding window (log or counter), a token bucket
@@ -10,3 +12,11 @@ export type LimiterKind = (typeof LIMITER_KINDS)[number];
 
 /** Kinds whose rule binds between two sends, not only over a window: the client keeps a gap. */
 export const isSpacingLimiter = (kind: LimiterKind): boolean => kind === 'token-bucket' || kind === 'gcra';
+
+/** The reference server's `--limiter` models by the names capacity reports. */
+export const KIND_OF_MODEL: Readonly<Record<LimiterModelName, LimiterKind>> = {
+  fixed: 'fixed-window',
+  sliding: 'sliding-window',
+  'token-bucket': 'token-bucket',
+  gcra: 'gcra',
+};

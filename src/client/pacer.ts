@@ -203,6 +203,7 @@ export class Pacer {
       const start = this.windowStarts.get(headers.limit);
       if (start !== undefined && start + windowMs > at && start + windowMs < until) until = start + windowMs;
     }
+    until = this.heldNoLongerThan(until);
     if (until <= at) return;
     this.budgetFromSeq = seq;
     // Requests still in flight may reach the server after this one even if sent before it (another
@@ -210,6 +211,24 @@ export class Pacer {
     this.budget = headers.remaining - this.inFlight;
     this.budgetSeq = this.seq;
     this.budgetUntil = until;
+  }
+
+  /**
+   * Where the limiter is known not to be a fixed window, a spent budget holds only until the next
+   * send it admits, not until its Reset: a GCRA's or token bucket's Remaining is its burst headroom
+   * and Reset when the bucket is full (whole seconds rounded up, or more than one emission interval
+   * away), and a sliding log's Reset is when its newest request ages out, while the oldest frees a
+   * slot sooner. Held to Reset, either paces at a fraction of its rate.
+   */
+  private heldNoLongerThan(until: number): number {
+    const model = this.options.limiter ?? this.spacing.state().inferred;
+    if (model === 'gcra' || model === 'token-bucket') return Math.min(until, this.spacing.earliest());
+    if (model === 'sliding-window' && this.logs.length > 0) {
+      let free = Number.NEGATIVE_INFINITY;
+      for (const log of this.logs) free = Math.max(free, log.earliest());
+      return Math.min(until, free);
+    }
+    return until;
   }
 
   /**

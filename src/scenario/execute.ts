@@ -97,7 +97,11 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     workloadOnly: true,
     // Verdicts that compare a response with those around it wait for every request that could still
     // be in flight: as long as the request timeout, and some.
-    checkOptions: { settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000, contract: input.contract },
+    checkOptions: {
+      settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000,
+      contract: input.contract,
+      limiter: input.limiter,
+    },
   });
   const tap = input.tap;
   const client = new ApiClient({

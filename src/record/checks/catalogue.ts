@@ -1,6 +1,7 @@
 import { parseDeprecation, parseLinks, parseSunset } from '../../api/deprecation-headers.ts';
 import { isErrorObject } from '../../api/error-object.ts';
 import { parseHttpDate } from '../../api/http-date.ts';
+import type { LimiterKind } from '../../api/limiter-kinds.ts';
 import { QUOTA_FIELDS, type RateLimitView } from '../../api/rate-limit-dialect.ts';
 import { type HeaderValue, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
@@ -146,7 +147,7 @@ const OTHER_CHECKS: readonly Check[] = [
   },
   {
     id: 'retry-after-matches-reset',
-    rule: "On a 429, the time Retry-After names and the quota's Reset (X-RateLimit-Reset in the seed's dialect) agree within 2 s (1 s rounding of each, 1 s of clocks)",
+    rule: "On a 429, the time Retry-After names is no more than 2 s (1 s rounding of each, 1 s of clocks) after the quota's Reset (X-RateLimit-Reset in the seed's dialect): past the reset the quota is back, so a later Retry-After holds clients back for nothing. An earlier one is a sliding window's or a bucket's partial return; a fixed window's early one fails retry-after-retry-succeeds",
     source: `${SEED_LIMITS} (Reset: "at which the limit resets"; Retry-After: "the time after which to retry")`,
     evaluate: ({ status, headers, rateLimitView: view, nowSeconds, attempt }) => {
       if (status !== 429 || view.resetSeconds === undefined) return SKIP;
@@ -154,9 +155,8 @@ const OTHER_CHECKS: readonly Check[] = [
       if (!retryAfter) return SKIP;
       // Both from the receive time: a delay of either kind is compared without the round trip.
       const difference = retryAfterDelayMs(retryAfter, attempt.receivedAt) - view.resetSeconds * 1000;
-      if (Math.abs(difference) <= RETRY_AFTER_RESET_TOLERANCE_MS) return undefined;
-      const seconds = (Math.abs(difference) / 1000).toFixed(1);
-      return `Retry-After ends ${seconds} s ${difference < 0 ? 'before' : 'after'} ${shownReset(view, nowSeconds)}`;
+      if (difference <= RETRY_AFTER_RESET_TOLERANCE_MS) return undefined;
+      return `Retry-After ends ${(difference / 1000).toFixed(1)} s after ${shownReset(view, nowSeconds)}`;
     },
   },
   {
@@ -236,11 +236,13 @@ export interface RunChecksOptions {
   schemaPerSecond?: number;
   /** How long deferred verdicts wait for the requests in flight around them (the client's timeout and more). */
   settleAfterMs?: number;
+  /** The target's limiter when given (`--limiter`): a bucket's or a sliding log's Remaining may rise. */
+  limiter?: LimiterKind;
 }
 
 /** Every response check of one run, fresh (several keep state), in report order. */
 export function responseChecks(options: RunChecksOptions = {}): Check[] {
-  const stateful = statefulChecks(options.settleAfterMs ?? DEFAULT_SETTLE_AFTER_MS);
+  const stateful = statefulChecks(options.settleAfterMs ?? DEFAULT_SETTLE_AFTER_MS, options.limiter);
   const checks = catalogue(options.contract);
   const at = checks.findIndex((c) => c.id === 'retry-after-on-429');
   return [

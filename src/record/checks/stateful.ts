@@ -1,3 +1,4 @@
+import type { LimiterKind } from '../../api/limiter-kinds.ts';
 import type { Dialect } from '../../api/rate-limit-dialect.ts';
 import { parseRetryAfter } from '../../api/retry-after.ts';
 import type { AttemptRecord } from '../attempt.ts';
@@ -145,15 +146,21 @@ class RemainingLog {
   }
 }
 
-export function remainingNeverRisesCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Check {
+export function remainingNeverRisesCheck(
+  settleAfterMs = DEFAULT_SETTLE_AFTER_MS,
+  limiter?: LimiterKind,
+): Check {
   const log = new RemainingLog(settleAfterMs);
+  // A bucket refills and a sliding log frees its oldest slot between two requests: their Remaining
+  // rises by design. Only a window (the seed's reading, and the default) promises it never does.
+  const refills = limiter !== undefined && limiter !== 'fixed-window';
   return {
     id: 'ratelimit-remaining-never-rises',
     rule: "Within one window (same Limit and Reset) the quota's Remaining (X-RateLimit-Remaining in the seed's dialect) never rises: a response to a request sent after another response was received shows no more remaining than it",
     source: `${SEED_LIMITS} ("requests left in the current window"); consistency, any algorithm`,
     evaluate: ({ quota, rateLimitView: view, attempt: a }) => {
       const r = full(quota);
-      if (!r) return SKIP;
+      if (!r || refills) return SKIP;
       log.prune(a.receivedAt);
       if (a.receivedAt >= openUntilMs(r.reset, r.slack)) return SKIP;
       const window = log.windows(a.keyLabel)?.get(r.limit)?.get(r.reset);
@@ -449,9 +456,9 @@ export function retrySucceedsCheck(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Che
 }
 
 /** The response checks that keep state, fresh for one run, in report order. */
-export function statefulChecks(settleAfterMs = DEFAULT_SETTLE_AFTER_MS): Check[] {
+export function statefulChecks(settleAfterMs = DEFAULT_SETTLE_AFTER_MS, limiter?: LimiterKind): Check[] {
   return [
-    remainingNeverRisesCheck(settleAfterMs),
+    remainingNeverRisesCheck(settleAfterMs, limiter),
     resetStableCheck(),
     describesClosestCheck(settleAfterMs),
     only429WhenSpentCheck(settleAfterMs),

@@ -206,10 +206,13 @@ describe('ietf-8', () => {
     expect(judge('ietf', told('ietf-8', { resetSeconds: 90_000 }))['ratelimit-reset-in-window']).toBe(
       'Reset in 90000 s (RateLimit t) is more than one window (86400 s) ahead',
     );
-    const mismatched = { ...told('ietf-8', { remaining: 0 }), 'retry-after': '5' };
+    const mismatched = { ...told('ietf-8', { remaining: 0 }), 'retry-after': '35' };
     expect(judge('ietf', mismatched, 429)['retry-after-matches-reset']).toBe(
-      'Retry-After ends 25.0 s before Reset in 30 s (RateLimit t)',
+      'Retry-After ends 5.0 s after Reset in 30 s (RateLimit t)',
     );
+    // Sooner than the reset is a sliding window's or a bucket's partial return, not a contradiction.
+    const sooner = { ...told('ietf-8', { remaining: 0 }), 'retry-after': '5' };
+    expect(judge('ietf', sooner, 429)['retry-after-matches-reset']).toBeUndefined();
   });
 
   it('sent beside the seed fields keeps the seed contract (express-rate-limit sends both)', () => {

@@ -97,6 +97,18 @@ describe('ratelimit-remaining-never-rises', () => {
     );
   });
 
+  it('leaves a bucket or a sliding log alone when the limiter is given: their Remaining rises by design', () => {
+    const rising = [
+      response({ sent: 0, received: 10, remaining: 50 }),
+      response({ sent: 20, received: 30, remaining: 52 }),
+    ];
+    for (const limiter of ['token-bucket', 'gcra', 'sliding-window'] as const)
+      expect(run(remainingNeverRisesCheck(undefined, limiter), rising).outcomes).toEqual([SKIP, SKIP]);
+    expect(run(remainingNeverRisesCheck(undefined, 'fixed-window'), rising).outcomes[1]).toMatch(
+      /^Remaining 52 > 50/,
+    );
+  });
+
   it('compares with the lowest of all the responses received before the send', () => {
     const { outcomes } = run(remainingNeverRisesCheck(), [
       response({ sent: 0, received: 10, remaining: 50 }),
