@@ -148,6 +148,10 @@ export class Pacer {
       at = gap;
       cause = 'pacing';
     }
+    // After a 429, one request at a time until one is admitted: a burst into a limiter that has just
+    // said no (a GCRA whose one slot a backlog all wants) is the run of 429s the seed's ban counts.
+    if (this.spacing.consecutive > 0 && this.inFlight > 0 && Number.isFinite(this.maxOvershoot))
+      return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
     const budget = this.remainingBudget(now);
     if (budget <= 0) {
       if (this.options.enforce) {
