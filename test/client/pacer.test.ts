@@ -244,6 +244,25 @@ describe('Pacer, raw mode (enforce off)', () => {
     expect(pacer.earliest(T + 10)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
   });
 
+  it('after a 429, one request at a time until one is admitted (unless the ban risk is allowed)', () => {
+    const pacer = new Pacer({ windows: minute, enforce: false });
+    const limited = pacer.sent(T);
+    pacer.observe(limited, undefined, T + 5, 429);
+    pacer.rateLimited(limited, true);
+    const probe = pacer.sent(T + 10);
+    expect(pacer.earliest(T + 10)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    pacer.observe(probe, undefined, T + 15, 200);
+    // Admitted: the key is back to its budget, several at once again.
+    pacer.sent(T + 20);
+    expect(pacer.earliest(T + 20)).toEqual({ at: T + 20, cause: 'ready' });
+    const risky = new Pacer({ windows: minute, enforce: false, maxOvershoot: Number.POSITIVE_INFINITY });
+    const first = risky.sent(T);
+    risky.observe(first, undefined, T + 5, 429);
+    risky.rateLimited(first, true);
+    risky.sent(T + 10);
+    expect(risky.earliest(T + 10).at).toBe(T + 10);
+  });
+
   it('honours a custom maxOvershoot', () => {
     const pacer = new Pacer({ windows: minute, enforce: false, maxOvershoot: 4 });
     const first = pacer.sent(T);
