@@ -218,14 +218,16 @@ export class Pacer {
   }
 
   /**
-   * Where the limiter is known not to be a fixed window, a spent budget holds only until the next
-   * send it admits, not until its Reset: a GCRA's or token bucket's Remaining is its burst headroom
-   * and Reset when the bucket is full (whole seconds rounded up, or more than one emission interval
-   * away), and a sliding log's Reset is when its newest request ages out, while the oldest frees a
-   * slot sooner. Held to Reset, either paces at a fraction of its rate.
+   * Where the limiter is given (`--limiter`) as other than a fixed window, a spent budget holds only
+   * until the next send it admits, not until its Reset: a GCRA's or token bucket's Remaining is its
+   * burst headroom and Reset when the bucket is full (whole seconds rounded up, or more than one
+   * emission interval away), and a sliding log's Reset is when its newest request ages out, while
+   * the oldest frees a slot sooner. Held to Reset, either paces at a fraction of its rate. A model
+   * only learned from a 429 does not count: a window's plan told too high draws one too, and its
+   * Remaining 0 must hold until Reset.
    */
   private heldNoLongerThan(until: number): number {
-    const model = this.options.limiter ?? this.spacing.state().inferred;
+    const model = this.options.limiter;
     if (model === 'gcra' || model === 'token-bucket') return Math.min(until, this.spacing.earliest());
     if (model === 'sliding-window' && this.logs.length > 0) {
       let free = Number.NEGATIVE_INFINITY;

@@ -119,8 +119,10 @@ describe('every limiter model told in every dialect, paced at the plan rate', ()
       expect(r.overall.rateLimited, figures).toBeLessThanOrEqual(limiter === 'gcra' ? 3 : 1);
       expect(r.compliance.violations, figures).toBe(0);
       // A server that tells no quota fails the one check that asks for one, whatever the contract; a
-      // bucket not named with --limiter may show its refill, read as a window's Remaining rising.
-      const excused = limiter === 'token-bucket' ? ['ratelimit-remaining-never-rises'] : [];
+      // bucket or a sliding log not named with --limiter may show its refill, read as a window's
+      // Remaining rising.
+      const excused =
+        limiter === 'token-bucket' || limiter === 'sliding' ? ['ratelimit-remaining-never-rises'] : [];
       const failing = r.checks.filter((c) => c.failures > 0 && !excused.includes(c.id)).map((c) => c.id);
       expect(failing, figures).toEqual(dialect === 'none' ? ['ratelimit-headers-present'] : []);
     },
@@ -131,7 +133,9 @@ describe('every limiter model told in every dialect, paced at the plan rate', ()
     ({ limiter, dialect }) => {
       const r = told.get(`${limiter}/${dialect}`) as RunResult;
       const figures = describeRun(r);
-      expect(r.overall.rateLimited, figures).toBeLessThanOrEqual(2);
+      // A GCRA's 100 ms leave its gap a margin of 6 ms: a send delayed past it by a busy machine is
+      // one 429 more, after which the gap learned grows.
+      expect(r.overall.rateLimited, figures).toBeLessThanOrEqual(limiter === 'gcra' ? 3 : 1);
       expect(r.compliance.violations, figures).toBe(0);
       expect(r.compliance.quotaUtilization, figures).toBeGreaterThanOrEqual(0.8);
       expect(
