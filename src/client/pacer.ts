@@ -62,6 +62,8 @@ export class Pacer {
   /** Per window limit: latest receive time of a response that was first in its window (an upper bound of the window's start). */
   private readonly windowStarts = new Map<number, number>();
   private readonly windowMsByLimit: Map<number, number>;
+  /** The latest answer told no quota at all: the server announces no budget to stay within. */
+  private silent = false;
   /** The limit the server last described, at first the plan's shortest window's. */
   private lastLimit: number;
   private readonly shortestMs: number;
@@ -152,6 +154,10 @@ export class Pacer {
     // said no (a GCRA whose one slot a backlog all wants) is the run of 429s the seed's ban counts.
     if (this.spacing.consecutive > 0 && this.inFlight > 0 && Number.isFinite(this.maxOvershoot))
       return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
+    // Raw mode against a server that announces no budget: no more in flight than the overshoot the
+    // ban guard allows past one, since every one of them may be the 429 after a 429.
+    if (!this.options.enforce && this.silent && this.inFlight > this.maxOvershoot)
+      return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
     const budget = this.remainingBudget(now);
     if (budget <= 0) {
       if (this.options.enforce) {
@@ -187,6 +193,7 @@ export class Pacer {
   observe(seq: number, headers: RateLimitState | undefined, at: number, status = 0): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     if (status !== 0 && status !== 429) this.spacing.answered();
+    if (status !== 0) this.silent = headers === undefined;
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
     if (headers.limit !== undefined) this.lastLimit = headers.limit;
     // Responses can come back out of order: only a later send's word replaces the budget.

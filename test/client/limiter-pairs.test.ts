@@ -153,7 +153,9 @@ describe('every limiter model told in every dialect, paced at the plan rate', ()
       // Every 429's pause is kept, and none grows into the ban, whose Retry-After (a scaled minute)
       // would hold the key past the run's end.
       expect(r.compliance.violations, figures).toBe(0);
-      expect(r.compliance.heldPastEnd, figures).toBeUndefined();
+      // (A 429 in the run's last second leaves a pause of a second or two past its end: no ban.)
+      const heldFor = (r.compliance.heldPastEnd?.until ?? 0) - Date.parse(r.meta.endedAt);
+      expect(heldFor, figures).toBeLessThan(3000);
       expect(r.overall.statuses['200'] ?? 0, figures).toBeGreaterThanOrEqual(
         0.5 * planRate(WINDOWS) * DURATION_S,
       );

@@ -263,6 +263,24 @@ describe('Pacer, raw mode (enforce off)', () => {
     expect(risky.earliest(T + 10).at).toBe(T + 10);
   });
 
+  it('against a server that announces no budget, keeps no more than maxOvershoot + 1 in flight', () => {
+    const pacer = new Pacer({ windows: minute, enforce: false });
+    // Before any answer, the plan's fresh window is assumed.
+    for (let i = 0; i < 5; i++) pacer.sent(T);
+    expect(pacer.earliest(T).at).toBe(T);
+    // An answer with no quota fields at all: from now on, at most 3 in flight.
+    pacer.observe(1, undefined, T + 5, 200);
+    expect(pacer.earliest(T + 5)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    pacer.observe(2, undefined, T + 6, 200);
+    expect(pacer.earliest(T + 6)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    pacer.observe(3, undefined, T + 7, 200);
+    expect(pacer.earliest(T + 7)).toEqual({ at: T + 7, cause: 'ready' });
+    // A server that tells its budget is held to that instead.
+    pacer.observe(4, { limit: 10, remaining: 9, reset: S + 30 }, T + 8, 200);
+    for (let i = 0; i < 4; i++) pacer.sent(T + 8);
+    expect(pacer.earliest(T + 8).at).toBe(T + 8);
+  });
+
   it('honours a custom maxOvershoot', () => {
     const pacer = new Pacer({ windows: minute, enforce: false, maxOvershoot: 4 });
     const first = pacer.sent(T);
