@@ -7,6 +7,7 @@ import { DEFAULT_CONTRACT } from './checks/contract.ts';
 import { CheckTally } from './checks/tally.ts';
 import { DialectTally, type HeaderDialect } from './dialects.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
+import { QuotaTimeline } from './quota-timeline.ts';
 import { Timeline } from './timeline.ts';
 import { ViolationCounter } from './violations.ts';
 
@@ -83,6 +84,8 @@ export class Recorder implements AttemptSink {
   readonly violations = new ViolationCounter();
   private readonly dialects = new DialectTally();
   timeline: Timeline;
+  /** Per key: the Remaining announced, the resets and the pauses after 429s, over the same seconds. */
+  quota: QuotaTimeline;
   /**
    * Requests the limiter let through while the workload ran (setup and teardown excluded): the
    * numerator of quota utilisation. The engine says when the workload starts and stops.
@@ -94,7 +97,10 @@ export class Recorder implements AttemptSink {
 
   /** The engine calls `measure(false)` once the workload's requests have all been answered. */
   measure(on: boolean, at: number = Date.now()): void {
-    if (on && this.options.workloadOnly && !this.measuring) this.timeline = new Timeline(at);
+    if (on && this.options.workloadOnly && !this.measuring) {
+      this.timeline = new Timeline(at);
+      this.quota = new QuotaTimeline(at);
+    }
     if (!on && this.measuring) this.finish(at);
     this.measuring = on;
   }
@@ -105,6 +111,7 @@ export class Recorder implements AttemptSink {
       options.clientChecks ?? clientChecks(),
     );
     this.timeline = new Timeline(options.startedAt);
+    this.quota = new QuotaTimeline(options.startedAt);
   }
 
   /** The dialects the target told its quota in, and the contract they were judged against. */
@@ -145,19 +152,22 @@ export class Recorder implements AttemptSink {
     stats.add(a, serviceUs, responseUs);
     this.overall.add(a, serviceUs, responseUs);
     this.violations.observe(a);
-    if (this.measuring || !this.options.workloadOnly) {
+    const measured = this.measuring || !this.options.workloadOnly;
+    if (measured) {
       this.timeline.add(a.receivedAt, a.status, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
       stats.duringWorkload++;
       this.overall.duringWorkload++;
     }
     if (this.measuring && a.status !== 0 && a.status !== 429) this.admittedDuringWorkload++;
     this.checks.observe(a);
+    let view = a.rateLimitView;
     if (a.status !== 0 && a.headers) {
       const ctx = checkContext(
         a,
         a.headers,
         this.options.windowsByKey?.get(a.keyLabel) ?? this.options.windows,
       );
+      view = ctx.rateLimitView;
       this.dialects.add(ctx.rateLimitView);
       if (this.checks.evaluate(ctx) > 0) {
         stats.checkFailures++;
@@ -165,6 +175,7 @@ export class Recorder implements AttemptSink {
         this.failedChecks.add(a);
       }
     }
+    if (measured) this.quota.add(a, view);
     this.countLateFailures(this.checks.settle(a.receivedAt, false));
   }
 }

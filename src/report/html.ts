@@ -10,6 +10,7 @@ import { checksSection } from './sections/checks.ts';
 import { configSection } from './sections/config.ts';
 import { operationsSection, statusSection } from './sections/operations.ts';
 import { probesSection } from './sections/probes.ts';
+import { quotaSection } from './sections/quota.ts';
 import { summaryCards } from './sections/summary.ts';
 import { baselineBanner, benchRateLimitedBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
 
@@ -67,6 +68,7 @@ ${probesSection(result)}
 ${summaryCards(result)}
 ${latencySection(result, pointsOfId)}
 ${timelineSection(pointsOfId)}
+${quotaSection(result, pointsOfId)}
 ${operationsSection(result)}
 ${statusSection(result)}
 ${checksSection(result)}

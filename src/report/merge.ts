@@ -7,6 +7,7 @@ import {
   type RunResult,
   SCHEMA_VERSION,
 } from '../result/types.ts';
+import { mergeQuota } from './merge-quota.ts';
 import {
   mergeChecks,
   mergeHeaderDialects,
@@ -21,7 +22,7 @@ import { runSpan } from './run-span.ts';
 /**
  * One result from the results of several runs or workers: the same scenario from several processes
  * at once, or one run after another. Counters add up, histograms are added (exact percentiles of all
- * samples), timelines meet on the wall clock, and rates are per second of the time when at least one
+ * samples), timelines and each key's quota over time meet on the wall clock, and rates are per second of the time when at least one
  * part ran (merge-summary.ts). `thresholds` are dropped: they were verdicts on the parts.
  *
  * Refused, as an InputError naming the result (by `labels`, file names from the CLI):
@@ -81,6 +82,12 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
+  const windows = first.result.config.windows;
+  const quota = mergeQuota(
+    parts.map((p) => ({ quota: p.result.quota, start: p.start })),
+    start,
+    windows.length > 0 ? Math.min(...windows.map((w) => w.seconds)) : undefined,
+  );
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: mergeMeta(
@@ -95,6 +102,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       parts.map((p) => ({ timeline: p.result.timeline, start: p.start })),
       start,
     ),
+    ...(quota ? { quota } : {}),
     checks: mergeChecks(parts.map((p) => p.result.checks)),
     compliance: {
       rateLimited: overall.rateLimited,

@@ -68,6 +68,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
         ]),
     ),
     timeline: recorder.timeline.snapshot(),
+    quota: recorder.quota.snapshot(),
     checks: recorder.checks.snapshot(),
     compliance: {
       rateLimited: overall.rateLimited,

@@ -4,6 +4,7 @@ import type { Contract } from '../record/checks/contract.ts';
 import type { CheckResult } from '../record/checks/tally.ts';
 import type { HeaderDialect } from '../record/dialects.ts';
 import type { LatencyStats } from '../record/histogram.ts';
+import type { KeyQuota } from '../record/quota-timeline.ts';
 import type { TimelinePoint } from '../record/timeline.ts';
 import type { BanReport, CapacityReport } from './capacity-types.ts';
 import type { ProbeResult } from './probe-types.ts';
@@ -23,6 +24,15 @@ export interface RunResult {
   overall: OperationSummary;
   operations: Record<string, OperationSummary & OperationInfo>;
   timeline: TimelinePoint[];
+  /**
+   * Per key (its label, the plan): over the timeline's seconds, the lowest and the last Remaining the
+   * server announced, the requests and 429s, and the seconds a new window was seen (Remaining jumped
+   * up, or the reset announced before passed); and the pauses the client kept after 429s, from the
+   * 429's receipt to the end of its pause, overlapping ones joined, the earliest 1000 kept
+   * (`droppedPauses` counts the rest). No Remaining in any point: the server announced no quota.
+   * Absent from results of older versions. Types and field meanings: src/record/quota-timeline.ts.
+   */
+  quota?: KeyQuota[];
   checks: CheckResult[];
   compliance: Compliance;
   workload: WorkloadSummary;

@@ -85,8 +85,13 @@ function charts(page: Page): Promise<DrawnChart[]> {
   return page.$$eval('[data-chart]', (els) =>
     els.map((el) => {
       const id = el.getAttribute('data-chart') ?? '';
-      // The first series of each kind: service time (blue), requests (blue), pacing wait (cyan).
-      const [r, g, b] = id.startsWith('timeline:') ? [8, 145, 178] : [37, 99, 235];
+      // The first series of each kind: service time (blue), requests (blue), pacing wait (cyan),
+      // Remaining (green).
+      const [r, g, b] = id.startsWith('timeline:')
+        ? [8, 145, 178]
+        : id.startsWith('quota:')
+          ? [5, 150, 105]
+          : [37, 99, 235];
       let seriesPixels = 0;
       const canvases = [...el.querySelectorAll('canvas')];
       for (const canvas of canvases) {
@@ -107,6 +112,35 @@ function charts(page: Page): Promise<DrawnChart[]> {
         noData: el.querySelector('.no-data')?.textContent ?? null,
       };
     }),
+  );
+}
+
+/** Pixels of one chart's canvases (transparent where nothing is drawn) within `tolerance` of a colour. */
+function pixels(
+  page: Page,
+  id: string,
+  rgba: [number, number, number, number],
+  tolerance: number,
+): Promise<number> {
+  return page.$eval(
+    `[data-chart="${id}"]`,
+    (el, [[r, g, b, a], tolerance]) => {
+      let n = 0;
+      for (const canvas of el.querySelectorAll('canvas')) {
+        const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
+        for (let i = 0; i < data.length; i += 4) {
+          if (
+            Math.abs((data[i] as number) - r) <= tolerance &&
+            Math.abs((data[i + 1] as number) - g) <= tolerance &&
+            Math.abs((data[i + 2] as number) - b) <= tolerance &&
+            Math.abs((data[i + 3] as number) - a) <= tolerance
+          )
+            n++;
+        }
+      }
+      return n;
+    },
+    [rgba, tolerance] as const,
   );
 }
 
@@ -133,7 +167,7 @@ describe.skipIf(SKIP)(
         expectSelfContained(o);
         const drawn = await charts(o.page);
         const expected = ['latency-overall', ...Object.keys(real.operations).map((id) => `latency:${id}`)];
-        expect(drawn.map((c) => c.id)).toEqual([...expected, 'timeline', 'timeline:waits']);
+        expect(drawn.map((c) => c.id)).toEqual([...expected, 'timeline', 'timeline:waits', 'quota:free']);
         for (const c of drawn) {
           expect(c.points, c.id).toBeGreaterThan(0);
           expect(c.canvases, c.id).toBeGreaterThan(0);
@@ -143,6 +177,37 @@ describe.skipIf(SKIP)(
         expect(await o.page.textContent('[data-verdict]')).toContain('1 of 2 thresholds failed');
         mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
         await o.page.screenshot({ path: SCREENSHOT, fullPage: true });
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('shades the pauses after a 429 and marks the window resets on the quota chart, each hidden with its legend entry', async () => {
+      const paused = structuredClone(real);
+      const key = paused.quota?.[0] as NonNullable<RunResult['quota']>[number];
+      key.pauses = [{ from: 0.4, until: 1.6, by: 'retry-after', rateLimited: 1 }];
+      // Its own seconds, not the real run's: how many it had depends on how busy the machine was. The
+      // reset's line stands where Remaining steps up by a little, so that the step hides little of it.
+      key.points = [
+        { t: 0, requests: 6, rateLimited: 1, remainingMin: 2, remainingLast: 2 },
+        { t: 1, requests: 6, rateLimited: 0, remainingMin: 1, remainingLast: 1 },
+        { t: 2, requests: 6, rateLimited: 0, remainingMin: 0, remainingLast: 0 },
+        { t: 3, requests: 6, rateLimited: 0, remainingMin: 4, remainingLast: 4, reset: true },
+        { t: 4, requests: 6, rateLimited: 0, remainingMin: 3, remainingLast: 3 },
+      ];
+      const o = await open('paused', paused);
+      try {
+        expectSelfContained(o);
+        // The pause's translucent red, and the reset's violet.
+        const shaded = () => pixels(o.page, 'quota:free', [220, 38, 38, 33], 8);
+        const marked = () => pixels(o.page, 'quota:free', [124, 58, 237, 255], 40);
+        expect(await shaded()).toBeGreaterThan(1000);
+        expect(await marked()).toBeGreaterThan(20);
+        await o.page.click('[data-chart="quota:free"] .u-legend tr:has-text("pause after a 429")');
+        await o.page.click('[data-chart="quota:free"] .u-legend tr:has-text("window reset")');
+        expect(await shaded()).toBeLessThan(50);
+        expect(await marked()).toBe(0);
+        expect(o.errors).toEqual([]);
       } finally {
         await o.page.close();
       }

@@ -3,6 +3,7 @@ import { encodeHistogram, newHistogram } from '../../src/record/histogram.ts';
 import { escapeHtml, jsonForScript } from '../../src/report/escape.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { percentileCurve } from '../../src/report/percentile-curve.ts';
+import type { QuotaChart } from '../../src/report/quota-chart.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
@@ -55,6 +56,7 @@ describe('the report of a real run', () => {
       'id="summary"',
       'id="latency"',
       'id="timeline"',
+      'id="quota"',
       'id="operations"',
       'id="statuses"',
       'id="checks"',
@@ -195,6 +197,7 @@ describe('hostile strings from the result', () => {
         r.thresholds = [{ expression: HOSTILE, source: 'cli', actual: 1, passed: false, detail: HOSTILE }];
         // An operation id of a foreign document, in attributes and in the chart data.
         r.operations[HOSTILE_ID] = r.operations[opId]!;
+        r.quota![0]!.key = HOSTILE_ID;
       }),
     );
   });
@@ -213,11 +216,115 @@ describe('hostile strings from the result', () => {
     const data = hostile.match(/<script type="application\/json" id="report-data">([^<]*)<\/script>/)?.[1];
     expect(data).not.toMatch(/[<>&\u2028\u2029]/);
     expect(embedded(hostile).charts.map((c) => c.id)).toContain(`latency:${HOSTILE_ID}`);
+    expect(embedded(hostile).charts.map((c) => c.id)).toContain(`quota:${HOSTILE_ID}`);
   });
 
   it('a hostile target is text, not a link', () => {
     expect(hostile).toContain('https://evil.example/&lt;script&gt;');
     expect(hostile).not.toMatch(/(href|src)\s*=\s*"?https?:/i);
+  });
+});
+
+describe('the quota over time', () => {
+  type Quota = NonNullable<RunResult['quota']>;
+  const sentence = (page: string, key = 'free') =>
+    page
+      .match(
+        new RegExp(`data-quota-key="${escapeHtml(key)}">.*?<p class="quota-sentence">([^<]*)</p>`, 's'),
+      )?.[1]
+      ?.replace(/\s+/g, ' ');
+  const withQuota = (patch: (q: Quota) => void, violations = 0) =>
+    renderHtmlReport(
+      copy((r) => {
+        patch(r.quota as Quota);
+        r.compliance.violations = violations;
+      }),
+    );
+  const paused = (q: Quota) => {
+    q[0]!.pauses = [
+      { from: 0.5, until: 1.2, by: 'retry-after', rateLimited: 2 },
+      // Past the run's end (a Retry-After of years): drawn to the end of the chart.
+      { from: 2.1, until: 1e9, by: 'retry-after', rateLimited: 1 },
+    ];
+  };
+
+  it('draws a chart per key with the Remaining announced, the rate, the resets and the pauses', () => {
+    const [key] = real.quota ?? [];
+    expect(key?.key).toBe('free');
+    expect(key?.limit).toBeGreaterThan(0);
+    const tag = chartTag(page, 'quota:free');
+    expect(tag).not.toContain('data-points');
+    const chart = embedded(page).charts.find((c) => c.id === 'quota:free') as unknown as QuotaChart;
+    expect(chart.kind).toBe('quota');
+    expect(chart.t.length).toBeGreaterThan(key?.points.length as number);
+    expect(chart.series.remaining.filter((v) => v !== null).length).toBeGreaterThan(0);
+    expect(chart.series.requests.reduce((n, v) => n + v, 0)).toBe(
+      key?.points.reduce((n, p) => n + p.requests, 0),
+    );
+    expect(chart.limit).toBe(key?.limit);
+    const resets = key?.points.filter((p) => p.reset).length ?? 0;
+    expect(chart.resets).toHaveLength(resets);
+    expect(sentence(page)).toMatch(
+      new RegExp(`^Remaining as the server announced it, ${resets} window resets?, and (no pause|the)`),
+    );
+    expect(sentence(withQuota((q) => (q[0]!.pauses = [])))).toBe(
+      `Remaining as the server announced it, ${resets === 1 ? '1 window reset' : `${resets} window resets`}, and no pause, since no 429 came.`,
+    );
+  });
+
+  it('counts the pauses after a 429 and says whether a request left while one held', () => {
+    const page = withQuota(paused);
+    const chart = embedded(page).charts.find((c) => c.id === 'quota:free') as unknown as QuotaChart;
+    const end = chart.t.at(-1) as number;
+    expect(chart.pauses).toEqual([
+      [0.5, 1.2],
+      [2.1, end],
+    ]);
+    expect(end).toBeLessThanOrEqual(Math.ceil(real.meta.durationSeconds) + 1);
+    expect(sentence(page)).toMatch(
+      /^Remaining as the server announced it, \d+ window resets?, and the 2 pauses after a 429 \(shaded\): no request left while one held\.$/,
+    );
+    expect(sentence(withQuota(paused, 3))).toMatch(
+      /the 2 pauses after a 429 \(shaded\): 3 requests left while one held \(see compliance violations\)\.$/,
+    );
+    const dropped = withQuota((q) => {
+      paused(q);
+      q[0]!.droppedPauses = 1500;
+    });
+    expect(sentence(dropped)).toMatch(
+      /the 1,502 pauses after a 429 \(shaded: the first 2; 1,500 more were not kept\)/,
+    );
+  });
+
+  it('says the server announced no quota when no response told one', () => {
+    const page = withQuota((q) => {
+      paused(q);
+      delete q[0]!.limit;
+      for (const p of q[0]!.points) {
+        delete p.remainingMin;
+        delete p.remainingLast;
+        delete p.reset;
+      }
+    });
+    expect(sentence(page)).toBe(
+      'The server announced no quota (no rate-limit headers): the requests per second, and the 2 pauses after a 429 (shaded): no request left while one held.',
+    );
+    const chart = embedded(page).charts.find((c) => c.id === 'quota:free') as unknown as QuotaChart;
+    expect(chart.series.remaining.every((v) => v === null)).toBe(true);
+    expect(chart.limit).toBeNull();
+  });
+
+  it('has one chart per key, none for a result of an older version, and "no data" for a run without responses', async () => {
+    const two = withQuota((q) => q.push({ ...structuredClone(q[0]!), key: 'other-key' }));
+    chartTag(two, 'quota:free');
+    chartTag(two, 'quota:other-key');
+    const old = renderHtmlReport(copy((r) => delete r.quota));
+    expect(old).not.toContain('id="quota"');
+    expect(embedded(old).charts.some((c) => c.kind === 'quota')).toBe(false);
+    const empty = renderHtmlReport(await emptyResult());
+    expect(empty).toMatch(
+      /id="quota"><h2>Quota over time<\/h2>.*<p class="no-data">no data: the run recorded no response/s,
+    );
   });
 });
 

@@ -334,6 +334,7 @@ describe('mergeResults', () => {
     expect(reversed.overall).toEqual(merged.overall);
     expect(reversed.timeline).toEqual(merged.timeline);
     expect(reversed.checks).toEqual(merged.checks);
+    expect(reversed.quota).toEqual(merged.quota);
     expect(reversed.meta).toEqual(merged.meta);
   });
 
@@ -391,6 +392,97 @@ describe('mergeResults', () => {
       target: 'http://127.0.0.1:40001',
       embeddedTarget: true,
     });
+  });
+});
+
+describe('mergeResults: the quota over time', () => {
+  const seen = (at: number, remaining: number) =>
+    makeAttempt(op('listPets'), {
+      sentAt: at - 10,
+      receivedAt: at,
+      json: [pet],
+      headers: okHeaders(at, { 'x-ratelimit-remaining': String(remaining) }),
+    });
+  const refused = (at: number, pauseMs: number) =>
+    makeAttempt(op('listPets'), {
+      sentAt: at - 10,
+      receivedAt: at,
+      status: 429,
+      json: errorBody(429, 'rate_limited'),
+      headers: { ...okHeaders(at), 'x-ratelimit-remaining': '0', 'retry-after': String(pauseMs / 1000) },
+      pauseUntil: at + pauseMs,
+      retried: true,
+    });
+  /** Two workers on one key, the second started a second later; their pauses overlap. */
+  const first = () =>
+    build({
+      start: T0,
+      seconds: 5,
+      attempts: [seen(T0 + 100, 50), seen(T0 + 1100, 40), refused(T0 + 2000, 2000), seen(T0 + 4100, 59)],
+    });
+  const second = () =>
+    build({
+      start: T0 + 1000,
+      seconds: 5,
+      attempts: [seen(T0 + 1200, 45), refused(T0 + 3000, 2000), seen(T0 + 5100, 58)],
+    });
+
+  it('adds the requests of a second, keeps the lowest Remaining, and joins the pauses on one clock', () => {
+    const [a, b] = [first(), second()];
+    expect(a.quota?.[0]?.pauses).toEqual([{ from: 2, until: 4, by: 'retry-after', rateLimited: 1 }]);
+    // In its own seconds: it started a second later.
+    expect(b.quota?.[0]?.pauses).toEqual([{ from: 2, until: 4, by: 'retry-after', rateLimited: 1 }]);
+    const quota = mergeResults([b, a]).quota;
+    expect(quota).toEqual([
+      {
+        key: 'free',
+        limit: 60,
+        points: [
+          { t: 0, requests: 1, rateLimited: 0, remainingMin: 50, remainingLast: 50 },
+          { t: 1, requests: 2, rateLimited: 0, remainingMin: 40, remainingLast: 40 },
+          { t: 2, requests: 1, rateLimited: 1, remainingMin: 0, remainingLast: 0 },
+          { t: 3, requests: 1, rateLimited: 1, remainingMin: 0, remainingLast: 0 },
+          { t: 4, requests: 1, rateLimited: 0, remainingMin: 59, remainingLast: 59, reset: true },
+          // The second part saw the same window begin a moment later: one reset, the first.
+          { t: 5, requests: 1, rateLimited: 0, remainingMin: 58, remainingLast: 58 },
+        ],
+        pauses: [{ from: 2, until: 5, by: 'retry-after', rateLimited: 2 }],
+      },
+    ]);
+    expect(mergeResults([a, b]).quota).toEqual(quota);
+    expect(resultProblem(mergeResults([a, b]))).toBeUndefined();
+  });
+
+  it('keeps resets a second apart when windows last a second', () => {
+    const short = (r: RunResult) => ({
+      ...r,
+      config: { ...r.config, windows: [{ name: 's', limit: 10, seconds: 1 }] },
+    });
+    const resets = mergeResults([short(first()), short(second())]).quota?.[0]?.points.filter((p) => p.reset);
+    expect(resets?.map((p) => p.t)).toEqual([4, 5]);
+  });
+
+  it('keeps the keys of parts apart, and adds the bands each part dropped', () => {
+    const a = first();
+    const other = structuredClone(second());
+    const q = other.quota?.[0] as NonNullable<RunResult['quota']>[number];
+    q.key = 'free (no key)';
+    q.droppedPauses = 7;
+    const merged = mergeResults([a, other]).quota ?? [];
+    expect(merged.map((k) => [k.key, k.pauses.length, k.droppedPauses])).toEqual([
+      ['free', 1, undefined],
+      ['free (no key)', 1, 7],
+    ]);
+  });
+
+  it('takes the quota of the parts that have one, and has none when no part has', () => {
+    const a = first();
+    const old = second();
+    delete old.quota;
+    expect(mergeResults([a, old]).quota).toEqual(a.quota);
+    const older = first();
+    delete older.quota;
+    expect(mergeResults([older, old])).not.toHaveProperty('quota');
   });
 });
 

@@ -273,3 +273,97 @@ describe('compliance.headerDialect', () => {
     expect(schema.definitions.contract.enum).toEqual([...CONTRACTS]);
   });
 });
+
+describe('quota', () => {
+  /** The free key paced to a spent window, a 429 paused for 2 s by its Retry-After, then a new window. */
+  function quotaResult(): RunResult {
+    const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS, workloadOnly: true });
+    recorder.measure(true, T0);
+    const remaining = (at: number, left: number) =>
+      okHeaders(at, { 'x-ratelimit-remaining': String(left), 'x-ratelimit-reset': String(T0 / 1000 + 3) });
+    for (let i = 0; i < 4; i++) {
+      const at = T0 + i * 500 + 10;
+      recorder.record(
+        makeAttempt(op('listPets'), {
+          receivedAt: at,
+          sentAt: at - 10,
+          json: [pet],
+          headers: remaining(at, 3 - i),
+        }),
+      );
+    }
+    const at = T0 + 2010;
+    recorder.record(
+      makeAttempt(op('listPets'), {
+        sentAt: at - 10,
+        receivedAt: at,
+        status: 429,
+        json: errorBody(429, 'rate_limited'),
+        headers: { ...remaining(at, 0), 'retry-after': '2' },
+        pauseUntil: at + 2005,
+        retried: true,
+      }),
+    );
+    recorder.record(
+      makeAttempt(op('listPets'), {
+        sentAt: T0 + 4020,
+        receivedAt: T0 + 4030,
+        json: [pet],
+        headers: okHeaders(T0 + 4030, { 'x-ratelimit-remaining': '59' }),
+      }),
+    );
+    recorder.measure(false, T0 + 5000);
+    return buildResult({ ...input, recorder });
+  }
+
+  it('gives per key the Remaining per second, the new window and the pause the client kept', () => {
+    const r = quotaResult();
+    expect(r.quota).toEqual([
+      {
+        key: 'free',
+        limit: 60,
+        points: [
+          { t: 0, requests: 2, rateLimited: 0, remainingMin: 2, remainingLast: 2 },
+          { t: 1, requests: 2, rateLimited: 0, remainingMin: 0, remainingLast: 0 },
+          { t: 2, requests: 1, rateLimited: 1, remainingMin: 0, remainingLast: 0 },
+          { t: 4, requests: 1, rateLimited: 0, remainingMin: 59, remainingLast: 59, reset: true },
+        ],
+        pauses: [{ from: 2.01, until: 4.015, by: 'retry-after', rateLimited: 1 }],
+      },
+    ]);
+    expect(resultProblem(r)).toBeUndefined();
+    expect(resultProblem(JSON.parse(JSON.stringify(r)))).toBeUndefined();
+  });
+
+  it('is optional (results of older versions), and the schema refuses what it does not define', () => {
+    const r = quotaResult();
+    const without = structuredClone(r);
+    delete without.quota;
+    expect(resultProblem(without)).toBeUndefined();
+    const breaking = (patch: (q: NonNullable<RunResult['quota']>) => void) => {
+      const copy = structuredClone(r);
+      patch(copy.quota as NonNullable<RunResult['quota']>);
+      return resultProblem(copy);
+    };
+    expect(breaking((q) => Object.assign(q[0]?.points[0] ?? {}, { reset: false }))).toMatch(
+      /^\/quota\/0\/points\/0\/reset/,
+    );
+    expect(breaking((q) => Object.assign(q[0]?.points[0] ?? {}, { t: -1 }))).toMatch(
+      /^\/quota\/0\/points\/0\/t/,
+    );
+    expect(breaking((q) => Object.assign(q[0]?.pauses[0] ?? {}, { by: 'guess' }))).toMatch(
+      /^\/quota\/0\/pauses\/0\/by/,
+    );
+    expect(breaking((q) => Object.assign(q[0] ?? {}, { extra: 1 }))).toMatch(/additional properties/);
+    expect(breaking((q) => Object.assign(q[0] ?? {}, { droppedPauses: 0 }))).toMatch(
+      /^\/quota\/0\/droppedPauses/,
+    );
+    expect(
+      breaking((q) => {
+        const band = q[0]?.pauses[0] as NonNullable<RunResult['quota']>[number]['pauses'][number];
+        (q[0] as { pauses: unknown[] }).pauses = Array.from({ length: 1001 }, () => band);
+      }),
+    ).toMatch(/^\/quota\/0\/pauses must NOT have more than 1000 items/);
+    expect(breaking((q) => delete (q[0] as { key?: string }).key)).toMatch(/required property 'key'/);
+  });
+});
