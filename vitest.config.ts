@@ -13,6 +13,8 @@ const TIMING = [
   'test/capacity/ban.test.ts',
   'test/capacity/capacity.test.ts',
   'test/capacity/daily.test.ts',
+  // Real nginx and third-party limiters, probed at 500 ms between requests.
+  'test/capacity/real-limiters.test.ts',
   // Capacity at the seed's real limits drives Business at 1000 requests a second: it needs a core,
   // and would take one from any neighbour.
   'test/cli/capacity.test.ts',

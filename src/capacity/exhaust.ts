@@ -11,44 +11,64 @@ export interface Exhausted {
   refusal: ProbeReply | undefined;
   /** The last answer by send order. */
   last: ProbeReply | undefined;
-  /** X-RateLimit-* of every answer, by send order. */
+  /** The first request's send time: the window (or the bucket's drain) began then. */
+  startedAt: number | undefined;
+  /** The rate-limit fields of every answer, by send order. */
   samples: CapacityHeaderSample[];
 }
+
+/** A reset to the ms: a seconds-until dialect read at a sub-ms clock gives long fractions. */
+const toMs = (unixSeconds: number | undefined) =>
+  unixSeconds === undefined ? null : Math.round(unixSeconds * 1000) / 1000;
 
 /**
  * One window spent as fast as the gate allows, until the first refusal or `limit + 3` requests.
  * The gate holds concurrency to what the window has left, so near its end one request is in
- * flight and the first 429 leaves nothing else queued.
+ * flight and the first 429 leaves nothing else queued. `first`, when given, is the answer to a
+ * request already sent for this window: it counts as request 1.
  */
 export async function exhaustWindow(
   client: ProbeClient,
   limit: number,
   signal?: AbortSignal,
+  first?: ProbeReply,
 ): Promise<Exhausted> {
-  const out: Exhausted = { sent: 0, accepted: 0, refusal: undefined, last: undefined, samples: [] };
+  const out: Exhausted = {
+    sent: 0,
+    accepted: 0,
+    refusal: undefined,
+    last: undefined,
+    startedAt: first?.sentAt,
+    samples: [],
+  };
   let known: number | undefined;
+  const take = (r: ProbeReply) => {
+    out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
+    out.samples.push({
+      request: r.index,
+      status: r.status,
+      limit: r.rateLimit.limit ?? null,
+      remaining: r.rateLimit.remaining ?? null,
+      reset: toMs(r.rateLimit.reset),
+    });
+    if (admitted(r.status)) out.accepted++;
+    else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
+      out.refusal = r;
+    if (!out.last || r.index > out.last.index) out.last = r;
+    if (r.rateLimit.remaining !== undefined)
+      known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
+  };
+  if (first) {
+    out.sent = 1;
+    take(first);
+  }
   const pending: Promise<void>[] = [];
   while (out.sent < limit + EXCESS_BOUND && !out.refusal && !signal?.aborted) {
     await client.slot(() => known);
     if (out.refusal) break;
     const index = ++out.sent;
-    pending.push(
-      client.request(index).then((r) => {
-        out.samples.push({
-          request: r.index,
-          status: r.status,
-          limit: r.rateLimit.limit ?? null,
-          remaining: r.rateLimit.remaining ?? null,
-          reset: r.rateLimit.reset ?? null,
-        });
-        if (admitted(r.status)) out.accepted++;
-        else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
-          out.refusal = r;
-        if (!out.last || r.index > out.last.index) out.last = r;
-        if (r.rateLimit.remaining !== undefined)
-          known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
-      }),
-    );
+    const request = client.request(index);
+    pending.push(request.then(take));
   }
   await Promise.all(pending);
   out.samples.sort((a, b) => a.request - b.request);

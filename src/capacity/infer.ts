@@ -1,46 +1,179 @@
-import type { CapacityReport, LimiterType } from '../result/capacity-types.ts';
+import type { Dialect } from '../api/rate-limit-dialect.ts';
+import type { LimiterReport, LimiterType, RateSearch, ResetSemantics } from '../result/capacity-types.ts';
+import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
 
 /**
- * The limiter as a client sees it, from three observations: whether the quota came back all at
- * once (Remaining of the first admitted probe), whether X-RateLimit-Reset stayed put within a
- * window, and how much quota a tenth of a window later added.
- *   fixed window:   all at once, Reset stable within a window;
- *   sliding window: the quota trickles back as old requests age out (or all at once after a burst,
- *                   but Reset moves with every request);
- *   token bucket:   a steady refill, about limit / 10 in a tenth of a window.
+ * How the quota comes back after a burst: all at once (a window, fixed or sliding: after a burst
+ * every request of it ages out together), one request at a time (a token bucket or a GCRA, which
+ * refill continuously), or unknown (it never came back, or nothing told how much did).
  */
-export function inferLimiter(r: CapacityReport): { type: LimiterType; evidence: string[] } {
-  const L = r.window.limit;
-  const evidence: string[] = [];
-  const atReturn = r.recovery.remainingAtReturn;
-  if (atReturn === null) {
-    evidence.push('no X-RateLimit-Remaining on the first admitted probe (or the quota never came back)');
-    return { type: 'unknown', evidence };
-  }
-  const allAtOnce = atReturn >= L - 2;
-  evidence.push(
-    allAtOnce
-      ? `the whole quota came back at once (Remaining ${atReturn} of ${L})`
-      : `only part of the quota came back (Remaining ${atReturn} of ${L})`,
-  );
-  const windows = r.rate.resetValuesPerWindow.filter((n) => n > 0);
-  const stable = windows.length > 0 && windows.every((n) => n === 1);
-  if (windows.length > 0)
+export type Family = 'window' | 'spacing' | 'unknown';
+
+/** `atOnce`: requests admitted at the return (Remaining + 1, or counted); `limit`: the window's. */
+export function familyOf(atOnce: number | null, limit: number): Family {
+  if (atOnce === null) return 'unknown';
+  return atOnce >= Math.max(2, limit - 1) ? 'window' : 'spacing';
+}
+
+/** What the probe saw, for the limiter's model and figures. */
+export interface LimiterObservations {
+  family: Family;
+  /** The plan's shortest window as the target counts it. */
+  plan: { limit: number; seconds: number };
+  /** Admitted back to back from rest until the first 429 (null: no 429 within the bound). */
+  burstAdmitted: number | null;
+  burstStartedAt: number | undefined;
+  quotaBackAt: number | null;
+  atOnce: number | null;
+  /** How `atOnce` was known: Remaining told it, or requests sent at once counted it. */
+  atOnceFrom: 'remaining' | 'counted';
+  remainingAfterTenth: number | null;
+  /** The Limit the answers told, and the window a declared policy gives it (IETF `w`). */
+  headerLimit: number | undefined;
+  declaredWindowSeconds: number | undefined;
+  resetValuesPerWindow: number[];
+  headerDialect: Dialect | 'none';
+  resetSemantics: ResetSemantics;
+  /** The rate search, when it ran; `returnRangeMs`: the intervals in agreement when the quota first came back. */
+  search: RateSearch | undefined;
+  estimate: { intervalMs: number; burst: number } | null;
+  returnRangeMs: { low: number; high: number } | null;
+  /** Tolerance of a return probed at an announcement (whole seconds, probe steps), ms. */
+  returnSlackMs: number;
+}
+
+export const RESET_SEMANTICS: Record<Dialect, ResetSemantics> = {
+  seed: 'unix-seconds',
+  'seconds-until': 'seconds-until',
+  'unix-ms': 'unix-ms',
+  'ietf-8': 'seconds-until',
+  'ietf-7': 'seconds-until',
+  'ietf-6': 'seconds-until',
+};
+
+const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The limiter as a client sees it: its model, rate, burst and window, each with the evidence for it. */
+export function inferLimiter(o: LimiterObservations): LimiterReport {
+  const evidence = [dialectEvidence(o), ...returnEvidence(o)];
+  const base = {
+    headerDialect: o.headerDialect,
+    resetSemantics: o.resetSemantics,
+    rateSearch: o.search ?? null,
+  };
+  if (o.family === 'window') return { ...base, ...windowModel(o, evidence), evidence };
+  if (o.family === 'spacing') return { ...base, ...spacingModel(o, evidence), evidence };
+  return { ...base, type: 'unknown', sustainedPerSecond: null, burst: null, window: null, evidence };
+}
+
+function dialectEvidence(o: LimiterObservations): string {
+  if (o.headerDialect === 'none')
+    return 'no rate-limit headers: every figure below is timed from the answers';
+  const reset =
+    o.resetSemantics === 'none'
+      ? 'no reset'
+      : `the reset as ${o.resetSemantics === 'unix-seconds' ? 'a Unix time in seconds' : o.resetSemantics === 'unix-ms' ? 'a Unix time in ms' : 'seconds until it'}`;
+  return `rate-limit headers in the ${o.headerDialect} dialect, ${reset}`;
+}
+
+function returnEvidence(o: LimiterObservations): string[] {
+  if (o.atOnce === null)
+    return [
+      o.quotaBackAt === null
+        ? 'the quota never came back after the 429'
+        : 'the first admitted request after the 429 told no Remaining',
+    ];
+  const limit = o.headerLimit ?? o.burstAdmitted ?? o.plan.limit;
+  if (o.atOnceFrom === 'counted')
+    return [
+      o.family === 'window'
+        ? `the whole quota came back at once (${o.atOnce} admitted back to back at its return)`
+        : `${o.atOnce} request(s) came back at once, the next was refused: the quota returns one by one`,
+    ];
+  return [
+    o.family === 'window'
+      ? `the whole quota came back at once (Remaining ${o.atOnce - 1} of ${limit})`
+      : `only part of the quota came back (Remaining ${o.atOnce - 1} of ${limit})`,
+  ];
+}
+
+/** A window: fixed when the announced reset stays put within a window, sliding when it moves. */
+function windowModel(o: LimiterObservations, evidence: string[]) {
+  const windows = o.resetValuesPerWindow.filter((n) => n > 0);
+  let type: LimiterType = 'unknown';
+  if (windows.length > 0) {
+    const stable = windows.every((n) => n === 1);
+    type = stable ? 'fixed-window' : 'sliding-window';
     evidence.push(
       stable
-        ? 'X-RateLimit-Reset stayed the same within each window'
-        : `X-RateLimit-Reset moved within a window (${Math.max(...windows)} values)`,
+        ? 'the announced reset stayed the same within each window'
+        : `the announced reset moved within a window (${Math.max(...windows)} different resets)`,
     );
-  if (allAtOnce) {
-    if (windows.length === 0) return { type: 'unknown', evidence };
-    return { type: stable ? 'fixed-window' : 'sliding-window', evidence };
-  }
-  const later = r.recovery.remainingAfterTenth;
-  if (later === null) return { type: 'unknown', evidence };
-  // The probe itself took one, so the refill over a tenth of a window is later - atReturn + 1.
-  const refill = later - atReturn + 1;
-  const expected = L / 10;
-  evidence.push(`a tenth of a window later ${refill} more (a steady refill would give about ${expected})`);
-  const steady = refill >= expected * 0.5 && refill <= expected * 1.5 + 1;
-  return { type: steady ? 'token-bucket' : 'sliding-window', evidence };
+  } else evidence.push('no reset announced during the paced windows: fixed or sliding cannot be told apart');
+  const limit = o.headerLimit ?? o.burstAdmitted ?? o.plan.limit;
+  const seconds = windowSeconds(o, evidence);
+  return {
+    type,
+    sustainedPerSecond: seconds === null ? null : round(limit / seconds, 4),
+    burst: limit,
+    window: seconds === null ? null : { limit, seconds },
+  };
+}
+
+/**
+ * The window's length, measured: from the burst's first request to the quota's return. Announced
+ * times are whole seconds and the return is probed no sooner than announced, so the return comes
+ * up to a second (and a probe step) after the window's true end; a window declared by the headers,
+ * else the plan's, that fits the measurement is the one reported.
+ */
+function windowSeconds(o: LimiterObservations, evidence: string[]): number | null {
+  let low: number;
+  let high: number;
+  if (o.atOnceFrom === 'counted' && o.returnRangeMs) {
+    ({ low, high } = o.returnRangeMs);
+    low /= 1 + SLACK_MS / 1000;
+  } else if (o.quotaBackAt !== null && o.burstStartedAt !== undefined) {
+    high = o.quotaBackAt - o.burstStartedAt + SLACK_MS;
+    low = high - HEADER_GRANULARITY_MS - o.returnSlackMs - 2 * SLACK_MS;
+  } else return null;
+  const fits = [o.declaredWindowSeconds, o.plan.seconds].find(
+    (s) => s !== undefined && s * 1000 >= low && s * 1000 <= high,
+  );
+  const seconds = fits ?? round(high / 1000, 2);
+  evidence.push(
+    `the quota came back between ${round(low / 1000, 2)} and ${round(high / 1000, 2)} s after the window's first request: ${fits === undefined ? 'at most' : 'a window of'} ${seconds} s`,
+  );
+  return seconds;
+}
+
+/**
+ * A token bucket or a GCRA: they admit exactly alike (a bucket of size C is a GCRA of burst C - 1),
+ * so the name follows the burst: a bucket that holds a whole window's limit is what APIs call a
+ * token bucket; a smaller burst, down to none, is nginx's limit_req and the gateways' GCRA.
+ */
+function spacingModel(o: LimiterObservations, evidence: string[]) {
+  const admittedAtOnce = o.burstAdmitted ?? 0;
+  const bucket = admittedAtOnce >= o.plan.limit;
+  const type: LimiterType = bucket ? 'token-bucket' : 'gcra';
+  const gcraBurst = o.estimate?.burst ?? Math.max(0, admittedAtOnce - 1);
+  evidence.push(
+    bucket
+      ? `${admittedAtOnce} admitted at once from rest, as many as the window's ${o.plan.limit}: a token bucket of ${gcraBurst + 1}`
+      : `${admittedAtOnce} admitted at once from rest, fewer than the window's ${o.plan.limit}: a GCRA with burst ${gcraBurst}`,
+  );
+  if (o.remainingAfterTenth !== null && o.atOnce !== null)
+    evidence.push(
+      `a tenth of a window later ${o.remainingAfterTenth - o.atOnce + 2} more (a steady refill at the plan's rate gives about ${round(o.plan.limit / 10, 1)})`,
+    );
+  const s = o.search;
+  if (s?.intervalMs)
+    evidence.push(
+      `the rate search: one request per ${round(s.intervalMs.low, 1)} to ${round(s.intervalMs.high, 1)} ms agrees with every answer (${s.probes} requests, ${s.refused} refused, ${round(s.durationMs / 1000, 1)} s)`,
+    );
+  return {
+    type,
+    sustainedPerSecond: o.estimate ? round(1000 / o.estimate.intervalMs, 4) : null,
+    burst: bucket ? gcraBurst + 1 : gcraBurst,
+    window: null,
+  };
 }

@@ -3,13 +3,25 @@ import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 
 /** Share of a window its requests are spread over: the rest absorbs timer and event-loop lag. */
 export const SPREAD = 0.9;
+/**
+ * Against a limiter whose rule binds between two sends (token bucket, GCRA), requests go at the
+ * plan's spacing plus this share (the margin a window's 90% spread leaves), each at least that long
+ * after the one before was written: a send that a busy machine delays must not bring the next one
+ * closer than the limiter's interval.
+ */
+export const SPACING_GUARD = 0.1;
+/** Headers tell times in whole seconds; two resets closer than this are one announcement. */
+const RESET_GRANULARITY_MS = 1000;
+const RESET_SLACK_MS = 100;
 
 export interface PacedWindow {
   sent: number;
   accepted: number;
   rateLimited: number;
-  /** Distinct X-RateLimit-Reset values among the admitted answers. */
-  resets: Set<number>;
+  /** The resets the admitted answers announced (epoch ms, read in their dialect). */
+  resets: number[];
+  /** The slowest answer's round trip: a reset told as a delay is counted from its answer, up to this late. */
+  maxRttMs: number;
   /** The first answer: the target's window began before it. */
   firstAnsweredAt: number | undefined;
   /** The first refusal (429 or 403), if any. */
@@ -18,48 +30,86 @@ export interface PacedWindow {
   answers: ProbeReply[];
 }
 
+export interface PacedWindowOptions {
+  anchor: number;
+  count: number;
+  windowMs: number;
+  firstIndex: number;
+  /** 'spread': evenly over 90% of the window; 'spaced': at the plan's spacing plus 10%, never closer. */
+  pace?: 'spread' | 'spaced';
+  /** The answer to the window's first request, already sent (by the look at the limiter). */
+  first?: ProbeReply;
+  signal?: AbortSignal;
+}
+
 /**
- * `count` requests evenly over 90% of a window from `anchor`, as a client paced at the plan rate
- * sends them. The window stops at its first refusal: the target has shown a limit below the plan's,
- * and sending the rest would only pile requests beyond it.
+ * How many different resets `instants` announce, to the headers' precision: an instant within a
+ * second (and slack) of the first of a group belongs to it; a reset told as a delay is read from the
+ * answer's arrival, which may come up to `rttMs` after the server counted it. A fixed window
+ * announces one, however its dialect counts; a sliding log moves its reset with every request.
  */
-export async function pacedWindow(
-  client: ProbeClient,
-  o: { anchor: number; count: number; windowMs: number; firstIndex: number; signal?: AbortSignal },
-): Promise<PacedWindow> {
+export function distinctResets(instants: readonly number[], rttMs = 0): number {
+  let groups = 0;
+  let groupStart = Number.NEGATIVE_INFINITY;
+  for (const t of [...instants].sort((a, b) => a - b)) {
+    if (t - groupStart <= RESET_GRANULARITY_MS + RESET_SLACK_MS + rttMs) continue;
+    groups++;
+    groupStart = t;
+  }
+  return groups;
+}
+
+/**
+ * `count` requests over a window from `anchor`, as a client paced at the plan rate sends them. The
+ * window stops at its first refusal: the target has shown a limit below the plan's, and sending the
+ * rest would only pile requests beyond it.
+ */
+export async function pacedWindow(client: ProbeClient, o: PacedWindowOptions): Promise<PacedWindow> {
   const out: PacedWindow = {
     sent: 0,
     accepted: 0,
     rateLimited: 0,
-    resets: new Set(),
+    resets: [],
+    maxRttMs: 0,
     firstAnsweredAt: undefined,
     refusal: undefined,
     answers: [],
   };
   let known: number | undefined;
-  const spacing = (o.windowMs * SPREAD) / Math.max(1, o.count);
+  const spaced = o.pace === 'spaced';
+  const spacing = spaced
+    ? (o.windowMs / Math.max(1, o.count)) * (1 + SPACING_GUARD)
+    : (o.windowMs * SPREAD) / Math.max(1, o.count);
+  const take = (r: ProbeReply) => {
+    if (admitted(r.status)) {
+      out.accepted++;
+      out.answers.push(r);
+      if (r.rateLimit.reset !== undefined) out.resets.push(r.rateLimit.reset * 1000);
+      out.maxRttMs = Math.max(out.maxRttMs, r.receivedAt - r.sentAt);
+    } else if (r.status === 429 || r.status === 403) {
+      out.rateLimited++;
+      if (!out.refusal || r.index < out.refusal.index) out.refusal = r;
+    }
+    if (r.rateLimit.remaining !== undefined)
+      known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
+    // The server's window began when this first request arrived: before it was answered.
+    out.firstAnsweredAt ??= r.receivedAt;
+  };
+  if (o.first) {
+    out.sent = 1;
+    take(o.first);
+  }
   const pending: Promise<void>[] = [];
-  for (let j = 0; j < o.count && !o.signal?.aborted; j++) {
-    await sleepUntil(o.anchor + j * spacing, o.signal);
+  for (let j = out.sent; j < o.count && !o.signal?.aborted; j++) {
+    const due = o.anchor + j * spacing;
+    // Spaced, one at a time: the next leaves a spacing after the one before was written, which is
+    // known once it is answered.
+    if (spaced) await pending[pending.length - 1];
+    await sleepUntil(spaced ? Math.max(due, client.lastWrittenAt + spacing) : due, o.signal);
     await client.slot(() => known);
     if (out.refusal || o.signal?.aborted) break;
     const index = o.firstIndex + out.sent++;
-    pending.push(
-      client.request(index).then((r) => {
-        if (admitted(r.status)) {
-          out.accepted++;
-          out.answers.push(r);
-          if (r.rateLimit.reset !== undefined) out.resets.add(r.rateLimit.reset);
-        } else if (r.status === 429 || r.status === 403) {
-          out.rateLimited++;
-          if (!out.refusal || r.index < out.refusal.index) out.refusal = r;
-        }
-        if (r.rateLimit.remaining !== undefined)
-          known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
-        // The server's window began when this first request arrived: before it was answered.
-        out.firstAnsweredAt ??= r.receivedAt;
-      }),
-    );
+    pending.push(client.request(index).then(take));
   }
   await Promise.all(pending);
   return out;

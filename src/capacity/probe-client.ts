@@ -1,6 +1,8 @@
+import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
 import type { Operation } from '../api/operations.ts';
-import { type RateLimitState, readRateLimitHeaders } from '../api/rate-limit-headers.ts';
+import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
+import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
@@ -13,10 +15,13 @@ export interface ProbeReply {
   status: number;
   sentAt: number;
   receivedAt: number;
+  /** The quota as the answer's dialect told it; `reset` is a Unix time in seconds whatever the dialect. */
   rateLimit: RateLimitState;
-  /** ms to wait after a 429 or 403 (Retry-After, else X-RateLimit-Reset, else one window). */
+  /** The rate-limit fields as read, whatever the dialect (absent only in hand-made replies). */
+  view?: RateLimitView;
+  /** ms to wait after a 429 or 403 (Retry-After, else the announced reset, else our own backoff). */
   retryAfterMs: number | undefined;
-  /** The refusal carried a usable Retry-After (not derived from X-RateLimit-Reset or guessed). */
+  /** The refusal carried a usable Retry-After (not derived from a reset or chosen by us). */
   hasRetryAfter: boolean;
   /** The Error body's `code`, when a refusal had one. */
   code: string | undefined;
@@ -24,10 +29,16 @@ export interface ProbeReply {
   admittedSoFar: number;
 }
 
+/** A request as the rate search replays it: when it was written to its socket, and whether it was admitted. */
+export interface Shot {
+  at: number;
+  admitted: boolean;
+}
+
 export interface ProbeClientOptions {
   baseUrl: string;
   apiKey: string;
-  /** The window a 429 without Retry-After or Reset is waited out for. */
+  /** The window a refusal that announces no wait is waited out for, while `quietBackoff` is 'window'. */
   windowMs: number;
   /** `listPets`: cheap and idempotent. */
   operation: Operation;
@@ -41,6 +52,35 @@ export interface ProbeClientOptions {
 /** Admitted: counted against the quota. A 403 is how some services answer a banned key. */
 export const admitted = (status: number) => status !== 0 && status !== 429 && status !== 403;
 
+/** After a refusal that announced nothing, the search waits this many times the gap it probed, and more. */
+export const QUIET_BACKOFF_FACTOR = 1.5;
+const QUIET_BACKOFF_MIN_MS = 10;
+
+const EMPTY_STATE: RateLimitState = { limit: undefined, remaining: undefined, reset: undefined };
+
+/**
+ * When each probe was written to its socket, by the id it carries in this header. A request leaves
+ * later than it was sent when its connection is being opened or the process is still compiling the
+ * path it takes (the first requests of a run): the rate search needs the time the limiter saw.
+ */
+const PROBE_HEADER = 'x-petstore-load-probe';
+const writtenAt = new Map<string, number>();
+let probeIds = 0;
+let listening = false;
+
+function listenForWrites(): void {
+  if (listening) return;
+  listening = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const headers = (message as { headers?: unknown }).headers;
+    if (typeof headers !== 'string') return;
+    const at = headers.indexOf(`${PROBE_HEADER}: `);
+    if (at < 0) return;
+    const from = at + PROBE_HEADER.length + 2;
+    writtenAt.set(headers.slice(from, headers.indexOf('\r\n', from)), now());
+  });
+}
+
 /**
  * One key's requests for the capacity phases: a GET of one pet's page each, over its own pool. It
  * keeps the ban guard (after a refusal nothing leaves before its Retry-After) and the in-flight gate
@@ -52,6 +92,21 @@ export class ProbeClient {
   violations = 0;
   /** Requests the target admitted, over the client's life: what they took from the daily quota. */
   admittedTotal = 0;
+  /**
+   * How long a refusal that announced no wait (no Retry-After, no reset) holds the key: a whole
+   * window (pacing, the daily walk: a refusal there means the plan is not kept), or, while the
+   * limiter is being measured, 1.5 times the gap since the last admitted request (that gap is what
+   * the probe was asking about, and waiting longer than it answers the next question).
+   */
+  quietBackoff: 'window' | 'gap' = 'window';
+  /** When given, every answered request is appended: the rate search replays them. */
+  shots: Shot[] | undefined;
+  /** When the latest answered request was written, and when the latest admitted one was sent. */
+  lastWrittenAt = 0;
+  lastAdmittedAt = 0;
+  /** Answers per dialect, and the dialects that announced a reset: what the report says the target speaks. */
+  readonly dialects = new Map<Dialect | 'none', number>();
+  readonly resetDialects = new Set<Dialect>();
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private readonly pool: Pool;
@@ -65,6 +120,7 @@ export class ProbeClient {
     this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });
     this.path = `${url.pathname.replace(/\/$/, '')}/pets?limit=1`;
     this.headers = { authorization: `Bearer ${o.apiKey}`, accept: 'application/json' };
+    listenForWrites();
   }
 
   close(): Promise<void> {
@@ -97,11 +153,12 @@ export class ProbeClient {
     let errorCode: string | undefined;
     let headers: Record<string, string | string[] | undefined> | undefined;
     let text = '';
+    const id = String(++probeIds);
     try {
       const response = await send(this.pool, {
         path: this.path,
         method: 'GET',
-        headers: this.headers,
+        headers: { ...this.headers, [PROBE_HEADER]: id },
         headersTimeout: this.o.timeoutMs ?? 10_000,
         bodyTimeout: this.o.timeoutMs ?? 10_000,
       });
@@ -117,24 +174,10 @@ export class ProbeClient {
       for (const wake of waiters) wake();
     }
     const receivedAt = now();
-    if (admitted(status)) this.admittedTotal++;
-    const rateLimit = headers
-      ? readRateLimitHeaders(headers)
-      : { limit: undefined, remaining: undefined, reset: undefined };
-    let retryAfterMs: number | undefined;
-    let hasRetryAfter = false;
-    let code: string | undefined;
-    if (status === 429 || status === 403) {
-      const parsed = parseRetryAfter(headers?.['retry-after']);
-      hasRetryAfter = parsed !== undefined;
-      retryAfterMs = parsed
-        ? retryAfterDelayMs(parsed, receivedAt)
-        : rateLimit.reset !== undefined
-          ? Math.max(0, rateLimit.reset * 1000 - receivedAt)
-          : this.o.windowMs;
-      this.pauseUntil = Math.max(this.pauseUntil, receivedAt + retryAfterMs);
-      code = errorBodyCode(text);
-    }
+    const written = writtenAt.get(id) ?? sentAt;
+    writtenAt.delete(id);
+    this.lastWrittenAt = Math.max(this.lastWrittenAt, written);
+    const reply = this.reply(index, status, sentAt, written, receivedAt, headers, text);
     this.o.sink?.record({
       operation: this.o.operation,
       attempt: 1,
@@ -145,17 +188,62 @@ export class ProbeClient {
       status,
       errorCode,
       headers,
+      rateLimitView: reply.view,
       body: new ResponseBody(text, headers),
       pacingWaitMs: 0,
       backoffWaitMs: 0,
+      ...(reply.retryAfterMs === undefined ? {} : { pauseUntil: receivedAt + reply.retryAfterMs }),
       retried: false,
     });
+    return reply;
+  }
+
+  /** The answer read once, in whatever dialect it came, and the pause it imposes. */
+  private reply(
+    index: number,
+    status: number,
+    sentAt: number,
+    written: number,
+    receivedAt: number,
+    headers: Record<string, string | string[] | undefined> | undefined,
+    text: string,
+  ): ProbeReply {
+    const view = readRateLimit(headers ?? {}, receivedAt);
+    const rateLimit = view.dialect === 'none' ? EMPTY_STATE : quotaState(view, receivedAt);
+    if (status !== 0) {
+      this.dialects.set(view.dialect, (this.dialects.get(view.dialect) ?? 0) + 1);
+      if (view.dialect !== 'none' && view.resetSeconds !== undefined) this.resetDialects.add(view.dialect);
+      this.shots?.push({ at: written, admitted: admitted(status) });
+    }
+    // Nothing admitted yet: no gap was probed, and a window is the safe wait.
+    const gap = this.lastAdmittedAt > 0 ? sentAt - this.lastAdmittedAt : this.o.windowMs;
+    if (admitted(status)) {
+      this.admittedTotal++;
+      this.lastAdmittedAt = Math.max(this.lastAdmittedAt, sentAt);
+    }
+    let retryAfterMs: number | undefined;
+    let hasRetryAfter = false;
+    let code: string | undefined;
+    if (status === 429 || status === 403) {
+      const parsed = parseRetryAfter(headers?.['retry-after']);
+      hasRetryAfter = parsed !== undefined;
+      retryAfterMs = parsed
+        ? retryAfterDelayMs(parsed, receivedAt)
+        : rateLimit.reset !== undefined
+          ? Math.max(0, rateLimit.reset * 1000 - receivedAt)
+          : this.quietBackoff === 'gap'
+            ? Math.max(QUIET_BACKOFF_MIN_MS, QUIET_BACKOFF_FACTOR * gap)
+            : this.o.windowMs;
+      this.pauseUntil = Math.max(this.pauseUntil, receivedAt + retryAfterMs);
+      code = errorBodyCode(text);
+    }
     return {
       index,
       status,
       sentAt,
       receivedAt,
       rateLimit,
+      view,
       retryAfterMs,
       hasRetryAfter,
       code,

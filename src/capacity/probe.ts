@@ -1,13 +1,18 @@
 import type { Operation } from '../api/operations.ts';
 import { type Plan, type RateWindow, shortestWindow } from '../api/plans.ts';
+import type { Dialect } from '../api/rate-limit-dialect.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
 import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
-import { EXCESS_BOUND, exhaustWindow } from './exhaust.ts';
-import { inferLimiter } from './infer.ts';
-import { nextAnchor, type PacedWindow, pacedWindow } from './paced-window.ts';
-import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
+import { EXCESS_BOUND, type Exhausted, exhaustWindow } from './exhaust.ts';
+import { type Family, familyOf, inferLimiter, RESET_SEMANTICS } from './infer.ts';
+import { firstLook, type Look } from './look.ts';
+import { probeModelReturn, searchRateAfter } from './model-return.ts';
+import { distinctResets, nextAnchor, type PacedWindow, pacedWindow } from './paced-window.ts';
+import { ProbeClient, type ProbeReply } from './probe-client.ts';
+import { type SearchState, searchSummary } from './rate-search.ts';
+import { probeRecovery, type Recovery } from './recovery.ts';
 import { HEADER_GRANULARITY_MS, judge } from './verdict.ts';
 
 export { EXCESS_BOUND };
@@ -30,26 +35,67 @@ export interface CapacityProbeOptions {
   /** Requests in flight at most (the gate lowers it as the window runs out). */
   maxInFlight?: number;
   timeoutMs?: number;
+  /** Told what the probe is about to do when it decides a longer phase (the rate search). */
+  log?: (line: string) => void;
   signal?: AbortSignal;
 }
 
-const MAX_RECOVERY_PROBES = 8;
+/** The plan-rate windows, as the report tells them. */
+interface PacedPhase {
+  sent: number;
+  rateLimited: number;
+  acceptedPerWindow: number[];
+  resetValuesPerWindow: number[];
+  /** Windows in which the client fell behind the plan rate. */
+  behind: number;
+  last: PacedWindow | undefined;
+  /** When a next paced window could start. */
+  next: number;
+}
+
+/** Everything measured, in whichever order it was. */
+interface Measured {
+  look: Look;
+  paced: PacedPhase;
+  exhausted: Exhausted;
+  exhaustMs: number;
+  recovery: Recovery;
+  family: Family;
+  atOnceFrom: 'remaining' | 'counted';
+  search: SearchState | undefined;
+  returnRangeMs: { low: number; high: number } | null;
+  /** Where the daily walk may begin. */
+  dailyAnchor: number;
+}
+
+const NO_EXHAUST: Exhausted = {
+  sent: 0,
+  accepted: 0,
+  refusal: undefined,
+  last: undefined,
+  startedAt: undefined,
+  samples: [],
+};
 
 /**
- * One key, one plan: at the plan rate for N windows, then one window exhausted, then the quota's
- * return (and with `daily`, the rest of the day's quota at the plan rate). Every request is a GET
- * of one pet's page, recorded like any attempt; after a 429 nothing leaves before its Retry-After.
+ * One key, one plan: the plan rate for N windows, one window (or a limiter at rest) exhausted, the
+ * quota's return, and, against a limiter that refills continuously or says nothing, its sustained
+ * rate (and with `daily`, the rest of the day's quota at the plan rate). Every request is a GET of
+ * one pet's page, recorded like any attempt; after a 429 nothing leaves before its Retry-After.
  */
 export class CapacityProbe {
   private readonly client: ProbeClient;
   private readonly window: RateWindow;
   private readonly windowMs: number;
+  private readonly guardMs: number;
+  private stalledBy: string | undefined;
 
   constructor(private readonly o: CapacityProbeOptions) {
     const w = shortestWindow(o.plan.windows);
     if (!w) throw new Error(`plan '${o.plan.name}' has no windows`);
     this.window = w;
     this.windowMs = w.seconds * 1000;
+    this.guardMs = Math.max(10, this.windowMs * 0.05);
     this.client = new ProbeClient({
       baseUrl: o.baseUrl,
       apiKey: o.apiKey,
@@ -65,120 +111,195 @@ export class CapacityProbe {
   async run(): Promise<CapacityReport> {
     const started = now();
     try {
-      return await this.measure(started);
+      const look = await firstLook(this.client, { windowMs: this.windowMs, signal: this.o.signal });
+      const m = look.order === 'window-first' ? await this.windowFirst(look) : await this.modelFirst(look);
+      const report = this.report(m);
+      await this.walkDay(report, m);
+      report.violations = this.client.violations;
+      if (this.client.violations > 0)
+        report.reasons.push(`${this.client.violations} request(s) sent inside a Retry-After (a bug of ours)`);
+      if (report.reasons.length > 0) report.verdict = 'fail';
+      report.durationMs = Math.round(now() - started);
+      return report;
     } finally {
       await this.client.close();
     }
   }
 
-  private async measure(started: number): Promise<CapacityReport> {
-    const client = this.client;
-    const signal = this.o.signal;
-    const L = this.window.limit;
-    const W = this.windowMs;
-    const guard = Math.max(10, W * 0.05);
-    const windows = this.o.windows ?? 2;
-    // A refusal whose wait outlives the window is not the window's (a spent day, a ban): waiting it
-    // out could take hours, so the probe stops and says so.
-    let stalled: string | undefined;
-    const checkStall = () => {
-      const wait = client.pauseUntil - now();
-      if (stalled === undefined && wait > W + HEADER_GRANULARITY_MS + guard)
-        stalled = `a 429 announced a wait of ${Math.round(wait / 100) / 10} s, longer than the ${this.window.seconds} s ${this.window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
-      return stalled !== undefined;
-    };
+  /**
+   * A refusal whose wait outlives the window is not the window's (a spent day, a ban): waiting it
+   * out could take hours, so the probe stops and says so.
+   */
+  private stalled = (): boolean => {
+    const wait = this.client.pauseUntil - now();
+    if (this.stalledBy === undefined && wait > this.windowMs + HEADER_GRANULARITY_MS + this.guardMs)
+      this.stalledBy = `a 429 announced a wait of ${Math.round(wait / 100) / 10} s, longer than the ${this.window.seconds} s ${this.window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
+    return this.stalledBy !== undefined;
+  };
 
-    // Phase 1: L requests per window, evenly over 90% of it; a window's first request leaves W + guard
-    // after the previous window's first answer, so that no request is counted in a window it was
-    // not meant for, whatever the limiter's phase.
-    const acceptedPerWindow: number[] = [];
-    const resetValuesPerWindow: number[] = [];
-    let rateSent = 0;
-    let rateLimited = 0;
-    let behind = 0;
-    let anchor = now();
-    let lastWindow: PacedWindow | undefined;
-    for (let k = 0; k < windows && !signal?.aborted; k++) {
-      const w = await pacedWindow(client, {
-        anchor,
-        count: L,
-        windowMs: W,
-        firstIndex: rateSent + 1,
+  /** L requests per window for N windows; a window's first request leaves a window and a guard after the previous one's first answer. */
+  private async pacedPhase(
+    anchor: number,
+    pace: 'spread' | 'spaced',
+    firstIndex: number,
+    first?: ProbeReply,
+  ): Promise<PacedPhase> {
+    const out: PacedPhase = {
+      sent: 0,
+      rateLimited: 0,
+      acceptedPerWindow: [],
+      resetValuesPerWindow: [],
+      behind: 0,
+      last: undefined,
+      next: anchor,
+    };
+    const signal = this.o.signal;
+    for (let k = 0; k < (this.o.windows ?? 2) && !signal?.aborted && !this.stalled(); k++) {
+      if (k > 0 || !first) await sleepUntil(out.next, signal);
+      const w = await pacedWindow(this.client, {
+        anchor: out.next,
+        count: this.window.limit,
+        windowMs: this.windowMs,
+        firstIndex: firstIndex + out.sent,
+        pace,
+        first: k === 0 ? first : undefined,
         signal,
       });
-      lastWindow = w;
-      rateSent += w.sent;
-      rateLimited += w.rateLimited;
-      if (now() - anchor > W + guard) behind++;
-      acceptedPerWindow.push(w.accepted);
-      resetValuesPerWindow.push(w.resets.size);
-      if (checkStall()) break;
-      anchor = nextAnchor(client, w, anchor, W);
+      out.last = w;
+      out.sent += w.sent;
+      out.rateLimited += w.rateLimited;
+      if (now() - out.next > this.windowMs * (pace === 'spaced' ? 1.1 : 1) + this.guardMs) out.behind++;
+      out.acceptedPerWindow.push(w.accepted);
+      out.resetValuesPerWindow.push(distinctResets(w.resets, w.maxRttMs));
+      if (this.stalled()) break;
+      out.next = nextAnchor(this.client, w, out.next, this.windowMs);
     }
+    return out;
+  }
 
-    // Phase 2: a fresh window, as fast as the gate allows, until the first 429 or L + 3 requests.
+  /** The reset of `at`, when it announces the window's end within a window from now (not a longer quota's). */
+  private windowEnd(at: number | undefined): number {
+    return at !== undefined && at <= now() + this.windowMs + HEADER_GRANULARITY_MS ? at : 0;
+  }
+
+  /** A window: the plan rate first, then one fresh window exhausted, then its return. */
+  private async windowFirst(look: Look): Promise<Measured> {
+    const client = this.client;
+    const signal = this.o.signal;
+    client.shots = undefined;
+    const paced = await this.pacedPhase(look.first.sentAt, 'spread', 1, look.first);
     // A server whose windows are aligned to the clock may still count the last paced window at the
-    // anchor: its Reset says when that window ends. Exhausting before then would meet the 429 early.
-    // (A Reset further off than a window describes a longer quota, and is not waited for.)
-    const lastResets = [...(lastWindow?.resets ?? [])];
-    const windowEnd = lastResets.length > 0 ? Math.max(...lastResets) * 1000 : 0;
-    if (windowEnd > anchor && windowEnd <= now() + W + HEADER_GRANULARITY_MS) anchor = windowEnd + 1;
-    if (!stalled) await sleepUntil(anchor, signal);
+    // anchor: its reset says when that window ends. Exhausting before then would meet the 429 early.
+    const lastReset = paced.last && paced.last.resets.length > 0 ? Math.max(...paced.last.resets) : undefined;
+    const end = this.windowEnd(lastReset);
+    const anchor = end > paced.next ? end + 1 : paced.next;
+    if (!this.stalled()) await sleepUntil(anchor, signal);
+    client.shots = [];
     const exhaustStart = now();
     const exhausted =
-      signal?.aborted || stalled
-        ? { sent: 0, accepted: 0, refusal: undefined, last: undefined, samples: [] }
-        : await exhaustWindow(client, L, signal);
+      signal?.aborted || this.stalled() ? NO_EXHAUST : await exhaustWindow(client, this.window.limit, signal);
     const exhaustMs = now() - exhaustStart;
-    const rejected = exhausted.refusal;
-
-    // Phase 3: the quota's return, never before Retry-After (or, without a 429, the announced reset).
-    const announcedRetryAt =
-      rejected?.retryAfterMs !== undefined && rejected.hasRetryAfter
-        ? rejected.receivedAt + rejected.retryAfterMs
-        : null;
-    const resetHeader = (rejected ?? exhausted.last)?.rateLimit.reset;
-    const announcedResetAt = resetHeader === undefined ? null : resetHeader * 1000;
-    const step = Math.max(10, 50 / this.o.timeScale);
-    let probeAt = Math.max(
-      announcedRetryAt ?? announcedResetAt ?? exhaustStart + W + guard,
+    const recovery = await probeRecovery(client, exhausted, {
+      windowMs: this.windowMs,
+      stepMs: this.stepMs(),
+      stalled: this.stalled,
+      signal,
+    });
+    const limit = recovery.back?.rateLimit.limit ?? exhausted.accepted;
+    const family = familyOf(recovery.atOnce, limit);
+    const search =
+      family === 'spacing' && !signal?.aborted
+        ? await searchRateAfter(client, exhausted, recovery.nextIndex, this.modelOptions())
+        : undefined;
+    client.shots = undefined;
+    const wholeAgain = this.windowEnd(recovery.wholeAgainAt);
+    // After the window the return's probes counted in, as before exhausting.
+    const dailyAnchor = Math.max(
+      now() + this.windowMs / 10,
       client.pauseUntil,
-      now(),
+      wholeAgain ? wholeAgain + 1 : 0,
     );
-    let probes = 0;
-    let back: ProbeReply | undefined;
-    let index = exhausted.sent;
-    while (probes < MAX_RECOVERY_PROBES && !signal?.aborted && exhausted.sent > 0 && !checkStall()) {
-      await sleepUntil(probeAt + 1, signal);
-      if (signal?.aborted) break;
-      probes++;
-      const r = await client.request(++index);
-      if (admitted(r.status)) {
-        back = r;
-        break;
-      }
-      probeAt = Math.max(now() + step, client.pauseUntil);
-    }
-    let remainingAfterTenth: number | null = null;
-    let recoveryWindowEnd = back?.rateLimit.reset === undefined ? 0 : back.rateLimit.reset * 1000;
-    if (back && !signal?.aborted) {
-      await sleepUntil(now() + W / 10, signal);
-      const r = await client.request(++index);
-      if (admitted(r.status)) remainingAfterTenth = r.rateLimit.remaining ?? null;
-      if (admitted(r.status) && r.rateLimit.reset !== undefined) recoveryWindowEnd = r.rateLimit.reset * 1000;
-    }
+    return {
+      look,
+      paced,
+      exhausted,
+      exhaustMs,
+      recovery,
+      family,
+      atOnceFrom: 'remaining',
+      search,
+      returnRangeMs: null,
+      dailyAnchor,
+    };
+  }
 
-    const quotaBackAt = back ? back.sentAt : null;
-    const resetErrorMs =
-      quotaBackAt !== null && announcedResetAt !== null ? Math.round(quotaBackAt - announcedResetAt) : null;
-    const retryAfterAccuracyMs =
-      quotaBackAt !== null && announcedRetryAt !== null
-        ? Math.max(0, Math.round(quotaBackAt - announcedRetryAt))
-        : null;
-    const acceptedPerMinute = acceptedPerWindow.length ? Math.min(...acceptedPerWindow) : null;
+  /** Anything else: the burst from rest, its return and the rate first; then the plan rate, at a pace the limiter admits. */
+  private async modelFirst(look: Look): Promise<Measured> {
+    const client = this.client;
+    const signal = this.o.signal;
+    // While the limiter is measured, a refusal without an announced wait holds the key for 1.5 times
+    // the gap it probed; at the plan rate a refusal means the plan is not kept, and a window is waited.
+    client.quietBackoff = 'gap';
+    const exhaustStart = now();
+    const exhausted = await exhaustWindow(client, this.window.limit, signal, look.first);
+    const exhaustMs = now() - exhaustStart;
+    const model = await probeModelReturn(client, exhausted, this.modelOptions());
+    client.quietBackoff = 'window';
+    client.shots = undefined;
+    const anchor = this.pacedAnchorAfterModel(model.family, model.recovery, model.returnRangeMs);
+    const pace = model.family === 'spacing' ? 'spaced' : 'spread';
+    const paced = await this.pacedPhase(anchor, pace, model.recovery.nextIndex);
+    return {
+      look,
+      paced,
+      exhausted,
+      exhaustMs,
+      ...model,
+      dailyAnchor: Math.max(paced.next, now()),
+    };
+  }
+
+  /**
+   * The plan rate starts on a whole quota: after the announced reset (or, told nothing, a window
+   * after the quota's return) for a window; at once for a limiter that refills continuously, whose
+   * pacing keeps the spacing from the last request anyway.
+   */
+  private pacedAnchorAfterModel(
+    family: Family,
+    recovery: Recovery,
+    range: { low: number; high: number } | null,
+  ): number {
+    const earliest = Math.max(now(), this.client.pauseUntil);
+    if (family !== 'window') return earliest;
+    const end = this.windowEnd(recovery.wholeAgainAt);
+    if (end > 0) return Math.max(earliest, end + 1);
+    const back = recovery.back?.sentAt ?? now();
+    const windowMs =
+      range && this.windowMs >= range.low && this.windowMs <= range.high * 1.01
+        ? this.windowMs
+        : (range?.high ?? this.windowMs);
+    return Math.max(earliest, back + windowMs + this.guardMs);
+  }
+
+  private stepMs(): number {
+    return Math.max(10, 50 / this.o.timeScale);
+  }
+
+  private modelOptions() {
+    return {
+      windowMs: this.windowMs,
+      planIntervalMs: this.windowMs / this.window.limit,
+      stalled: this.stalled,
+      log: this.o.log,
+      signal: this.o.signal,
+    };
+  }
+
+  private report(m: Measured): CapacityReport {
+    const L = this.window.limit;
+    const rejected = m.exhausted.refusal;
     const minute = this.o.promised.windows.find((w) => w.seconds === 60);
     const day = this.o.promised.windows.find((w) => w.seconds === 86_400);
-
     const report: CapacityReport = {
       plan: this.o.plan.name,
       timeScale: this.o.timeScale,
@@ -186,88 +307,134 @@ export class CapacityProbe {
       promisedPerMinute: minute?.limit ?? null,
       promisedPerDay: day?.limit ?? null,
       rate: {
-        windows: acceptedPerWindow.length,
-        sent: rateSent,
-        acceptedPerWindow,
-        rateLimited,
-        acceptedPerMinute,
-        resetValuesPerWindow,
+        windows: m.paced.acceptedPerWindow.length,
+        sent: m.paced.sent,
+        acceptedPerWindow: m.paced.acceptedPerWindow,
+        rateLimited: m.paced.rateLimited,
+        acceptedPerMinute: m.paced.acceptedPerWindow.length ? Math.min(...m.paced.acceptedPerWindow) : null,
+        resetValuesPerWindow: m.paced.resetValuesPerWindow,
       },
       exhaust: {
-        sent: exhausted.sent,
-        accepted: exhausted.accepted,
+        sent: m.exhausted.sent,
+        accepted: m.exhausted.accepted,
         // Requests travel over several connections and reach the server out of send order: the
         // 429 came after every request the window admitted.
-        first429At: rejected ? exhausted.accepted + 1 : null,
+        first429At: rejected ? m.exhausted.accepted + 1 : null,
         expected429At: L + 1,
         headers:
-          exhausted.samples.length <= 8
-            ? exhausted.samples
-            : [...exhausted.samples.slice(0, 3), ...exhausted.samples.slice(-5)],
+          m.exhausted.samples.length <= 8
+            ? m.exhausted.samples
+            : [...m.exhausted.samples.slice(0, 3), ...m.exhausted.samples.slice(-5)],
         retryAfterSeconds:
-          rejected && announcedRetryAt !== null
-            ? Math.round((announcedRetryAt - rejected.receivedAt) / 10) / 100
+          rejected && m.recovery.announcedRetryAt !== null
+            ? Math.round((m.recovery.announcedRetryAt - rejected.receivedAt) / 10) / 100
             : null,
-        reset: rejected?.rateLimit.reset ?? null,
+        reset:
+          rejected?.rateLimit.reset === undefined ? null : Math.round(rejected.rateLimit.reset * 1000) / 1000,
       },
-      recovery: {
-        probes,
-        announcedRetryAt: announcedRetryAt === null ? null : Math.round(announcedRetryAt),
-        announcedResetAt,
-        quotaBackAt: quotaBackAt === null ? null : Math.round(quotaBackAt),
-        resetErrorMs,
-        resetAccuracyMs: resetErrorMs === null ? null : Math.abs(resetErrorMs),
-        retryAfterAccuracyMs,
-        remainingAtReturn: back?.rateLimit.remaining ?? null,
-        remainingAfterTenth,
-      },
-      limiter: { type: 'unknown', evidence: [] },
+      recovery: this.recoveryFigures(m),
+      limiter: this.limiter(m),
       violations: 0,
       verdict: 'pass',
       reasons: [],
       durationMs: 0,
     };
-    report.limiter = inferLimiter(report);
-    const notes: string[] = [];
-    if (behind > 0) notes.push(`the client fell behind the plan rate in ${behind} window(s)`);
-    if (exhaustMs > W && rejected === undefined)
-      notes.push(
-        `the client took ${Math.round(exhaustMs)} ms to send ${exhausted.sent} requests, more than a window`,
-      );
-    const { verdict, reasons: judged } = judge(report, step, notes);
+    report.limiter.evidence.unshift(...m.look.evidence);
+    const { verdict, reasons } = judge(report, this.stepMs(), this.notes(m));
     // The stall explains what follows from it (no quota back, no window measured): it comes first.
-    const reasons = stalled ? [stalled, ...judged] : judged;
+    report.reasons = this.stalledBy ? [this.stalledBy, ...reasons] : reasons;
+    report.verdict = verdict;
+    return report;
+  }
 
-    // Phase 4 (--daily): the rest of the day at the plan rate, until the day's 429.
+  private recoveryFigures(m: Measured): CapacityReport['recovery'] {
+    const r = m.recovery;
+    const quotaBackAt = r.back ? r.back.sentAt : null;
+    // A token bucket's or a GCRA's reset announces a full bucket, not the next request: not its return.
+    const resetErrorMs =
+      quotaBackAt !== null && r.announcedResetAt !== null && m.family !== 'spacing'
+        ? Math.round(quotaBackAt - r.announcedResetAt)
+        : null;
+    return {
+      probes: r.probes,
+      announcedRetryAt: r.announcedRetryAt === null ? null : Math.round(r.announcedRetryAt),
+      announcedResetAt: r.announcedResetAt === null ? null : Math.round(r.announcedResetAt),
+      quotaBackAt: quotaBackAt === null ? null : Math.round(quotaBackAt),
+      resetErrorMs,
+      resetAccuracyMs: resetErrorMs === null ? null : Math.abs(resetErrorMs),
+      retryAfterAccuracyMs:
+        quotaBackAt !== null && r.announcedRetryAt !== null
+          ? Math.max(0, Math.round(quotaBackAt - r.announcedRetryAt))
+          : null,
+      remainingAtReturn: r.back?.rateLimit.remaining ?? null,
+      remainingAfterTenth: r.remainingAfterTenth,
+    };
+  }
+
+  private limiter(m: Measured): CapacityReport['limiter'] {
+    const headerDialect = this.headerDialect();
+    const answers = [m.look.first, m.exhausted.last, m.recovery.back];
+    return inferLimiter({
+      family: m.family,
+      plan: { limit: this.window.limit, seconds: this.window.seconds },
+      burstAdmitted: m.exhausted.refusal ? m.exhausted.accepted : null,
+      burstStartedAt: m.exhausted.startedAt,
+      quotaBackAt: m.recovery.back?.sentAt ?? null,
+      atOnce: m.recovery.atOnce,
+      atOnceFrom: m.atOnceFrom,
+      remainingAfterTenth: m.recovery.remainingAfterTenth,
+      headerLimit: answers.find((a) => a?.rateLimit.limit !== undefined)?.rateLimit.limit,
+      declaredWindowSeconds: answers.find((a) => a?.rateLimit.windowSeconds !== undefined)?.rateLimit
+        .windowSeconds,
+      resetValuesPerWindow: m.paced.resetValuesPerWindow,
+      headerDialect,
+      resetSemantics:
+        headerDialect !== 'none' && this.client.resetDialects.has(headerDialect)
+          ? RESET_SEMANTICS[headerDialect]
+          : 'none',
+      search: m.search ? searchSummary(m.search) : undefined,
+      estimate: m.search?.candidates.estimate() ?? null,
+      returnRangeMs: m.returnRangeMs,
+      returnSlackMs: 2 * this.stepMs(),
+    });
+  }
+
+  /** The dialect most answers spoke; `none` only when none spoke any. */
+  private headerDialect(): Dialect | 'none' {
+    let best: [Dialect | 'none', number] = ['none', 0];
+    for (const entry of this.client.dialects) if (entry[0] !== 'none' && entry[1] > best[1]) best = entry;
+    return best[0];
+  }
+
+  private notes(m: Measured): string[] {
+    const notes: string[] = [];
+    if (m.paced.behind > 0) notes.push(`the client fell behind the plan rate in ${m.paced.behind} window(s)`);
+    if (m.exhaustMs > this.windowMs && m.exhausted.refusal === undefined)
+      notes.push(
+        `the client took ${Math.round(m.exhaustMs)} ms to send ${m.exhausted.sent} requests, more than a window`,
+      );
+    return notes;
+  }
+
+  /** `--daily`: the rest of the day at the plan rate, until the day's 429. */
+  private async walkDay(report: CapacityReport, m: Measured): Promise<void> {
+    if (!this.o.daily) return;
     const dayWindow = dailyWindow(this.o.plan);
-    if (this.o.daily && dayWindow && back && !signal?.aborted) {
-      report.daily = await walkDaily(client, {
+    if (dayWindow && m.recovery.back && !this.o.signal?.aborted) {
+      report.daily = await walkDaily(this.client, {
         minute: this.window,
         day: dayWindow,
-        // After the window the return's probes counted in (as before exhausting: a clock-aligned window
-        // would count them with the walk's first window), unless that Reset describes a longer quota.
-        anchor: Math.max(
-          now() + W / 10,
-          client.pauseUntil,
-          recoveryWindowEnd <= now() + W + HEADER_GRANULARITY_MS ? recoveryWindowEnd + 1 : 0,
-        ),
-        firstIndex: index + 1,
-        signal,
+        anchor: m.dailyAnchor,
+        firstIndex: m.recovery.nextIndex + m.paced.sent,
+        signal: this.o.signal,
       });
-      reasons.push(...judgeDaily(report.daily));
-    } else if (this.o.daily) {
-      reasons.push(
-        dayWindow
-          ? 'the daily quota was not walked: the minute quota never came back'
-          : `plan '${this.o.plan.name}' has no window longer than its ${this.window.name}: no daily quota to walk`,
-      );
+      report.reasons.push(...judgeDaily(report.daily));
+      return;
     }
-    report.violations = client.violations;
-    if (client.violations > 0)
-      reasons.push(`${client.violations} request(s) sent inside a Retry-After (a bug of ours)`);
-    report.verdict = reasons.length === 0 ? verdict : 'fail';
-    report.reasons = reasons;
-    report.durationMs = Math.round(now() - started);
-    return report;
+    report.reasons.push(
+      dayWindow
+        ? 'the daily quota was not walked: the minute quota never came back'
+        : `plan '${this.o.plan.name}' has no window longer than its ${this.window.name}: no daily quota to walk`,
+    );
   }
 }

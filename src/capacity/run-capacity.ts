@@ -37,6 +37,8 @@ export interface CapacityInput {
     alongside: boolean;
   };
   timeoutMs?: number;
+  /** Told, per plan, when a probe decides on a longer phase (the rate search) and how long it may take. */
+  log?: (plan: string, line: string) => void;
   signal?: AbortSignal;
 }
 
@@ -94,6 +96,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         windows: input.windows,
         daily: input.daily,
         timeoutMs: input.timeoutMs,
+        log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
       }).run(),
     ),

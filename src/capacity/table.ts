@@ -1,3 +1,4 @@
+import { isSpacingLimiter } from '../api/limiter-kinds.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 
 const show = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : String(v));
@@ -13,24 +14,25 @@ export function formatCapacityTable(reports: readonly CapacityReport[]): string 
     'first 429',
     'reset err ms',
     'retry-after err ms',
-    'limiter',
+    'model',
+    'sustained/s',
+    'burst',
+    'dialect',
     'verdict',
   ];
   const daily = reports.some((r) => r.daily);
-  if (daily) header.splice(header.length - 2, 0, 'day accepted', 'day 429');
+  if (daily) header.splice(header.length - 5, 0, 'day accepted', 'day 429');
   const rows = reports.map((r) => [
     r.plan,
     show(r.promisedPerMinute),
     show(r.promisedPerDay),
     `${r.window.limit}/${r.window.seconds}s`,
     r.rate.acceptedPerWindow.join(', ') || '–',
-    r.exhaust.first429At === null
-      ? `none ≤${r.exhaust.sent}`
-      : `${r.exhaust.first429At} (want ${r.exhaust.expected429At})`,
+    first429Cell(r),
     show(r.recovery.resetErrorMs),
     show(r.recovery.retryAfterAccuracyMs),
     ...(daily ? dailyCells(r) : []),
-    r.limiter.type,
+    ...limiterCells(r),
     r.verdict,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
@@ -43,6 +45,21 @@ export function formatCapacityTable(reports: readonly CapacityReport[]): string 
   for (const r of reports) for (const why of r.reasons) out.push(`  ${r.plan}: ${why}`);
   for (const r of reports) for (const note of r.daily?.notes ?? []) out.push(`  ${r.plan} (note): ${note}`);
   return out.join('\n');
+}
+
+/** Where the first 429 came; a window's is judged against its limit, a bucket's is its burst. */
+export function first429Cell(r: CapacityReport): string {
+  if (r.exhaust.first429At === null) return `none ≤${r.exhaust.sent}`;
+  const type = r.limiter.type;
+  return type !== 'unknown' && isSpacingLimiter(type)
+    ? `${r.exhaust.first429At} (after burst)`
+    : `${r.exhaust.first429At} (want ${r.exhaust.expected429At})`;
+}
+
+/** The limiter as measured (fields a result written before they existed lacks). */
+export function limiterCells(r: CapacityReport): string[] {
+  const l = r.limiter;
+  return [l.type, show(l.sustainedPerSecond), show(l.burst), l.headerDialect ?? '–'];
 }
 
 function dailyCells(r: CapacityReport): string[] {

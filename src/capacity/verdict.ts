@@ -1,3 +1,5 @@
+import { isSpacingLimiter } from '../api/limiter-kinds.ts';
+import { QUOTA_FIELDS } from '../api/rate-limit-dialect.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
 
 /**
@@ -6,8 +8,16 @@ import type { CapacityReport } from '../result/capacity-types.ts';
  */
 export const HEADER_GRANULARITY_MS = 1000;
 export const SLACK_MS = 100;
+/** A limiter whose interval is surely this much longer than the plan's keeps less than its promise. */
+const RATE_TOLERANCE = 0.02;
 
-/** Pass or fail against the plan, with one line per reason. `notes` are the prober's own caveats. */
+/**
+ * Pass or fail against the plan, with one line per reason. `notes` are the prober's own caveats.
+ * A window is judged on its limit, its first 429 and its reset; a token bucket or a GCRA, whose
+ * rule binds between two sends, on its sustained rate instead: the seed promises so many requests
+ * a minute, not that they may come all at once, and such a limiter's reset announces a full
+ * bucket rather than the next request (Retry-After does that, and is judged).
+ */
 export function judge(
   r: CapacityReport,
   probeStepMs: number,
@@ -15,6 +25,8 @@ export function judge(
 ): { verdict: 'pass' | 'fail'; reasons: string[] } {
   const reasons = [...notes];
   const L = r.window.limit;
+  const type = r.limiter.type;
+  const spacing = type !== 'unknown' && isSpacingLimiter(type);
   const tolerance = HEADER_GRANULARITY_MS + Math.max(SLACK_MS, 2 * probeStepMs);
   if (r.rate.acceptedPerMinute === null) reasons.push('no window was measured at the plan rate');
   else if (r.rate.acceptedPerMinute !== L)
@@ -24,20 +36,39 @@ export function judge(
   if (r.rate.rateLimited > 0) reasons.push(`${r.rate.rateLimited} request(s) answered 429 at the plan rate`);
   if (r.exhaust.first429At === null)
     reasons.push(`no 429 within ${r.exhaust.sent} requests: the limiter admits more than the promised ${L}`);
-  else if (r.exhaust.first429At !== r.exhaust.expected429At)
+  else if (!spacing && r.exhaust.first429At !== r.exhaust.expected429At)
     reasons.push(`first 429 at request ${r.exhaust.first429At}, expected ${r.exhaust.expected429At}`);
   if (r.exhaust.first429At !== null && r.exhaust.retryAfterSeconds === null)
     reasons.push('the 429 carried no Retry-After');
   if (r.recovery.quotaBackAt === null)
     reasons.push(`the quota was not back after ${r.recovery.probes} probes`);
-  if (r.recovery.resetErrorMs === null) {
-    if (r.recovery.quotaBackAt !== null) reasons.push('no X-RateLimit-Reset to judge');
-  } else if (Math.abs(r.recovery.resetErrorMs) > tolerance) {
-    reasons.push(
-      `the quota came back ${Math.abs(r.recovery.resetErrorMs)} ms ${r.recovery.resetErrorMs > 0 ? 'after' : 'before'} X-RateLimit-Reset announced (tolerance ${tolerance} ms)`,
-    );
-  }
+  if (!spacing) reasons.push(...resetReasons(r, tolerance));
   if (r.recovery.retryAfterAccuracyMs !== null && r.recovery.retryAfterAccuracyMs > tolerance)
     reasons.push(`the quota came back ${r.recovery.retryAfterAccuracyMs} ms after Retry-After announced`);
+  if (spacing) reasons.push(...rateReasons(r));
   return { verdict: reasons.length === 0 ? 'pass' : 'fail', reasons };
+}
+
+function resetReasons(r: CapacityReport, tolerance: number): string[] {
+  const dialect = r.limiter.headerDialect;
+  const field = QUOTA_FIELDS[dialect === 'none' ? 'seed' : dialect].reset;
+  if (r.recovery.resetErrorMs === null)
+    return r.recovery.quotaBackAt === null
+      ? []
+      : [dialect === 'none' ? 'no rate-limit reset announced to judge' : `no ${field} to judge`];
+  if (Math.abs(r.recovery.resetErrorMs) <= tolerance) return [];
+  return [
+    `the quota came back ${Math.abs(r.recovery.resetErrorMs)} ms ${r.recovery.resetErrorMs > 0 ? 'after' : 'before'} ${field} announced (tolerance ${tolerance} ms)`,
+  ];
+}
+
+function rateReasons(r: CapacityReport): string[] {
+  const interval = r.limiter.rateSearch?.intervalMs;
+  const planIntervalMs = (r.window.seconds * 1000) / r.window.limit;
+  if (!interval) return ['the sustained rate was not measured'];
+  if (interval.low <= planIntervalMs * (1 + RATE_TOLERANCE)) return [];
+  const perSecond = Math.round((1000 / interval.low) * 1000) / 1000;
+  return [
+    `the limiter admits one request per ${Math.round(interval.low)} ms at best (${perSecond}/s), slower than the plan's ${Math.round((r.window.limit / r.window.seconds) * 1000) / 1000}/s`,
+  ];
 }

@@ -15,6 +15,7 @@ import {
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
 import { capacityEstimateMs, dailyEstimateMs, dailyWindow } from '../capacity/daily.ts';
+import { rateSearchBoundMs, SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../capacity/rate-search.ts';
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
 import { renderHtmlReport } from '../report/html.ts';
@@ -247,7 +248,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
         const scaled = scalePlan(t.plan, t.timeScale);
         const w = shortestWindow(scaled.windows);
         process.stderr.write(
-          `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted: about ${w ? humanDuration(capacityEstimateMs(w, args.windows)) : '?'}\n`,
+          `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted: about ${w ? humanDuration(capacityEstimateMs(w, args.windows)) : '?'}${w ? `; a limiter that tells no wait or refills continuously adds a search for its rate: at most ${SEARCH_MAX_PROBES} requests, ${SEARCH_MAX_REFUSED} of them refused, and ${humanDuration(rateSearchBoundMs(w.seconds * 1000, w.limit))}` : ''}\n`,
         );
         const day = dailyWindow(scaled);
         if (args.daily && w && day)
@@ -273,6 +274,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       operations: spec.operations,
       spec: 'petstore.openapi.yaml (built in)',
       timeoutMs: args.timeout,
+      log: args.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: interrupt.signal,
       ban: ban && { ...ban, maxWaitMs: banMaxWaitMs, alongside: embedded },
     });

@@ -74,6 +74,8 @@ function measure(t: Threshold, result: RunResult): { actual: number | null; why?
       retry_after_accuracy_ms: r.recovery.retryAfterAccuracyMs,
       accepted_per_day: r.daily?.acceptedPerDay,
       daily_first_429_at: r.daily?.first429At,
+      sustained_per_second: r.limiter.sustainedPerSecond,
+      burst: r.limiter.burst,
     }[t.metric];
     if (value === null || value === undefined)
       return { actual: null, why: `capacity ${t.capacityPlan}: ${t.metric} was not measured` };

@@ -1,6 +1,53 @@
 /** `petstore-load capacity`: what each plan's key was measured to get, against what the plan promises. */
 
-export type LimiterType = 'fixed-window' | 'sliding-window' | 'token-bucket' | 'unknown';
+import type { LimiterKind } from '../api/limiter-kinds.ts';
+import type { Dialect } from '../api/rate-limit-dialect.ts';
+
+export type LimiterType = LimiterKind | 'unknown';
+
+/**
+ * What the reset a dialect announces is counted from: a Unix time in seconds (the seed), the
+ * seconds until it (@fastify/rate-limit, the IETF drafts), a Unix time in ms, or no reset at all.
+ */
+export type ResetSemantics = 'unix-seconds' | 'seconds-until' | 'unix-ms' | 'none';
+
+/**
+ * The search for a limiter's emission interval (the gap after which one more request is admitted),
+ * run against limiters that refill continuously (token bucket, GCRA) or tell nothing: each answer
+ * rules out the intervals (and bursts) under which a GCRA would have answered otherwise.
+ */
+export interface RateSearch {
+  /** Requests it sent, and how many of them were refused (each one waited out before the next). */
+  probes: number;
+  refused: number;
+  /** The emission intervals every answer so far agrees with, ms (null: none did). */
+  intervalMs: { low: number; high: number } | null;
+  durationMs: number;
+}
+
+/** The limiter as measured: its model, its sustained rate, its burst and how its headers speak. */
+export interface LimiterReport {
+  type: LimiterType;
+  evidence: string[];
+  /** The rate-limit dialect most answers spoke (`none`: no rate-limit header at all). */
+  headerDialect: Dialect | 'none';
+  /** How that dialect's reset is counted; every reset figure of the report was read in it. */
+  resetSemantics: ResetSemantics;
+  /**
+   * Requests per second the limiter admits for ever: a window's limit over its length, or one per
+   * emission interval for a token bucket or GCRA (null: not measured).
+   */
+  sustainedPerSecond: number | null;
+  /**
+   * Requests admitted at once beyond the sustained flow: for a GCRA its burst N (admitted at once
+   * after a rest: N + 1), for a token bucket its size, for a window its limit (null: not measured).
+   */
+  burst: number | null;
+  /** The window and its limit, for window limiters (null for a token bucket, a GCRA, or unknown). */
+  window: { limit: number; seconds: number } | null;
+  /** The emission-interval search, when it ran (null: a window's figures needed none). */
+  rateSearch: RateSearch | null;
+}
 
 /** X-RateLimit-* as one response of the exhaustion phase carried them. */
 export interface CapacityHeaderSample {
@@ -9,7 +56,7 @@ export interface CapacityHeaderSample {
   status: number;
   limit: number | null;
   remaining: number | null;
-  /** Unix seconds. */
+  /** Unix seconds, read in the dialect the answer spoke (a fraction when it told a delay). */
   reset: number | null;
 }
 
@@ -22,7 +69,11 @@ export interface CapacityReport {
   /** The plan's unscaled promise per minute and per day (null when it has no such window). */
   promisedPerMinute: number | null;
   promisedPerDay: number | null;
-  /** Phase 1: the plan rate, window by window. */
+  /**
+   * The plan rate, window by window: L requests evenly over 90% of each window, or, against a token
+   * bucket or a GCRA (whose rule binds between two sends), L at the plan's spacing plus 10%, each
+   * that long after the one before was written.
+   */
   rate: {
     windows: number;
     sent: number;
@@ -31,10 +82,17 @@ export interface CapacityReport {
     rateLimited: number;
     /** The smallest of acceptedPerWindow: the capacity the plan reliably gets (threshold `accepted_per_minute`). */
     acceptedPerMinute: number | null;
-    /** Distinct X-RateLimit-Reset values seen within each window. */
+    /**
+     * Distinct resets the admitted answers announced within each window, to the headers' precision:
+     * instants closer than a second (plus slack) to the first of a group count as one, so that a
+     * reset told as seconds-until, which reads a little differently on every answer, counts once.
+     */
     resetValuesPerWindow: number[];
   };
-  /** Phase 2: one fresh window exhausted until the first 429 (never more than limit + 3 requests). */
+  /**
+   * One fresh window (or a limiter at rest) exhausted until the first 429, never more than limit + 3
+   * requests: where the first 429 came is the burst the limiter admits at once.
+   */
   exhaust: {
     sent: number;
     accepted: number;
@@ -45,29 +103,32 @@ export interface CapacityReport {
     headers: CapacityHeaderSample[];
     /** Retry-After of the first 429 in seconds (an HTTP-date converted), null when absent. */
     retryAfterSeconds: number | null;
-    /** X-RateLimit-Reset of the first 429 (Unix seconds), null when absent. */
+    /** The reset the first 429 announced, in its dialect, as Unix seconds; null when absent. */
     reset: number | null;
   };
-  /** Phase 3: the quota's return, probed only once Retry-After had elapsed. */
+  /** The quota's return, probed only once Retry-After (else the announced reset, else our own backoff) had elapsed. */
   recovery: {
     probes: number;
     /** Epoch ms that Retry-After announced (time of the 429 + its delay). */
     announcedRetryAt: number | null;
-    /** Epoch ms that X-RateLimit-Reset announced. */
+    /** Epoch ms of the reset the 429 announced, read in its dialect (seconds-until, Unix s or ms, IETF). */
     announcedResetAt: number | null;
     /** Epoch ms of the first admitted probe: the quota was back by then. */
     quotaBackAt: number | null;
-    /** quotaBackAt - announcedResetAt: positive is late (a client trusting the header gets a 429). */
+    /**
+     * quotaBackAt - announcedResetAt: positive is late (a client trusting the header gets a 429).
+     * Null for a token bucket or a GCRA: their reset announces a full bucket, not the next request.
+     */
     resetErrorMs: number | null;
     /** |resetErrorMs| (threshold `reset_accuracy_ms`). */
     resetAccuracyMs: number | null;
     /** quotaBackAt - announcedRetryAt, never negative (threshold `retry_after_accuracy_ms`). */
     retryAfterAccuracyMs: number | null;
-    /** X-RateLimit-Remaining of the first admitted probe, and of one more a tenth of a window later. */
+    /** Remaining of the first admitted probe, and of one more a tenth of a window later (windows only). */
     remainingAtReturn: number | null;
     remainingAfterTenth: number | null;
   };
-  limiter: { type: LimiterType; evidence: string[] };
+  limiter: LimiterReport;
   /** `--daily`: the rest of the day's quota at the plan rate, until its 429. */
   daily?: DailyWalk;
   /** Requests sent before a Retry-After had elapsed (must be 0), and whether the key was ever banned (403 or a 429 with a long delay). */

@@ -69,6 +69,13 @@ describe('capacity against the reference server (time scale 60, small limits)', 
       expect(Math.abs(r.recovery.resetErrorMs as number)).toBeLessThanOrEqual(1000 + 100);
       expect(r.recovery.retryAfterAccuracyMs).toBeLessThanOrEqual(100);
       expect(r.limiter.type).toBe('fixed-window');
+      // The window as measured: the seed's dialect, a reset in Unix seconds, the limit per window.
+      expect(r.limiter.headerDialect).toBe('seed');
+      expect(r.limiter.resetSemantics).toBe('unix-seconds');
+      expect(r.limiter.window).toEqual({ limit, seconds: 60 / SCALE });
+      expect(r.limiter.burst).toBe(limit);
+      expect(r.limiter.sustainedPerSecond).toBeCloseTo(limit / (60 / SCALE), 3);
+      expect(r.limiter.rateSearch).toBeNull();
       expect(r.violations).toBe(0);
       expect(r.verdict, r.reasons.join('; ')).toBe('pass');
     },
@@ -93,11 +100,15 @@ describe('capacity against the reference server (time scale 60, small limits)', 
         parseThreshold('capacity.free.reset_accuracy_ms<=1100', 'cli', ops),
         parseThreshold('capacity.business.retry_after_accuracy_ms<200ms', 'cli', ops),
         parseThreshold('capacity.enterprise.accepted_per_minute>=51', 'cli', ops),
+        // A window's burst is its limit (the first 429 came at 21).
+        parseThreshold('capacity.free.burst==20', 'cli', ops),
+        parseThreshold('capacity.free.sustained_per_second>1000', 'cli', ops),
       ],
       run.result,
     );
-    expect(verdicts.map((v) => v.passed)).toEqual([true, true, true, true, false]);
+    expect(verdicts.map((v) => v.passed)).toEqual([true, true, true, true, false, true, false]);
     expect(verdicts[4]?.detail).toContain('accepted_per_minute was 50');
+    expect(verdicts[6]?.detail).toContain('sustained_per_second was');
   });
 });
 

@@ -39,11 +39,17 @@ describe('petstore-load capacity (embedded server, every plan)', () => {
       expect(r.exhaust.first429At, r.plan).toBe((limit as number) + 1);
       expect(Math.abs(r.recovery.resetErrorMs as number), r.plan).toBeLessThanOrEqual(1000);
       expect(r.limiter.type, r.plan).toBe('fixed-window');
+      expect(r.limiter.headerDialect, r.plan).toBe('seed');
+      expect(r.limiter.window?.limit, r.plan).toBe(limit);
       expect(r.violations, r.plan).toBe(0);
       expect(r.verdict, r.plan).toBe('pass');
     }
     expect(result.compliance.violations).toBe(0);
     expect(outcome.stdout).toMatch(/^free\s+60\s+1000\s/m);
+    // The rate search a silent or continuously refilling limiter would need is bounded, and said up front.
+    expect(outcome.stderr).toMatch(
+      /adds a search for its rate: at most 30 requests, 6 of them refused, and /,
+    );
     expect(outcome.stdout).toContain(`report written to ${join(out, 'report.html')}`);
   }, 150_000);
 });

@@ -1,3 +1,4 @@
+import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
 import type { BanReport, CapacityReport } from '../../result/capacity-types.ts';
 import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
@@ -11,15 +12,37 @@ function dayCells(r: CapacityReport): SafeHtml {
 <td class="num">${d.first429At ?? 'none'} <span class="muted">(want ${d.expected429At})</span></td>`;
 }
 
+/** Where the first 429 came: a window's against its limit + 1, a token bucket's or GCRA's as its burst. */
+function first429(r: CapacityReport): SafeHtml {
+  if (r.exhaust.first429At === null) return html`none in ${r.exhaust.sent}`;
+  const type = r.limiter.type;
+  const spacing = type !== 'unknown' && isSpacingLimiter(type);
+  return html`${r.exhaust.first429At} <span class="muted">(${spacing ? 'after its burst' : `want ${r.exhaust.expected429At}`})</span>`;
+}
+
+/** The limiter as measured; a result written before these fields existed shows dashes. */
+function limiterCells(r: CapacityReport): SafeHtml {
+  const l = r.limiter;
+  const search = l.rateSearch?.intervalMs;
+  const rateTitle = search
+    ? `one request per ${search.low} to ${search.high} ms (${l.rateSearch?.probes} requests, ${l.rateSearch?.refused} refused)`
+    : l.window
+      ? `${l.window.limit} per ${l.window.seconds} s`
+      : '';
+  return html`<td title="${l.evidence.join('; ')}">${l.type}</td>
+<td class="num" title="${rateTitle}">${show(l.sustainedPerSecond)}</td><td class="num">${show(l.burst)}</td>
+<td title="${l.resetSemantics ? `reset: ${l.resetSemantics}` : ''}">${l.headerDialect ?? '–'}</td>`;
+}
+
 function row(r: CapacityReport, daily: boolean): SafeHtml {
   const pass = r.verdict === 'pass';
   return html`<tr data-plan="${r.plan}" class="${pass ? '' : 'failing'}"><td><code>${r.plan}</code></td>
 <td class="num">${show(r.promisedPerMinute)}</td><td class="num">${show(r.promisedPerDay)}</td>
 <td class="num">${r.window.limit} / ${r.window.seconds} s (×${r.timeScale})</td>
 <td class="num">${r.rate.acceptedPerWindow.join(', ') || '–'}</td>
-<td class="num">${r.exhaust.first429At === null ? `none in ${r.exhaust.sent}` : r.exhaust.first429At} <span class="muted">(want ${r.exhaust.expected429At})</span></td>
+<td class="num">${first429(r)}</td>
 <td class="num">${show(r.recovery.resetErrorMs)}</td><td class="num">${show(r.recovery.retryAfterAccuracyMs)}</td>
-${daily ? dayCells(r) : ''}<td title="${r.limiter.evidence.join('; ')}">${r.limiter.type}</td>
+${daily ? dayCells(r) : ''}${limiterCells(r)}
 <td><span class="badge ${pass ? 'pass' : 'fail'}">${r.verdict}</span>${
     r.reasons.length > 0
       ? html`<ul class="samples">${r.reasons.map((why) => html`<li>${why}</li>`)}</ul>`
@@ -50,11 +73,13 @@ export function capacitySection(result: RunResult): SafeHtml {
   return html`<section id="capacity"><h2>Capacity</h2>
 <p class="muted">Per plan: the plan rate for whole windows, one window exhausted until the first 429, and the
 quota's return probed only after Retry-After. Errors in ms: positive means the quota came back after the
-announced time (headers carry whole seconds, so up to −1000 ms is expected).</p>
+announced time (headers carry whole seconds, so up to −1000 ms is expected), each reset read in the dialect
+the target spoke. The model is the limiter as measured: its sustained rate, and its burst (a window's limit,
+a token bucket's size, a GCRA's extra requests at once).</p>
 <table class="capacity"><thead><tr><th>plan</th><th>per minute</th><th>per day</th><th>window (scaled)</th>
 <th>accepted per window</th><th>first 429 at</th><th>reset error ms</th><th>Retry-After error ms</th>${
     daily ? html`<th>accepted per day</th><th>day's first 429 at</th>` : ''
-  }<th>limiter</th>
+  }<th>model</th><th>sustained per s</th><th>burst</th><th>header dialect</th>
 <th>verdict</th></tr></thead><tbody>${reports.map((r) => row(r, daily))}</tbody></table>${
     result.banProbe ? banBlock(result.banProbe) : ''
   }</section>`;

@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LimiterModelName } from '../../src/api/limiter-models.ts';
+import type { Plan, PlanTable } from '../../src/api/plans.ts';
+import { loadSpec } from '../../src/api/spec.ts';
+import { EXCESS_BOUND } from '../../src/capacity/exhaust.ts';
+import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/rate-search.ts';
+import { runCapacity } from '../../src/capacity/run-capacity.ts';
+import { renderHtmlReport } from '../../src/report/html.ts';
+import type { CapacityReport } from '../../src/result/capacity-types.ts';
+import type { RunResult } from '../../src/result/types.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { type RunningServer, startServer } from '../../src/server/index.ts';
+import {
+  type RunningLimiter,
+  startExpressRateLimit,
+  startFastifyRateLimit,
+  startNginxLimitReq,
+} from '../helpers/limiters.ts';
+
+/**
+ * `capacity` against limiters it was not written for: nginx `limit_req` (a GCRA that answers a bare
+ * 429, no header, no Retry-After), @fastify/rate-limit (a fixed window whose X-RateLimit-Reset counts
+ * the seconds until the reset), express-rate-limit speaking IETF draft-8 or nothing at all, and the
+ * reference server under each of its `--limiter` models. Each is given the plan that matches its
+ * rate, and each runs on its own limiter, side by side, as `capacity` runs its plans.
+ *
+ * nginx's 120r/m is one request per 500 ms; its plan here is 30 per 15 s, the same rate in a quarter
+ * of the time, so that two paced windows fit the file's minute and a half.
+ */
+
+const NGINX_RATE_PER_S = 2;
+const NGINX_PLAN: Plan = { name: 'free', windows: [{ name: 'quarter-minute', limit: 30, seconds: 15 }] };
+const FASTIFY = { max: 10, windowMs: 5000 };
+const FASTIFY_PLAN: Plan = { name: 'free', windows: [{ name: 'window', limit: 10, seconds: 5 }] };
+/** The reference server's plan: 10 a minute, at time scale 10 a window of 6 s (600 ms per request). */
+const REFERENCE_SCALE = 10;
+const REFERENCE_PLANS: PlanTable = {
+  free: { name: 'free', windows: [{ name: 'minute', limit: 10, seconds: 60 }] },
+};
+const MODELS: [LimiterModelName, CapacityReport['limiter']['type']][] = [
+  ['fixed', 'fixed-window'],
+  ['sliding', 'sliding-window'],
+  ['token-bucket', 'token-bucket'],
+  ['gcra', 'gcra'],
+];
+
+type Run = { result: RunResult; report: CapacityReport; elapsedMs: number };
+
+let upstream: RunningServer;
+const running: { stop(): Promise<void> }[] = [];
+const runs = new Map<string, Run>();
+let fileStarted = 0;
+
+async function probe(target: { url: string }, plan: Plan, timeScale: number): Promise<Run> {
+  const spec = await loadSpec();
+  const started = Date.now();
+  const { result, reports } = await runCapacity({
+    target: target.url,
+    embeddedTarget: false,
+    targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale }],
+    windows: 2,
+    operations: spec.operations,
+    spec: 'built in',
+  });
+  return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started };
+}
+
+async function limiter(start: () => Promise<RunningLimiter | RunningServer>) {
+  const l = await start();
+  running.push({ stop: 'stop' in l ? () => l.stop() : () => l.close() });
+  return l;
+}
+
+beforeAll(async () => {
+  fileStarted = Date.now();
+  upstream = await startServer({ rateLimit: false, seedData: 3 });
+  const cases: [string, Promise<Run>][] = [
+    [
+      'nginx',
+      limiter(() => startNginxLimitReq({ upstream: upstream.url, rate: '120r/m' })).then((l) =>
+        probe(l, NGINX_PLAN, 1),
+      ),
+    ],
+    [
+      'nginx-burst',
+      limiter(() =>
+        startNginxLimitReq({ upstream: upstream.url, rate: '120r/m', burst: 5, nodelay: true }),
+      ).then((l) => probe(l, NGINX_PLAN, 1)),
+    ],
+    [
+      'fastify',
+      limiter(() =>
+        startFastifyRateLimit({ upstream: upstream.url, max: FASTIFY.max, timeWindowMs: FASTIFY.windowMs }),
+      ).then((l) => probe(l, FASTIFY_PLAN, 1)),
+    ],
+    [
+      'express-ietf-8',
+      limiter(() =>
+        startExpressRateLimit({
+          upstream: upstream.url,
+          limit: FASTIFY.max,
+          windowMs: FASTIFY.windowMs,
+          standardHeaders: 'draft-8',
+          legacyHeaders: false,
+        }),
+      ).then((l) => probe(l, FASTIFY_PLAN, 1)),
+    ],
+    [
+      'express-silent',
+      limiter(() =>
+        startExpressRateLimit({
+          upstream: upstream.url,
+          limit: FASTIFY.max,
+          windowMs: FASTIFY.windowMs,
+          standardHeaders: false,
+          legacyHeaders: false,
+        }),
+      ).then((l) => probe(l, FASTIFY_PLAN, 1)),
+    ],
+    ...MODELS.map(([model]): [string, Promise<Run>] => [
+      model,
+      limiter(() =>
+        startServer({
+          limiter: model,
+          timeScale: REFERENCE_SCALE,
+          plans: REFERENCE_PLANS,
+          keys: { 'free-demo-key': 'free' },
+        }),
+      ).then((s) => probe(s, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
+    ]),
+  ];
+  for (const [name, run] of cases) runs.set(name, await run);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((l) => l.stop()));
+  await upstream?.close();
+});
+
+const get = (name: string): Run => {
+  const run = runs.get(name);
+  if (!run) throw new Error(`no run for ${name}`);
+  return run;
+};
+
+/** 429s the whole probe met: the burst's, the search's (bounded) and at most one per paced window. */
+const refusalBound = (r: CapacityReport) => 1 + SEARCH_MAX_REFUSED + r.rate.windows;
+
+describe('nginx limit_req, a GCRA with no headers at all', () => {
+  it.each([
+    ['nginx', 0],
+    ['nginx-burst', 5],
+  ])('%s: a GCRA of burst %i at 2 requests a second (within 2%), found with few 429s', (name, burst) => {
+    const { report: r, result } = get(name as string);
+    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('gcra');
+    expect(r.limiter.headerDialect).toBe('none');
+    expect(r.limiter.resetSemantics).toBe('none');
+    expect(r.limiter.burst).toBe(burst);
+    // Back to back, one at a time, each after the upstream's answer: on a busy machine the burst may
+    // last long enough for the bucket to refill once, which the burst figure accounts for.
+    expect(r.exhaust.first429At).toBeGreaterThanOrEqual((burst as number) + 2);
+    expect(r.exhaust.first429At).toBeLessThanOrEqual((burst as number) + 3);
+    const sustained = r.limiter.sustainedPerSecond as number;
+    expect(Math.abs(sustained - NGINX_RATE_PER_S) / NGINX_RATE_PER_S).toBeLessThanOrEqual(0.02);
+    const search = r.limiter.rateSearch;
+    expect(search?.probes).toBeLessThanOrEqual(SEARCH_MAX_PROBES);
+    expect(search?.refused).toBeLessThanOrEqual(SEARCH_MAX_REFUSED);
+    expect(result.overall.rateLimited).toBeLessThanOrEqual(refusalBound(r));
+    // Paced at the plan's spacing (a GCRA's rule binds between two sends), every request is admitted.
+    expect(r.rate.acceptedPerWindow).toEqual([30, 30]);
+    expect(r.violations).toBe(0);
+    expect(result.compliance.violations).toBe(0);
+    // What fails is the contract, not the rate: a bare 429 carries no Retry-After.
+    expect(r.reasons).toContain('the 429 carried no Retry-After');
+  });
+});
+
+describe('@fastify/rate-limit, a fixed window telling the seconds until its reset', () => {
+  it('a fixed window of 10 per 5 s, its reset read as seconds-until: the quota back within 1.1 s of it', () => {
+    const { report: r, result } = get('fastify');
+    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('fixed-window');
+    expect(r.limiter.headerDialect).toBe('seconds-until');
+    expect(r.limiter.resetSemantics).toBe('seconds-until');
+    expect(r.limiter.window).toEqual({ limit: FASTIFY.max, seconds: FASTIFY.windowMs / 1000 });
+    expect(r.limiter.burst).toBe(FASTIFY.max);
+    expect(r.limiter.sustainedPerSecond).toBeCloseTo(FASTIFY.max / (FASTIFY.windowMs / 1000), 6);
+    expect(r.exhaust.first429At).toBe(FASTIFY.max + 1);
+    expect(r.exhaust.sent).toBeLessThanOrEqual(FASTIFY.max + EXCESS_BOUND);
+    // Whole seconds until the reset, rounded up: the quota is back at most a second before it says.
+    expect(Math.abs(r.recovery.resetErrorMs as number)).toBeLessThanOrEqual(1100);
+    expect(r.rate.acceptedPerWindow).toEqual([FASTIFY.max, FASTIFY.max]);
+    expect(r.verdict, r.reasons.join('; ')).toBe('pass');
+    expect(result.compliance.violations).toBe(0);
+  });
+});
+
+describe('express-rate-limit speaking the IETF draft-8 fields only', () => {
+  it('a fixed window of 10 per 5 s, its reset read from RateLimit t: the quota back within 1.1 s of it', () => {
+    const { report: r } = get('express-ietf-8');
+    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('fixed-window');
+    expect(r.limiter.headerDialect).toBe('ietf-8');
+    expect(r.limiter.resetSemantics).toBe('seconds-until');
+    expect(r.limiter.window).toEqual({ limit: FASTIFY.max, seconds: FASTIFY.windowMs / 1000 });
+    expect(Math.abs(r.recovery.resetErrorMs as number)).toBeLessThanOrEqual(1100);
+    expect(r.verdict, r.reasons.join('; ')).toBe('pass');
+  });
+});
+
+describe('express-rate-limit with every header off: a window that says nothing, not even Retry-After', () => {
+  it('is found as a window of 10 per 5 s from the answers alone (fixed or sliding cannot be told)', () => {
+    const { report: r, result } = get('express-silent');
+    expect(r.limiter.headerDialect).toBe('none');
+    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('unknown');
+    expect(r.limiter.window).toEqual({ limit: FASTIFY.max, seconds: FASTIFY.windowMs / 1000 });
+    expect(r.limiter.burst).toBe(FASTIFY.max);
+    expect(r.exhaust.first429At).toBe(FASTIFY.max + 1);
+    expect(r.rate.acceptedPerWindow).toEqual([FASTIFY.max, FASTIFY.max]);
+    expect(result.overall.rateLimited).toBeLessThanOrEqual(refusalBound(r));
+    expect(result.compliance.violations).toBe(0);
+  });
+});
+
+describe('the reference server under each --limiter model', () => {
+  it.each(MODELS)('--limiter %s is reported as %s', (model, type) => {
+    const { report: r, result } = get(model);
+    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe(type);
+    expect(r.limiter.headerDialect).toBe('seed');
+    expect(r.limiter.resetSemantics).toBe('unix-seconds');
+    expect(r.rate.acceptedPerWindow).toEqual([10, 10]);
+    expect(r.violations).toBe(0);
+    expect(result.compliance.violations).toBe(0);
+    expect(result.overall.rateLimited).toBeLessThanOrEqual(refusalBound(r));
+  });
+});
+
+describe('the result and the report', () => {
+  it('every result is valid, and the HTML table shows model, rate, burst and dialect', () => {
+    for (const [name, { result }] of runs) {
+      expect(resultProblem(JSON.parse(JSON.stringify(result))), name).toBeUndefined();
+    }
+    const html = renderHtmlReport(get('nginx').result);
+    expect(html).toMatch(/gcra/);
+    expect(html).toMatch(/sustained/);
+  });
+
+  it('all of it within a minute and a half', () => {
+    expect(Date.now() - fileStarted).toBeLessThan(90_000);
+  });
+});
