@@ -59,6 +59,8 @@ export class AdaptiveSpacing {
   private readonly learnFloor: boolean;
   /** 429s in a row for this key, whatever their headers: the exponent of its backoff. */
   consecutive = 0;
+  /** When the latest 429 was received: only a send after it can end a run of 429s. */
+  private last429At = Number.NEGATIVE_INFINITY;
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private readonly sentAt = new Float64Array(RING).fill(Number.NaN);
 
@@ -90,12 +92,16 @@ export class AdaptiveSpacing {
    * A 429 to send `seq`. `told`: the server said when to come back (Retry-After or a reset), which
    * the pause honours; the rate is cut only when it did not. `planGapMs`: the plan's spacing when
    * pacing keeps it (0 in raw mode): the send kept the plan's windows, so what rejected it limits the
-   * spacing, and a gap the plan itself asked for was too short.
+   * spacing, and a gap the plan itself asked for was too short. `intervalMs`: the plan's window over
+   * its limit, in either mode: a gap well past it (a send after a pause, or after a spent window's
+   * wait) was refused by a quota, not for coming too soon, and teaches the floor nothing.
    */
-  rateLimited(seq: number, told: boolean, planGapMs: number): void {
+  rateLimited(seq: number, told: boolean, planGapMs: number, intervalMs: number, at: number): void {
     this.consecutive++;
+    this.last429At = Math.max(this.last429At, at);
     const gap = this.gapBefore(seq);
-    if (this.learnFloor && gap !== undefined && gap + 1 >= this.floorMs) {
+    const soon = gap !== undefined && gap <= intervalMs * JITTER_BAND;
+    if (this.learnFloor && soon && gap + 1 >= this.floorMs) {
       if (planGapMs > 0) this.inferred = 'gcra';
       this.floorMs = Math.max(this.floorMs, withMargin(Math.max(gap, planGapMs)));
     }
@@ -111,9 +117,13 @@ export class AdaptiveSpacing {
     this.decreases++;
   }
 
-  /** An answer that was not a 429: the cap's rate grows by a step (additive increase). */
-  answered(): void {
-    this.consecutive = 0;
+  /**
+   * An answer to send `seq` that was not a 429: the cap's rate grows by a step (additive increase),
+   * and, if it left after the latest 429 came, the run of 429s is over. One sent before says nothing
+   * of the limiter after it (it was admitted while the others in flight were not).
+   */
+  answered(seq: number): void {
+    if ((this.sentAt[seq % RING] as number) > this.last429At) this.consecutive = 0;
     if (this.capMs === 0) return;
     const rate = 1 / this.capMs + this.recoveryPerAnswer;
     this.capMs = 1 / rate;

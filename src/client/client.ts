@@ -369,7 +369,7 @@ export class ApiClient {
     const toldReset = view !== undefined && reset !== undefined && reset * 1000 > at;
     // The key's 429s in a row, not this call's: a headerless limiter met by many calls sees the
     // backoff grow, where each call restarting at the base would hit it again and again.
-    const retries = this.pacer.rateLimited(seq, retryAfter !== undefined || toldReset);
+    const retries = this.pacer.rateLimited(seq, retryAfter !== undefined || toldReset, at);
     if (retryAfter)
       return {
         ms: retryAfterDelayMs(retryAfter, at) + margin,

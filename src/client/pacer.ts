@@ -62,6 +62,8 @@ export class Pacer {
   /** Per window limit: latest receive time of a response that was first in its window (an upper bound of the window's start). */
   private readonly windowStarts = new Map<number, number>();
   private readonly windowMsByLimit: Map<number, number>;
+  /** The most Remaining any answer showed (until one does, a full window is assumed). */
+  private mostRemaining: number | undefined;
   /** The latest answer told no quota at all: the server announces no budget to stay within. */
   private silent = false;
   /** The limit the server last described, at first the plan's shortest window's. */
@@ -69,6 +71,8 @@ export class Pacer {
   private readonly shortestMs: number;
   private readonly spec: QuotaSpec | undefined;
   private readonly spacing: AdaptiveSpacing;
+  /** The plan's shortest window over its limit, whether pacing keeps it or not. */
+  private readonly intervalMs: number;
 
   constructor(readonly options: PacerOptions) {
     const shortest = shortestWindow(options.windows);
@@ -77,6 +81,7 @@ export class Pacer {
       ? options.windows.map((w) => quotaLog(w.limit, w.seconds * 1000 + guard))
       : [];
     this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
+    this.intervalMs = shortest ? (shortest.seconds * 1000) / shortest.limit : Number.POSITIVE_INFINITY;
     const given = options.limiter;
     this.spacing = new AdaptiveSpacing({
       floorMs:
@@ -118,7 +123,9 @@ export class Pacer {
   private remainingBudget(now: number): number {
     if (now >= this.budgetUntil) {
       if (this.options.enforce) return Number.POSITIVE_INFINITY;
-      this.budget = this.lastLimit;
+      // A window's full limit, if the server ever showed about that much left; a bucket that never
+      // shows more than its burst (a GCRA's 0) is not assumed to hold more after its word lapses.
+      this.budget = Math.min(this.lastLimit, (this.mostRemaining ?? Number.POSITIVE_INFINITY) + 1);
       this.budgetSeq = this.seq;
       this.budgetFromSeq = this.seq;
       this.budgetUntil = now + (this.windowMsByLimit.get(this.lastLimit) ?? this.shortestMs);
@@ -192,10 +199,11 @@ export class Pacer {
    */
   observe(seq: number, headers: RateLimitState | undefined, at: number, status = 0): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
-    if (status !== 0 && status !== 429) this.spacing.answered();
+    if (status !== 0 && status !== 429) this.spacing.answered(seq);
     if (status !== 0) this.silent = headers === undefined;
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
     if (headers.limit !== undefined) this.lastLimit = headers.limit;
+    this.mostRemaining = Math.max(this.mostRemaining ?? 0, headers.remaining);
     // Responses can come back out of order: only a later send's word replaces the budget.
     if (seq < this.budgetFromSeq && at < this.budgetUntil) return;
     // Reset is whole seconds, rounded up: holding until it can waste most of a second per window.
@@ -248,8 +256,8 @@ export class Pacer {
    * A 429 to send `seq`; `told`: it said when to come back (Retry-After or a reset). Returns how
    * many 429s in a row the key has met, this one included: a backoff's exponent.
    */
-  rateLimited(seq: number, told: boolean): number {
-    this.spacing.rateLimited(seq, told, this.options.enforce ? this.spacingMs : 0);
+  rateLimited(seq: number, told: boolean, at: number): number {
+    this.spacing.rateLimited(seq, told, this.options.enforce ? this.spacingMs : 0, this.intervalMs, at);
     return this.spacing.consecutive;
   }
 

@@ -26,12 +26,13 @@ describe('AdaptiveSpacing', () => {
     const s = new AdaptiveSpacing({ floorMs: 0, learnFloor: false });
     s.sent(1, T0);
     s.sent(2, T0 + 100);
-    s.rateLimited(2, false, 0);
+    s.rateLimited(2, false, 0, 1000, T0 + 105);
     expect(s.state().capMs).toBe(200);
     expect(s.earliest()).toBe(T0 + 100 + 200);
     const caps: number[] = [];
     for (let i = 0; i < 12; i++) {
-      s.answered();
+      s.sent(3 + i, T0 + 1000 + i * 300);
+      s.answered(3 + i);
       caps.push(s.state().capMs);
     }
     // A tenth of the halved rate (1/200 ms) per answer: 1/200 + 10 * 1/2000 = 1/100 after ten.
@@ -46,7 +47,7 @@ describe('AdaptiveSpacing', () => {
     const s = new AdaptiveSpacing({ floorMs: 0, learnFloor: false });
     s.sent(1, T0);
     s.sent(2, T0 + 100);
-    s.rateLimited(2, true, 0);
+    s.rateLimited(2, true, 0, 1000, T0 + 105);
     expect(s.state()).toMatchObject({ capMs: 0, decreases: 0 });
   });
 
@@ -54,17 +55,21 @@ describe('AdaptiveSpacing', () => {
     const s = new AdaptiveSpacing({ floorMs: 0, learnFloor: true });
     s.sent(1, T0);
     s.sent(2, T0 + 995);
-    s.rateLimited(2, true, 1004);
+    s.rateLimited(2, true, 1004, 1000, T0 + 1000);
     const floor = s.state().floorMs;
     expect(floor).toBeCloseTo(1004 * 1.02 + 5, 6);
     expect(s.state().inferred).toBe('gcra');
     // A 429 at a gap shorter than the floor proves nothing new.
     s.sent(3, T0 + 1500);
-    s.rateLimited(3, true, 1004);
+    s.rateLimited(3, true, 1004, 1000, T0 + 1505);
     expect(s.state().floorMs).toBe(floor);
     // One at a gap no shorter than the floor raises it.
     s.sent(4, T0 + 1500 + 1100);
-    s.rateLimited(4, true, 1004);
+    s.rateLimited(4, true, 1004, 1000, T0 + 2605);
+    expect(s.state().floorMs).toBeCloseTo(1100 * 1.02 + 5, 6);
+    // One after a long wait (a pause, a spent window's hold) was refused by a quota, not for its gap.
+    s.sent(5, T0 + 1500 + 1100 + 3000);
+    s.rateLimited(5, true, 1004, 1000, T0 + 5605);
     expect(s.state().floorMs).toBeCloseTo(1100 * 1.02 + 5, 6);
   });
 
@@ -72,10 +77,15 @@ describe('AdaptiveSpacing', () => {
     const s = new AdaptiveSpacing({ floorMs: 0, learnFloor: false });
     for (let i = 1; i <= 3; i++) {
       s.sent(i, T0 + i);
-      s.rateLimited(i, false, 0);
+      s.rateLimited(i, false, 0, 1000, T0 + i + 1);
     }
     expect(s.consecutive).toBe(3);
-    s.answered();
+    // Sent before the latest 429 came back: admitted while the others were not, it ends nothing.
+    s.sent(4, T0 + 2);
+    s.answered(4);
+    expect(s.consecutive).toBe(3);
+    s.sent(5, T0 + 10);
+    s.answered(5);
     expect(s.consecutive).toBe(0);
   });
 });
@@ -151,7 +161,7 @@ function simulate(o: {
     if (ok) out.admitted++;
     else {
       out.rejected++;
-      const inRow = pacer.rateLimited(seq, false);
+      const inRow = pacer.rateLimited(seq, false, answeredAt);
       pausedUntil = answeredAt + fullJitterMs(inRow, 1000, 60_000, random) + 5;
       pacer.pause(pausedUntil, answeredAt);
     }

@@ -248,7 +248,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const limited = pacer.sent(T);
     pacer.observe(limited, undefined, T + 5, 429);
-    pacer.rateLimited(limited, true);
+    pacer.rateLimited(limited, true, T + 5);
     const probe = pacer.sent(T + 10);
     expect(pacer.earliest(T + 10)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
     pacer.observe(probe, undefined, T + 15, 200);
@@ -258,7 +258,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     const risky = new Pacer({ windows: minute, enforce: false, maxOvershoot: Number.POSITIVE_INFINITY });
     const first = risky.sent(T);
     risky.observe(first, undefined, T + 5, 429);
-    risky.rateLimited(first, true);
+    risky.rateLimited(first, true, T + 5);
     risky.sent(T + 10);
     expect(risky.earliest(T + 10).at).toBe(T + 10);
   });
@@ -279,6 +279,20 @@ describe('Pacer, raw mode (enforce off)', () => {
     pacer.observe(4, { limit: 10, remaining: 9, reset: S + 30 }, T + 8, 200);
     for (let i = 0; i < 4; i++) pacer.sent(T + 8);
     expect(pacer.earliest(T + 8).at).toBe(T + 8);
+  });
+
+  it("after the server's word lapses, assumes no more than it ever showed left (a GCRA's 0), not a window", () => {
+    const pacer = new Pacer({ windows: minute, enforce: false });
+    const first = pacer.sent(T);
+    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 1 }, T + 5, 200);
+    // A second later the word has lapsed: one request left, and the overshoot past it.
+    const at = T + 1000;
+    let sends = 0;
+    while (pacer.earliest(at).at <= at && sends < 20) {
+      pacer.sent(at);
+      sends++;
+    }
+    expect(sends).toBe(3);
   });
 
   it('honours a custom maxOvershoot', () => {
