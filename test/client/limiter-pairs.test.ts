@@ -3,12 +3,9 @@ import { KIND_OF_MODEL, type LimiterKind } from '../../src/api/limiter-kinds.ts'
 import { LIMITER_MODELS, type LimiterModelName } from '../../src/api/limiter-models.ts';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../../src/api/plans.ts';
 import { DIALECTS, type Dialect } from '../../src/api/rate-limit-dialect.ts';
-import { loadSpec } from '../../src/api/spec.ts';
 import type { RunResult } from '../../src/result/types.ts';
-import { defineScenario } from '../../src/scenario/define.ts';
-import { executeScenario } from '../../src/scenario/execute.ts';
-import { resolveWorkload } from '../../src/scenario/workload.ts';
 import { startServer } from '../../src/server/index.ts';
+import { runListAgainst } from '../helpers/integration-run.ts';
 
 /**
  * Every limiter model of the reference server with every way of telling its quota, against the
@@ -49,29 +46,16 @@ async function paced(
     limiter,
     headerDialect: dialect,
   });
-  const scenario = defineScenario({
-    name: `${limiter}-${dialect}`,
-    workload: raw
-      ? { executor: 'constant-arrival-rate', rate: '200%', duration: `${DURATION_S}s`, maxInFlight: 8 }
-      : { executor: 'constant-vus', vus: 4, duration: `${DURATION_S}s` },
-    flows: [{ name: 'list', run: async (api) => void (await api.listPets({ limit: 1 })) }],
-  });
   try {
-    return await executeScenario({
-      scenario,
-      workload: resolveWorkload(scenario.workload, planRate(WINDOWS)),
-      baseUrl: server.url,
-      target: server.url,
-      embeddedTarget: false,
-      apiKey: 'free-demo-key',
-      operations: (await loadSpec()).operations,
-      plan: 'free',
+    return await runListAgainst(server.url, {
+      workload: raw
+        ? { executor: 'constant-arrival-rate', rate: '200%', duration: `${DURATION_S}s`, maxInFlight: 8 }
+        : { executor: 'constant-vus', vus: 4, duration: `${DURATION_S}s` },
       windows: WINDOWS,
       timeScale: TIME_SCALE,
       enforce: !raw,
       contract: 'any',
       limiter: told,
-      spec: 'built in',
     });
   } finally {
     await server.close();

@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LimiterKind } from '../../src/api/limiter-kinds.ts';
-import { planRate, type RateWindow } from '../../src/api/plans.ts';
-import { loadSpec } from '../../src/api/spec.ts';
+import type { RateWindow } from '../../src/api/plans.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { defineScenario, type Workload } from '../../src/scenario/define.ts';
-import { executeScenario } from '../../src/scenario/execute.ts';
-import { resolveWorkload } from '../../src/scenario/workload.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { runListAgainst } from '../helpers/integration-run.ts';
 import { type RunningLimiter, startExpressRateLimit, startNginxLimitReq } from '../helpers/limiters.ts';
 
 /**
@@ -29,14 +25,12 @@ const EXPRESS_LIMIT = 30;
 const EXPRESS_WINDOW_S = 6;
 
 let upstream: RunningServer;
-let operations: Awaited<ReturnType<typeof loadSpec>>['operations'];
 let paced: RunResult;
 let raw: RunResult;
 let ietf8: RunResult;
 
 beforeAll(async () => {
   upstream = await startServer({ rateLimit: false, seedData: 3 });
-  operations = (await loadSpec()).operations;
   [paced, raw, ietf8] = await Promise.all([
     runAgainst(await startNginxLimitReq({ upstream: upstream.url, rate: '120r/m' }), {
       workload: { executor: 'constant-vus', vus: 4, duration: `${PACED_S}s` },
@@ -68,31 +62,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await upstream?.close();
 });
+/** A run against `limiter`, which is stopped after it. */
 async function runAgainst(
   limiter: RunningLimiter,
-  o: { workload: Workload; windows: RateWindow[]; enforce: boolean; limiter?: LimiterKind },
+  o: Omit<Parameters<typeof runListAgainst>[1], 'timeScale'>,
 ): Promise<RunResult> {
-  const scenario = defineScenario({
-    name: 'real-limiter',
-    workload: o.workload,
-    flows: [{ name: 'list', run: async (api) => void (await api.listPets({ limit: 1 })) }],
-  });
   try {
-    return await executeScenario({
-      scenario,
-      workload: resolveWorkload(scenario.workload, planRate(o.windows)),
-      baseUrl: limiter.url,
-      target: limiter.url,
-      embeddedTarget: false,
-      apiKey: 'free-demo-key',
-      operations,
-      plan: 'free',
-      windows: o.windows,
-      timeScale: TIME_SCALE,
-      enforce: o.enforce,
-      limiter: o.limiter,
-      spec: 'built in',
-    });
+    return await runListAgainst(limiter.url, { ...o, timeScale: TIME_SCALE });
   } finally {
     await limiter.stop();
   }

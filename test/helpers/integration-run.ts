@@ -1,3 +1,4 @@
+import type { LimiterKind } from '../../src/api/limiter-kinds.ts';
 import {
   DEFAULT_PLANS,
   getPlan,
@@ -8,8 +9,9 @@ import {
 } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
+import type { Contract } from '../../src/record/checks/contract.ts';
 import type { RunResult } from '../../src/result/types.ts';
-import type { Scenario } from '../../src/scenario/define.ts';
+import { defineScenario, type Scenario, type Workload } from '../../src/scenario/define.ts';
 import { executeScenario } from '../../src/scenario/execute.ts';
 import { resolveWorkload, type WorkloadOverrides } from '../../src/scenario/workload.ts';
 import { type ServerOptions, startServer } from '../../src/server/index.ts';
@@ -101,4 +103,44 @@ export function describeChecks(result: RunResult): string {
   return result.checks
     .map((c) => `${c.id}: ${c.passes} passed, ${c.failures} failed ${JSON.stringify(c.samples.slice(0, 2))}`)
     .join('\n');
+}
+
+/**
+ * `listPets` as `run` drives it against any target (a third-party limiter, a reference server
+ * configured by the caller) with the Free demo key, paced for `windows`, or raw when `enforce` is
+ * false: the tests of limiters that no scenario names.
+ */
+export async function runListAgainst(
+  url: string,
+  o: {
+    workload: Workload;
+    windows: RateWindow[];
+    enforce: boolean;
+    timeScale?: number;
+    limiter?: LimiterKind;
+    contract?: Contract;
+  },
+): Promise<RunResult> {
+  specOnce ??= loadSpec();
+  const scenario = defineScenario({
+    name: 'list-against',
+    workload: o.workload,
+    flows: [{ name: 'list', run: async (api) => void (await api.listPets({ limit: 1 })) }],
+  });
+  return executeScenario({
+    scenario,
+    workload: resolveWorkload(scenario.workload, planRate(o.windows)),
+    baseUrl: url,
+    target: url,
+    embeddedTarget: false,
+    apiKey: 'free-demo-key',
+    operations: (await specOnce).operations,
+    plan: 'free',
+    windows: o.windows,
+    timeScale: o.timeScale ?? 1,
+    enforce: o.enforce,
+    limiter: o.limiter,
+    contract: o.contract,
+    spec: 'built in',
+  });
 }
