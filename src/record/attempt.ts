@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
 import type { RateLimitView } from '../api/rate-limit-dialect.ts';
+import type { TenantRef } from '../api/tenants.ts';
 
 /**
  * One HTTP attempt, as the client hands it to the recorder. Every attempt is recorded, retries
@@ -11,8 +12,10 @@ export interface AttemptRecord {
   operation: Operation;
   /** 1 for the first attempt of a call. */
   attempt: number;
-  /** Label of the key (its plan), never the key itself. */
+  /** Label of the key (its plan, or a tenant's `pro#3`), never the key itself. */
   keyLabel: string;
+  /** A tenant mix's tenant the key belongs to (one shared object per key); absent outside a mix. */
+  tenant?: TenantRef;
   /** Open model: when the iteration was scheduled to start; response time is measured from here. */
   scheduledAt: number | undefined;
   sentAt: number;

@@ -46,6 +46,92 @@ export interface RunResult {
   banProbe?: BanReport;
   /** The compliance battery's verdicts (a scenario with `probes`), in order; any failed one fails the run. */
   probes?: ProbeResult[];
+  /**
+   * A tenant mix (`tenants` in the scenario, or `--tenants`): per plan, the tenants of its unnamed
+   * groups. Named groups (an abusive customer) are kept apart, in `byTenantGroup`.
+   */
+  byPlan?: Record<string, TierSummary>;
+  /** A tenant mix's named groups, each apart from its plan's tier. */
+  byTenantGroup?: Record<string, TierSummary>;
+  /**
+   * A tenant mix with a named raw-mode group that starts later (a noisy neighbour): did the compliant
+   * tenants' latency or 429s change when it started? Absent when the mix has no such group.
+   */
+  isolation?: IsolationVerdict;
+}
+
+/** One tier of a tenant mix: a plan's tenants, or a named group's. */
+export interface TierSummary {
+  plan: string;
+  /** Tenants in the tier, as declared. */
+  keys: number;
+  /** Tenants of the tier that sent at least one request. */
+  keysSeen: number;
+  /** Pacing on for every tenant of the tier (false: raw mode). */
+  enforce: boolean;
+  requests: number;
+  /** Requests per second while the workload ran. */
+  rate: number;
+  statuses: Record<string, number>;
+  rateLimited: number;
+  rateLimitedRate: number;
+  /** Requests sent inside a 429's pause of their own key. */
+  violations: number;
+  /** 5xx and transport errors. */
+  errors: number;
+  errorRate: number;
+  service: LatencyStats;
+  response: LatencyStats;
+  /** HdrHistogram compressed base64, values in µs: what merge adds. */
+  histograms: { service: string; response: string };
+  /** Responses other than 429 and transport errors while the workload ran. */
+  admitted: number;
+  /** Requests per second one key's plan allows (its shortest window). */
+  planRatePerKey: number;
+  /**
+   * Admitted requests over what the tier's keys were allowed while the workload ran: `overall` for
+   * the tier, and the spread across its keys (each key's own share; keys that sent nothing count 0).
+   */
+  utilization: { overall: number; min: number; p50: number; max: number };
+  /** Admitted requests of each key during the workload, by ordinal - 1: the spread's data, mergeable. */
+  admittedPerKey: number[];
+}
+
+/** The noisy-neighbour verdict of a tenant mix. */
+export interface IsolationVerdict {
+  passed: boolean;
+  /** One line: why it passed or failed. */
+  detail: string;
+  /** The named raw-mode groups whose start splits the run. */
+  noisyGroups: string[];
+  /** When the first of them started, ms after the workload's start. */
+  noisyFromMs: number;
+  /** Per plan, the compliant tenants (unnamed groups) before and after the noisy group started. */
+  tiers: Record<string, IsolationTier>;
+}
+
+export interface IsolationStretch {
+  requests: number;
+  rateLimited: number;
+  /** 5xx and transport errors. */
+  errors: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Response time, HdrHistogram compressed base64 in µs (merge recomputes the verdict from it). */
+  histogram: string;
+}
+
+export interface IsolationTier {
+  before: IsolationStretch;
+  after: IsolationStretch;
+  /** One-sided rank test (after slower than before), as `compare` uses; null when either side is too small. */
+  pValue: number | null;
+  /** after / before, null when before has no requests. */
+  p50Ratio: number | null;
+  p99Ratio: number | null;
+  passed: boolean;
+  /** Why the tier failed, in one line (absent when it passed). */
+  reason?: string;
 }
 
 export interface BaselineVerdict {

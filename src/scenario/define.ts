@@ -1,4 +1,5 @@
 import type { Api } from '../client/petstore-api.ts';
+import type { TenantGroupSpec } from '../api/tenants.ts';
 import type { ProbeBattery } from './probes.ts';
 
 export type Duration = string | number;
@@ -70,6 +71,12 @@ export interface Scenario<D = unknown> {
   workload: Workload;
   /** Raw mode: no pacing, to exceed the quota on purpose (the ban guard stays). */
   enforce?: boolean;
+  /**
+   * A tenant mix: many keys on several plans in one run, each paced by its own plan. Every arrival
+   * (or virtual user) belongs to one tenant; an open workload's rate is each key's. `--tenants FILE`
+   * gives real keys instead of the embedded server's minted ones.
+   */
+  tenants?: TenantGroupSpec[];
   setup?(api: Api): Promise<D> | D;
   /** How long setup may take, e.g. '2m' (default 60s, as k6's setupTimeout): past it the run fails. */
   setupTimeout?: string;
