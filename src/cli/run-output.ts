@@ -86,7 +86,9 @@ export function runExitCode(
   if (
     result.thresholds?.some((t) => !t.passed) ||
     result.baseline?.regressions.length ||
-    result.probes?.some((p) => !p.passed)
+    result.probes?.some((p) => !p.passed) ||
+    // A noisy neighbour that hurt the compliant tenants is a failed verdict like a threshold's.
+    result.isolation?.passed === false
   )
     return EXIT.THRESHOLDS_FAILED;
   return how.writeFailed ? EXIT.USAGE : EXIT.OK;

@@ -2,7 +2,8 @@ import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
-import type { LimiterSeen, RunResult } from '../result/types.ts';
+import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
+import { describeP } from '../stats/isolation.ts';
 
 const pad = (text: string, width: number, right = false) =>
   right ? text.padStart(width) : text.padEnd(width);
@@ -46,9 +47,13 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   lines.push(row('all', result.overall));
   const transport = describeTransportErrors(result.overall.transportErrors);
   if (transport) lines.push(`transport errors: ${transport}`);
+  lines.push(...tierLines(result));
+  if (result.isolation) lines.push(...isolationLines(result.isolation));
   const c = result.compliance;
   const shortest = shortestWindow(result.config.windows);
-  if (shortest) {
+  // A tenant mix's windows are each tier's, in the table above: the run's plan only paced setup.
+  const mix = result.byPlan !== undefined || result.byTenantGroup !== undefined;
+  if (shortest && !mix) {
     // Whole windows the run lasted: it crossed at least this many resets, whatever their phase.
     const windows = Math.floor(m.durationSeconds / shortest.seconds);
     lines.push(
@@ -56,7 +61,7 @@ export function formatSummary(result: RunResult, resultPath: string): string {
     );
   }
   lines.push(
-    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of the plan rate (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
+    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'the plan rate'} (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
   );
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
   if (c.limiter) lines.push(`limiter: ${describeLimiter(c.limiter)}`);
@@ -112,6 +117,73 @@ export function formatSummary(result: RunResult, resultPath: string): string {
   return lines.join('\n');
 }
 
+const share = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/**
+ * A tenant mix's tiers side by side: each plan (its unnamed groups), then each named group marked as
+ * such. Utilisation is the tier's, then its spread across keys (min/p50/max). Nothing without a mix.
+ */
+function tierLines(result: RunResult): string[] {
+  const rows: [string, TierSummary][] = [
+    ...Object.entries(result.byPlan ?? {}),
+    ...Object.entries(result.byTenantGroup ?? {}).map(([name, t]): [string, TierSummary] => [
+      `${name} (group${t.enforce ? '' : ', raw'})`,
+      t,
+    ]),
+  ];
+  if (rows.length === 0) return [];
+  // Response time, as the tiers' thresholds read it (the operations above show service time).
+  const header = [
+    'tier',
+    'keys',
+    'requests',
+    'rate/s',
+    'p50 resp',
+    'p99 resp',
+    '429s',
+    'violations',
+    'errors',
+  ];
+  const widths = [Math.max(22, ...rows.map(([name]) => name.length)), 9, 9, 8, 8, 8, 6, 10, 7, 7, 19];
+  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i] as number, i > 0)).join(' ');
+  const out = [line([...header, 'util', 'keys min/p50/max'])];
+  for (const [name, t] of rows) {
+    const u = t.utilization;
+    out.push(
+      line([
+        name,
+        `${t.keysSeen}/${t.keys}`,
+        String(t.requests),
+        fmt(t.rate),
+        fmt(t.response.p50, 2),
+        fmt(t.response.p99, 2),
+        String(t.rateLimited),
+        String(t.violations),
+        String(t.errors),
+        share(u.overall),
+        `${share(u.min)}/${share(u.p50)}/${share(u.max)}`,
+      ]),
+    );
+  }
+  return out;
+}
+
+/** The noisy-neighbour verdict, then per tier its compliant tenants before -> after the noise. */
+function isolationLines(v: IsolationVerdict): string[] {
+  const out = [
+    `isolation: ${v.passed ? 'PASS' : 'FAIL'} (${v.noisyGroups.join(', ')} from ${fmt(v.noisyFromMs / 1000)} s): ${v.detail}`,
+  ];
+  const tiers = Object.entries(v.tiers);
+  const width = Math.max(0, ...tiers.map(([plan]) => plan.length));
+  for (const [plan, t] of tiers) {
+    const { before: b, after: a } = t;
+    out.push(
+      `  ${t.passed ? 'ok  ' : 'FAIL'}  ${plan.padEnd(width)}  requests ${b.requests} -> ${a.requests}, p50 ${fmt(b.p50Ms, 2)} -> ${fmt(a.p50Ms, 2)} ms, p99 ${fmt(b.p99Ms, 2)} -> ${fmt(a.p99Ms, 2)} ms, 429s ${b.rateLimited} -> ${a.rateLimited}, errors ${b.errors} -> ${a.errors}, p ${describeP(t.pValue)}${t.reason ? `: ${t.reason}` : ''}`,
+    );
+  }
+  return out;
+}
+
 /** A signal or an aborting threshold interrupted the run; anything else (a failed setup) says itself. */
 function partialReason(by: string | undefined): string {
   if (by === undefined) return 'interrupted';
@@ -136,6 +208,8 @@ export function failureLine(result: RunResult): string | undefined {
     parts.push(
       `${regressions.length} regression${regressions.length === 1 ? '' : 's'} against ${result.baseline?.file}: ${regressions.map((r) => `${r.operation} ${r.metric}`).join(', ')}`,
     );
+  if (result.isolation && !result.isolation.passed)
+    parts.push(`isolation broken: ${result.isolation.detail}`);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 

@@ -1,14 +1,19 @@
 import { seededRandom } from '../api/random.ts';
 import { errorCount } from '../record/errors.ts';
 import type { OperationSummary, RunResult } from '../result/types.ts';
-import { percentileRatioInterval } from './bootstrap.ts';
+import { percentileRatioInterval } from '../stats/bootstrap.ts';
+import {
+  type RankedBuckets,
+  rankAtPercentile,
+  rankedBuckets,
+  valueAtRank,
+} from '../stats/histogram-ranks.ts';
+import { type Interval, proportionDifference, rateRatio } from '../stats/rate-intervals.ts';
+import { type Shift, sustainedShifts } from '../stats/sustained.ts';
+import { normalQuantile, Variates } from '../stats/variates.ts';
 import { decodeOrRefuse } from './decode-histogram.ts';
-import { type RankedBuckets, rankAtPercentile, rankedBuckets, valueAtRank } from './histogram-ranks.ts';
-import { type Interval, proportionDifference, rateRatio } from './rate-intervals.ts';
 import { runSpan, workloadRequests } from './run-span.ts';
-import { type Shift, sustainedShifts } from './sustained.ts';
 import { DEFAULT_TOLERANCES, type Metric, type Tolerances } from './tolerances.ts';
-import { normalQuantile, Variates } from './variates.ts';
 
 /**
  * Baseline against current, per operation and overall, so that CI can fail on a regression without
@@ -17,9 +22,9 @@ import { normalQuantile, Variates } from './variates.ts';
  *
  * 1. Requests: the interval of the change excludes no change.
  *    - p50, p95, p99 of response time: a bootstrap interval of the ratio current/baseline, drawn
- *      from the encoded histograms (bootstrap.ts). A percentile is tested only with at least 30
- *      requests on each side and 5 beyond it (p95: 100, p99: 500): below that it is one or two
- *      extreme samples, and no resampling can say how far they would move.
+ *      from the encoded histograms (src/stats/bootstrap.ts). A percentile is tested only with at
+ *      least 30 requests on each side and 5 beyond it (p95: 100, p99: 500): below that it is one or
+ *      two extreme samples, and no resampling can say how far they would move.
  *    - error rate (5xx and transport errors) and 429 rate: Newcombe's interval of the difference of
  *      two proportions of requests.
  *    - rps: the workload's requests per second, as a Poisson rate ratio. Under an open model it is
@@ -28,8 +33,8 @@ import { normalQuantile, Variates } from './variates.ts';
  *    The overall row's intervals are at `confidence` (95%), per-operation rows' at
  *    1 - (1 - confidence)/k for k operations compared (Bonferroni), so that sixteen operations do
  *    not turn up a false regression by chance.
- * 2. Seconds: the run's per-second figures moved the same way (sustained.ts), because requests of
- *    one second share its stalls and a burst is not a regression.
+ * 2. Seconds: the run's per-second figures moved the same way (src/stats/sustained.ts), because
+ *    requests of one second share its stalls and a burst is not a regression.
  *
  * Fewer than 30 requests or 4 full seconds on a side: "too few samples", never significant. Two runs
  * still differ by what no single run can show (a warmer JIT, another load on the machine): that is

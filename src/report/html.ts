@@ -12,6 +12,8 @@ import { operationsSection, statusSection } from './sections/operations.ts';
 import { probesSection } from './sections/probes.ts';
 import { quotaSection } from './sections/quota.ts';
 import { summaryCards } from './sections/summary.ts';
+import { tenantCapacitySection } from './sections/tenant-capacity.ts';
+import { tenantsSection } from './sections/tenants.ts';
 import { baselineBanner, benchRateLimitedBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -64,8 +66,9 @@ ${benchRateLimitedBanner(result)}
 ${verdictBanner(result)}
 ${baselineBanner(result)}
 ${result.capacity ? capacitySection(result) : ''}
+${tenantCapacitySection(result)}
 ${probesSection(result)}
-${summaryCards(result)}
+${summaryCards(result)}${tenantsSection(result)}
 ${latencySection(result, pointsOfId)}
 ${timelineSection(pointsOfId)}
 ${quotaSection(result, pointsOfId)}

@@ -31,8 +31,8 @@ function suite(name: string, cases: Case[], timestamp: string, seconds: number):
 
 /**
  * JUnit XML, the format every CI system renders: one testcase per threshold, check, compliance
- * probe and baseline regression, so a
- * failed gate shows in the pipeline's test view with the figure that failed it.
+ * probe, baseline regression and tier of a tenant mix's isolation verdict, so a failed gate shows
+ * in the pipeline's test view with the figure that failed it.
  */
 export function renderJUnit(result: RunResult): string {
   const scenario = result.meta.scenario;
@@ -82,7 +82,8 @@ export function renderJUnit(result: RunResult): string {
       });
     }
   }
-  const all = [...thresholds, ...checks, ...probes, ...baseline];
+  const isolation = isolationCases(result);
+  const all = [...thresholds, ...checks, ...probes, ...baseline, ...isolation];
   const failures = all.filter((c) => c.failure).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -91,7 +92,28 @@ export function renderJUnit(result: RunResult): string {
     suite(`${scenario} checks`, checks, timestamp, seconds),
     ...(result.probes ? [suite(`${scenario} probes`, probes, timestamp, seconds)] : []),
     ...(result.baseline ? [suite(`${scenario} baseline`, baseline, timestamp, seconds)] : []),
+    ...(result.isolation ? [suite(`${scenario} isolation`, isolation, timestamp, seconds)] : []),
     '</testsuites>',
     '',
   ].join('\n');
+}
+
+/** A tenant mix's noisy-neighbour verdict: a testcase per plan whose compliant tenants were judged. */
+function isolationCases(result: RunResult): Case[] {
+  const v = result.isolation;
+  if (!v) return [];
+  const classname = `${result.meta.scenario}.isolation`;
+  const noisy = v.noisyGroups.join(', ');
+  return Object.entries(v.tiers).map(([plan, t]) => {
+    const c: Case = { name: `${plan} beside ${noisy}`, classname };
+    if (!t.passed) {
+      const message = t.reason ?? 'failed';
+      const { before: b, after: a } = t;
+      c.failure = {
+        message,
+        body: `${plan}: ${message}\nbefore ${noisy} started: ${b.requests} requests, p50 ${b.p50Ms} ms, p99 ${b.p99Ms} ms, ${b.rateLimited} 429s, ${b.errors} errors\nafter: ${a.requests} requests, p50 ${a.p50Ms} ms, p99 ${a.p99Ms} ms, ${a.rateLimited} 429s, ${a.errors} errors\none-sided p-value of the slowdown: ${t.pValue ?? 'not tested'}`,
+      };
+    }
+    return c;
+  });
 }

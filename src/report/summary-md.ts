@@ -1,5 +1,6 @@
 import { errorCount } from '../record/errors.ts';
-import type { RunResult } from '../result/types.ts';
+import type { RunResult, TierSummary } from '../result/types.ts';
+import { describeP } from '../stats/isolation.ts';
 
 /**
  * Text into markdown: a pipe or a line break from a server's text must not break a table, and its
@@ -37,10 +38,15 @@ export function renderSummaryMarkdown(result: RunResult): string {
         : `${failed.length} of ${thresholds.length} thresholds failed`;
   const regressions = result.baseline?.regressions ?? [];
   const failedProbes = (result.probes ?? []).filter((p) => !p.passed).length;
-  const gated = thresholds.length > 0 || result.baseline !== undefined || result.probes !== undefined;
+  const isolation = result.isolation;
+  const gated =
+    thresholds.length > 0 ||
+    result.baseline !== undefined ||
+    result.probes !== undefined ||
+    isolation !== undefined;
   const icon = !gated
     ? 'ℹ️'
-    : failed.length === 0 && regressions.length === 0 && failedProbes === 0
+    : failed.length === 0 && regressions.length === 0 && failedProbes === 0 && isolation?.passed !== false
       ? '✅'
       : '❌';
   const probesVerdict = result.probes
@@ -49,8 +55,9 @@ export function renderSummaryMarkdown(result: RunResult): string {
   const baselineVerdict = result.baseline
     ? `; ${regressions.length === 0 ? 'no regression' : `${regressions.length} regression${regressions.length === 1 ? '' : 's'}`} against the baseline`
     : '';
+  const isolationVerdict = isolation ? `; isolation ${isolation.passed ? 'held' : 'broken'}` : '';
   lines.push(
-    `### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}`,
+    `### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}${isolationVerdict}`,
   );
   if (meta.partial) lines.push('', `> Partial run: interrupted by ${cell(meta.interruptedBy ?? 'unknown')}.`);
   lines.push(
@@ -105,6 +112,7 @@ export function renderSummaryMarkdown(result: RunResult): string {
       `| ${cell(id)}${badge} | ${op.requests} | ${op.rate.toFixed(1)}/s | ${ms(op.response.p50)} | ${ms(op.response.p99)} | ${op.rateLimited} | ${errorCount(op)} | ${op.checkFailures} |`,
     );
   }
+  lines.push(...tierTable(result));
   const failing = result.checks.filter((c) => c.failures > 0);
   if (failing.length > 0) {
     lines.push('', '**Failed checks**', '');
@@ -117,4 +125,43 @@ export function renderSummaryMarkdown(result: RunResult): string {
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** A tenant mix: its tiers side by side (named groups marked), then the noisy-neighbour verdict per tier. */
+function tierTable(result: RunResult): string[] {
+  const rows: [string, TierSummary][] = [
+    ...Object.entries(result.byPlan ?? {}).map(([name, t]): [string, TierSummary] => [cell(name), t]),
+    ...Object.entries(result.byTenantGroup ?? {}).map(([name, t]): [string, TierSummary] => [
+      `${cell(name)} _(group${t.enforce ? '' : ', raw'})_`,
+      t,
+    ]),
+  ];
+  if (rows.length === 0) return [];
+  const lines = [
+    '',
+    '| tier | keys | requests | rate | p50 | p99 | 429s | violations | errors | utilisation | keys min / p50 / max |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const [name, t] of rows) {
+    const u = t.utilization;
+    lines.push(
+      `| ${name} | ${t.keysSeen}/${t.keys} | ${t.requests} | ${t.rate.toFixed(1)}/s | ${ms(t.response.p50)} | ${ms(t.response.p99)} | ${t.rateLimited} | ${t.violations} | ${t.errors} | ${pct(u.overall)} | ${pct(u.min)} / ${pct(u.p50)} / ${pct(u.max)} |`,
+    );
+  }
+  const v = result.isolation;
+  if (!v) return lines;
+  lines.push(
+    '',
+    `**Isolation ${v.passed ? 'held' : 'broken'}** (${cell(v.noisyGroups.join(', '))} from ${(v.noisyFromMs / 1000).toFixed(1)} s): ${cell(v.detail)}`,
+    '',
+    '| plan | p50 before → after | p99 before → after | 429s | errors | p-value | result |',
+    '|---|---:|---:|---:|---:|---:|---|',
+  );
+  for (const [plan, t] of Object.entries(v.tiers)) {
+    const { before: b, after: a } = t;
+    lines.push(
+      `| ${cell(plan)} | ${ms(b.p50Ms)} → ${ms(a.p50Ms)} | ${ms(b.p99Ms)} → ${ms(a.p99Ms)} | ${b.rateLimited} → ${a.rateLimited} | ${b.errors} → ${a.errors} | ${cell(describeP(t.pValue))} | ${t.passed ? '✅ pass' : `❌ ${cell(t.reason ?? 'fail')}`} |`,
+    );
+  }
+  return lines;
 }

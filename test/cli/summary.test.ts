@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatSummary } from '../../src/cli/summary.ts';
-import { syntheticResult } from '../helpers/synthetic-result.ts';
+import { failureLine, formatSummary } from '../../src/cli/summary.ts';
+import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
+import { withTenants } from '../report/tenants-fixture.ts';
 
 describe('the terminal summary', () => {
   it('has an errors column per operation (5xx and transport errors) and names the transport errors', async () => {
@@ -37,5 +38,64 @@ describe('the terminal summary', () => {
     expect(text).toContain('(PARTIAL: setup failed: listPets answered 429)');
     result.meta.interruptedBy = 'SIGTERM';
     expect(formatSummary(result, 'result.json')).toContain('(PARTIAL: interrupted by SIGTERM)');
+  });
+});
+
+describe('the terminal summary of a tenant mix', () => {
+  it('shows each tier and named group side by side, then the isolation verdict per tier', async () => {
+    const result = withTenants(await syntheticResult(ladder('listPets', 20)), { broken: true });
+    const lines = formatSummary(result, 'result.json').split('\n');
+    const header = lines.find((l) => l.startsWith('tier ')) as string;
+    expect(header.trim().split(/\s+/)).toEqual([
+      'tier',
+      'keys',
+      'requests',
+      'rate/s',
+      'p50',
+      'resp',
+      'p99',
+      'resp',
+      '429s',
+      'violations',
+      'errors',
+      'util',
+      'keys',
+      'min/p50/max',
+    ]);
+    const cells = (start: string) => (lines.find((l) => l.startsWith(start)) as string).trim().split(/\s+/);
+    expect(cells('free ')).toEqual([
+      'free',
+      '198/200',
+      '12000',
+      '1200',
+      expect.any(String),
+      expect.any(String),
+      '0',
+      '0',
+      '0',
+      '98.0%',
+      '91.0%/98.5%/100.0%',
+    ]);
+    expect(cells('pro ')[6]).toBe('37');
+    expect(cells('abusive (group, raw)').slice(3, 5)).toEqual(['5/5', '900']);
+    // The tiers come after the operations, before the quota.
+    const at = (start: string) => lines.findIndex((l) => l.startsWith(start));
+    expect(at('all ')).toBeLessThan(at('tier '));
+    expect(at('isolation: ')).toBeLessThan(at('quota: '));
+    expect(lines[at('isolation: ')]).toBe(
+      'isolation: FAIL (abusive from 5 s): pro: 37 429s after abusive started (0 before)',
+    );
+    expect(lines[at('isolation: ') + 1]).toMatch(
+      /^ {2}ok {4}free {2}requests 6000 -> 6000, p50 1\.\d+ -> 1\.\d+ ms, p99 .* ms, 429s 0 -> 0, errors 0 -> 0, p 0\.\d{3}$/,
+    );
+    expect(lines[at('isolation: ') + 2]).toMatch(
+      /^ {2}FAIL {2}pro {3}requests 1500 -> 1500, .* 429s 0 -> 37, .*: 37 429s after abusive started \(0 before\)$/,
+    );
+    expect(failureLine(result)).toBe('isolation broken: pro: 37 429s after abusive started (0 before)');
+  });
+
+  it('shows no tier and no verdict for a run without tenants', async () => {
+    const text = formatSummary(await syntheticResult(ladder('listPets', 20)), 'result.json');
+    expect(text).not.toMatch(/^tier |isolation/m);
   });
 });

@@ -1,7 +1,6 @@
 import type { TimelinePoint } from '../record/timeline.ts';
 import type { RunResult } from '../result/types.ts';
 import { mannWhitney } from './rank-test.ts';
-import type { Metric } from './tolerances.ts';
 
 /**
  * Whether a change holds across the run's seconds, from the timelines: the second level of a
@@ -21,6 +20,13 @@ import type { Metric } from './tolerances.ts';
  */
 
 export type Shift = 'up' | 'down' | 'none' | 'too few seconds';
+
+/**
+ * The metrics a comparison judges (src/report/tolerances.ts's METRICS), named here so that the
+ * statistics do not import from the report; compare.ts indexes this record by its own Metric, so the
+ * type checker catches the two lists drifting apart.
+ */
+export type Metric = 'p50' | 'p95' | 'p99' | 'rps' | 'errors' | 'rate_limited';
 
 /** Bins a side needs: with four against four, a complete separation is p = 0.03. */
 export const MIN_SECONDS = 4;
