@@ -13,11 +13,13 @@ export interface ServerProcess {
  * Starts the reference server (`petstore-load serve`) in its own process: the embedded default target
  * of `run` and the target of the benchmarks. A process of its own, not an import, so that the
  * generator and the server do not share one event loop (on a 2-core machine each gets a core) and the
- * load side never depends on the server's code.
+ * load side never depends on the server's code. `env`: variables added to this process's environment
+ * for the child, e.g. the tenant-key seed (TENANT_SEED_ENV), which must never be on its command line.
  */
-export function spawnServer(args: string[]): Promise<ServerProcess> {
+export function spawnServer(args: string[], env?: Readonly<Record<string, string>>): Promise<ServerProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(env ? { env: { ...process.env, ...env } } : {}),
   });
   return new Promise((resolve, reject) => {
     let output = '';

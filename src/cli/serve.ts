@@ -4,9 +4,10 @@ import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { LIMITER_MODELS, type LimiterModelName } from '../api/limiter-models.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
+import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import { OMITTABLE_HEADERS, type OmittableHeader } from '../server/faults.ts';
 import { type RunningServer, type ServerOptions, startServer } from '../server/index.ts';
-import { HEADER_DIALECTS, validateServerOptions } from '../server/options.ts';
+import { DEFAULT_TENANT_SEED, HEADER_DIALECTS, validateServerOptions } from '../server/options.ts';
 import { EXIT } from './exit-codes.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
@@ -20,6 +21,7 @@ export function serveOptions(yargs: Argv) {
       'host',
       'plans',
       'keys',
+      'tenant-keys',
       'time-scale',
       'sunset',
       'seed-data',
@@ -45,6 +47,7 @@ export function serveOptions(yargs: Argv) {
         'port',
         'plans',
         'keys',
+        'tenant-keys',
         'time-scale',
         'sunset',
         'seed-data',
@@ -64,6 +67,10 @@ export function serveOptions(yargs: Argv) {
       describe: 'JSON file overriding plan limits, e.g. {"enterprise":{"perMinute":20000}}',
     })
     .option('keys', { type: 'string', describe: 'JSON file of API key -> plan, replacing the demo keys' })
+    .option('tenant-keys', {
+      type: 'string',
+      describe: `Mint keys for a tenant mix beside the others, plan=N,... (e.g. free=200,pro=50): the n-th of a plan is mintedKey(seed, plan, n) of src/api/tenants.ts, the seed from $${TENANT_SEED_ENV} or else '${DEFAULT_TENANT_SEED}'; never printed`,
+    })
     .option('quota-store', {
       type: 'string',
       describe:
@@ -143,6 +150,7 @@ export function serveOptions(yargs: Argv) {
         'fault-bad-deprecation',
         'fault-schema-violation',
         'fault-day-retry-as-minute',
+        'fault-shared-bucket',
         'fault-seed',
       ],
       'Fault injection (off by default; for proving checks):',
@@ -226,6 +234,11 @@ export function serveOptions(yargs: Argv) {
       type: 'boolean',
       describe: "A 429 of the daily quota announces a minute window's wait (Retry-After and Reset)",
     })
+    .option('fault-shared-bucket', {
+      type: 'string',
+      describe:
+        "Break tenant isolation: each plan's keys draw from one bucket (the plan's limit x its keys, or x N with --fault-shared-bucket N) and no key's own limit holds, while the headers tell each key its own count",
+    })
     .option('fault-seed', { type: 'number', describe: 'Seed of the random faults, for repeatable runs' });
 }
 
@@ -254,8 +267,27 @@ function parseKeys(path: string): Record<string, string> {
   return keys as Record<string, string>;
 }
 
-/** Turns parsed flags into ServerOptions; every mistake is an InputError naming the flag. */
-export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
+/** `--tenant-keys free=200,pro=50`; the plans themselves are checked with the other options. */
+export function parseTenantKeys(text: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const part of text.split(',')) {
+    const m = /^\s*([^=\s]+)\s*=\s*(\S+)\s*$/.exec(part);
+    if (!m) throw new InputError(`--tenant-keys: '${part}' is not plan=N (e.g. free=200,pro=50)`);
+    const [, plan, count] = m as unknown as [string, string, string];
+    if (!/^\d+$/.test(count) || Number(count) < 1)
+      throw new InputError(`--tenant-keys: ${plan}=${count}: N must be a whole number >= 1`);
+    if (counts[plan] !== undefined) throw new InputError(`--tenant-keys: plan '${plan}' is given twice`);
+    counts[plan] = Number(count);
+  }
+  return counts;
+}
+
+/**
+ * Turns parsed flags into ServerOptions; every mistake is an InputError naming the flag. The seed
+ * of minted keys comes from the environment, never from a flag: a command line is visible to every
+ * user of the machine.
+ */
+export function serverOptionsFromArgs(args: ServeArgs, env: NodeJS.ProcessEnv = process.env): ServerOptions {
   const sunset = args.sunset === undefined ? undefined : new Date(args.sunset);
   if (sunset && Number.isNaN(sunset.getTime()))
     throw new InputError(`--sunset: '${args.sunset}' is not a date`);
@@ -270,6 +302,8 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
       ? applyPlanOverrides(DEFAULT_PLANS, readJsonFile(args.plans, '--plans'), `--plans ${args.plans}`)
       : undefined,
     keys: args.keys ? parseKeys(args.keys) : undefined,
+    tenantKeys: args.tenantKeys === undefined ? undefined : parseTenantKeys(args.tenantKeys),
+    tenantSeed: args.tenantKeys === undefined ? undefined : env[TENANT_SEED_ENV] || undefined,
     timeScale: number('time-scale', args.timeScale),
     sunset,
     seedData: number('seed-data', args.seedData),
@@ -307,6 +341,7 @@ export function serverOptionsFromArgs(args: ServeArgs): ServerOptions {
       badDeprecation: args.faultBadDeprecation,
       schemaViolation: args.faultSchemaViolation,
       dayRetryAsMinute: args.faultDayRetryAsMinute,
+      sharedBucket: sharedBucketSize(args.faultSharedBucket),
       seed: number('fault-seed', args.faultSeed),
     },
   };
@@ -326,10 +361,24 @@ const FLAG_OF: Record<string, string> = {
   'fault limiterLeak': '--fault-limiter-leak',
   'fault retryAfterMismatch': '--fault-retry-after-mismatch',
   'fault stall': '--fault-stall',
+  'fault sharedBucket': '--fault-shared-bucket',
+  tenantKeys: '--tenant-keys',
   sunset: '--sunset',
   limiter: '--limiter',
   burst: '--burst',
 };
+
+/** How many keys were minted, and from which seed: never a key, nor a seed from the environment. */
+function printMinted(counts: Record<string, number>, seedFromEnv: boolean): void {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const perPlan = Object.entries(counts)
+    .map(([plan, n]) => `${plan} ${n}`)
+    .join(', ');
+  const seed = seedFromEnv
+    ? `the seed in $${TENANT_SEED_ENV}`
+    : `the default seed '${DEFAULT_TENANT_SEED}' (mintedKey(seed, plan, n) in src/api/tenants.ts)`;
+  console.log(`minted ${total} tenant keys (${perPlan}) from ${seed}`);
+}
 
 export async function serve(args: ServeArgs): Promise<void> {
   const options = serverOptionsFromArgs(args);
@@ -339,6 +388,7 @@ export async function serve(args: ServeArgs): Promise<void> {
     let message = (error as Error).message;
     for (const [name, flag] of Object.entries(FLAG_OF))
       if (message.startsWith(`${name} `)) message = `${flag}${message.slice(name.length)}`;
+    if (message.startsWith('tenantKeys:')) message = `--tenant-keys${message.slice('tenantKeys'.length)}`;
     if (message.startsWith('keys:')) message = `--keys ${args.keys}${message.slice(4)}`;
     if (message.startsWith('plans:')) message = `--plans ${args.plans}${message.slice(5)}`;
     message = message.replace('a quotaStore', '--quota-store');
@@ -367,6 +417,7 @@ export async function serve(args: ServeArgs): Promise<void> {
     console.log('demo keys (Authorization: Bearer <key>):');
     for (const [key, plan] of Object.entries(DEMO_KEYS)) console.log(`  ${key.padEnd(20)} ${plan}`);
   }
+  if (options.tenantKeys) printMinted(options.tenantKeys, options.tenantSeed !== undefined);
   if (options.limiter !== 'fixed')
     console.log(
       `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`} on each plan's shortest window; longer windows fixed`,
@@ -381,4 +432,14 @@ export async function serve(args: ServeArgs): Promise<void> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** `--fault-shared-bucket` alone pools all of a plan's keys; with N, a bucket of N keys' worth. */
+function sharedBucketSize(flag: string | undefined): boolean | number | undefined {
+  if (flag === undefined) return undefined;
+  if (flag === '' || flag === 'true') return true;
+  const n = Number(flag);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InputError(`--fault-shared-bucket: '${flag}' is not a number of keys (a whole number >= 1)`);
+  return n;
 }

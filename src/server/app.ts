@@ -12,10 +12,11 @@ import { DEMO_KEYS } from '../api/demo-keys.ts';
 import type { Operation } from '../api/operations.ts';
 import { DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
 import type { LoadedSpec } from '../api/spec.ts';
+import { mintedKeyTable } from '../api/tenants.ts';
 import { ApiError } from './api-error.ts';
 import { FaultInjector, violateSchema, wrongErrorStatus } from './faults.ts';
 import { HANDLERS } from './handlers.ts';
-import { SERVER_DEFAULTS, type ServerOptions } from './options.ts';
+import { DEFAULT_TENANT_SEED, SERVER_DEFAULTS, type ServerOptions } from './options.ts';
 import { type LimitDecision, PlanLimiter } from './rate-limiter.ts';
 import { type DeprecationInfo, writeDeprecationHeaders, writeRateLimitHeaders } from './response-headers.ts';
 import { PetStore } from './store.ts';
@@ -137,6 +138,25 @@ function jsonOnly(app: FastifyInstance): void {
   });
 }
 
+/** API key -> its (time-scaled) plan: the given keys or the demo keys, and the minted tenant keys. */
+function keyTable(options: ServerOptions, plans: PlanTable): Map<string, Plan> {
+  const table = new Map<string, Plan>();
+  for (const [key, plan] of Object.entries(options.keys ?? DEMO_KEYS)) table.set(key, plans[plan] as Plan);
+  if (options.tenantKeys) {
+    const minted = mintedKeyTable(options.tenantSeed ?? DEFAULT_TENANT_SEED, options.tenantKeys);
+    for (const key in minted) table.set(key, plans[minted[key] as string] as Plan);
+  }
+  return table;
+}
+
+/** sharedBucket: how many keys' worth each plan's one bucket holds (all its keys, or the fault's size). */
+function keysOfPlans(planOfKey: ReadonlyMap<string, Plan>, size: true | number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const plan of planOfKey.values())
+    counts[plan.name] = size === true ? (counts[plan.name] ?? 0) + 1 : size;
+  return counts;
+}
+
 export interface BuiltApp {
   app: FastifyInstance;
   store: PetStore;
@@ -147,9 +167,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   const plans: PlanTable = Object.fromEntries(
     Object.entries(options.plans ?? DEFAULT_PLANS).map(([name, plan]) => [name, scalePlan(plan, timeScale)]),
   );
-  const planOfKey = new Map<string, Plan>(
-    Object.entries(options.keys ?? DEMO_KEYS).map(([key, plan]) => [key, plans[plan] as Plan]),
-  );
+  const planOfKey = keyTable(options, plans);
   const anonymousPlan = plans.free as Plan;
   const faults = new FaultInjector(options.faults);
   const faultOptions = options.faults ?? {};
@@ -166,6 +184,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
           faultOptions.limiterLeak ?? 0,
           redis,
           { name: options.limiter ?? SERVER_DEFAULTS.limiter, burst: options.burst },
+          faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
         );
   const store = new PetStore();
   store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);
@@ -190,7 +209,7 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
     if (limiter) {
       // Requests without a valid key are limited per client address, so that they get headers too.
       const id = plan ? `key:${key}` : `addr:${request.ip}`;
-      let decision = await limiter.admit(id, plan ?? anonymousPlan);
+      let decision = await limiter.admit(id, plan ?? anonymousPlan, plan !== undefined);
       if (faults.active) decision = faults.adjustDecision(id, plan ?? anonymousPlan, decision, Date.now());
       request.rateLimit = decision;
       request.ratePlan = plan ?? anonymousPlan;

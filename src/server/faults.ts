@@ -77,6 +77,19 @@ export interface FaultOptions {
   badDeprecation?: boolean;
   /** Pets in 2xx bodies carry a `status` outside the document's enum (`lost`). */
   schemaViolation?: boolean;
+  /**
+   * Tenant isolation broken as by a gateway that keys its limiter on the plan instead of the key:
+   * every key of a plan draws from one bucket per window, of the plan's limit times the number of
+   * keys the server has on that plan, and no key's own limit is enforced. The headers still tell each
+   * key its own count (Remaining 0 once it has used its own limit, while it goes on being admitted),
+   * so a key that keeps to its own quota is refused 429 with quota left by its count once a
+   * neighbour of its plan has spent the others' share. The bucket counts fixed windows whatever the
+   * limiter; requests without a valid key keep their own per-address limit; the ban stays per key.
+   * A number sizes each plan's bucket at that many keys' worth instead of all its keys (a gateway
+   * sized for the traffic expected, not for every customer at full quota): a bucket that compliant
+   * tenants below their quotas fit, and that an abusive neighbour then spends.
+   */
+  sharedBucket?: boolean | number;
   /** Seed of the random choices (latency jitter, 500s, resets), for repeatable runs. */
   seed?: number;
 }
@@ -106,6 +119,7 @@ export const FAULT_NAMES = [
   'badDeprecation',
   'schemaViolation',
   'dayRetryAsMinute',
+  'sharedBucket',
 ] as const satisfies readonly (keyof FaultOptions)[];
 
 // Unref'd: an injected delay still pending must not keep a closed server's process alive.

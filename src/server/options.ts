@@ -3,6 +3,7 @@ import { InputError } from '../api/input-error.ts';
 import { BURST_MODELS, LIMITER_MODELS, type LimiterModelName } from '../api/limiter-models.ts';
 import { DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
 import { DIALECTS, type Dialect } from '../api/rate-limit-dialect.ts';
+import { MAX_TENANT_KEYS } from '../api/tenants.ts';
 import type { FaultOptions } from './faults.ts';
 
 export interface ServerOptions {
@@ -14,6 +15,14 @@ export interface ServerOptions {
   plans?: PlanTable;
   /** API key -> plan name; default the four demo keys. */
   keys?: Record<string, string>;
+  /**
+   * Plan -> how many keys to mint for a tenant mix, beside `keys` (or the demo keys): the n-th key
+   * of a plan (1-based) is `mintedKey(tenantSeed, plan, n)` of src/api/tenants.ts, so that a load
+   * generator in another process derives the same keys from the seed and no key is ever passed.
+   */
+  tenantKeys?: Record<string, number>;
+  /** The seed of the minted keys; default DEFAULT_TENANT_SEED. `serve` reads it from TENANT_SEED_ENV. */
+  tenantSeed?: string;
   /** Divides every rate-limit window and the ban by this; default 1. */
   timeScale?: number;
   /** When getPetById stops working; default the document's `x-sunset`. */
@@ -57,6 +66,13 @@ export const SERVER_DEFAULTS = {
   limiter: 'fixed',
 } as const;
 
+/**
+ * The seed of minted tenant keys when none is given: public, so that a user of a standalone server
+ * can derive its keys (`mintedKey('petstore-load-demo', 'pro', 7)`). The CLI's embedded server gets
+ * a random seed per run instead.
+ */
+export const DEFAULT_TENANT_SEED = 'petstore-load-demo';
+
 /** What `headerDialect` may be. */
 export const HEADER_DIALECTS: readonly (Dialect | 'none')[] = [...DIALECTS, 'none'];
 
@@ -76,6 +92,7 @@ export function validateServerOptions(options: ServerOptions): void {
   }
   if (!plans.free)
     throw new InputError("plans: a 'free' plan is required (it limits unauthenticated requests)");
+  validateTenantKeys(options, plans);
   const positive = { timeScale: options.timeScale, banDurationMs: options.banDurationMs };
   for (const [name, value] of Object.entries(positive)) {
     if (value !== undefined && !(Number.isFinite(value) && value > 0))
@@ -117,9 +134,36 @@ export function validateServerOptions(options: ServerOptions): void {
   }
   if (f.retryAfterMismatch !== undefined && !Number.isInteger(f.retryAfterMismatch))
     throw new InputError('fault retryAfterMismatch must be a whole number of seconds');
+  if (typeof f.sharedBucket === 'number' && !(Number.isInteger(f.sharedBucket) && f.sharedBucket >= 1))
+    throw new InputError("fault sharedBucket: a bucket's size is a whole number of keys >= 1");
+  if (f.sharedBucket && options.rateLimit === false)
+    throw new InputError('fault sharedBucket needs rate limiting, which is off');
   if (f.stall && !(f.stall.everyMs > 0 && f.stall.forMs >= 0 && f.stall.forMs < f.stall.everyMs)) {
     throw new InputError('fault stall: the stall must be shorter than its period (e.g. 1s/10s)');
   }
+}
+
+function validateTenantKeys(options: ServerOptions, plans: PlanTable): void {
+  if (
+    options.tenantSeed !== undefined &&
+    (typeof options.tenantSeed !== 'string' || options.tenantSeed === '')
+  )
+    throw new InputError('tenantSeed must be a non-empty string');
+  const counts = options.tenantKeys;
+  if (counts === undefined) return;
+  if (typeof counts !== 'object' || counts === null || Array.isArray(counts))
+    throw new InputError('tenantKeys must be an object of plan -> number of keys');
+  let total = 0;
+  for (const [plan, n] of Object.entries(counts)) {
+    if (!plans[plan])
+      throw new InputError(`tenantKeys: unknown plan '${plan}' (known: ${Object.keys(plans).join(', ')})`);
+    if (!(Number.isInteger(n) && n >= 1))
+      throw new InputError(`tenantKeys: ${plan} must be a whole number of keys >= 1`);
+    total += n;
+  }
+  // One process is built for 10,000 keys; the bound keeps a typo (1e7) from eating memory and time.
+  if (total > MAX_TENANT_KEYS)
+    throw new InputError(`tenantKeys: more than ${MAX_TENANT_KEYS.toLocaleString('en')} keys in all`);
 }
 
 function validateLimiter(options: ServerOptions): void {

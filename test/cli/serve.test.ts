@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yargs from 'yargs';
 import { DEMO_KEYS } from '../../src/api/demo-keys.ts';
+import { InputError } from '../../src/api/input-error.ts';
 import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
+import { mintedKey, TENANT_SEED_ENV } from '../../src/api/tenants.ts';
+import { parseTenantKeys, serve, serveOptions, serverOptionsFromArgs } from '../../src/cli/serve.ts';
 import { call } from '../helpers/http.ts';
 import { type Cli, killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 
@@ -59,8 +63,8 @@ async function runToExit(args: string[]) {
 const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+))$/m;
 
 /** Starts `serve` with these flags and waits until it listens and has printed the line `ready`. */
-async function startServe(args: string[], ready: RegExp) {
-  const cli = spawnCli(['serve', ...args]);
+async function startServe(args: string[], ready: RegExp, env: Record<string, string> = {}) {
+  const cli = spawnCli(['serve', ...args], env);
   try {
     const [, url] = (await waitForOutput(cli, LISTENING)) as [string, string, string];
     await waitForOutput(cli, ready);
@@ -155,6 +159,28 @@ describe.concurrent('serve: start, answer, stop', () => {
       }
     }));
 
+  it('--tenant-keys mints keys from the seed in the environment, and prints neither', () =>
+    parallel(async () => {
+      const seed = 'serve-test-seed-91c2';
+      const { cli, url } = await startServe(
+        ['--port', '0', '--tenant-keys', 'pro=3,free=2'],
+        /^minted 5 tenant keys \(pro 3, free 2\) from the seed in \$PETSTORE_LOAD_TENANT_SEED$/m,
+        { [TENANT_SEED_ENV]: seed },
+      );
+      try {
+        const reply = await call(url, '/pets', { key: mintedKey(seed, 'pro', 2) });
+        expect(reply.status).toBe(200);
+        expect(reply.headers[RATE_LIMIT_HEADER.limit]).toBe('300');
+        expect((await call(url, '/pets', { key: mintedKey(seed, 'pro', 4) })).status).toBe(401);
+        await stop(cli, 'SIGTERM');
+        const printed = cli.stdout() + cli.stderr();
+        expect(printed).not.toContain(seed);
+        expect(printed).not.toContain('-tenant-');
+      } finally {
+        killCli(cli);
+      }
+    }));
+
   it('--plans with free perMinute 3 and --time-scale 60: the 4th request of a burst gets 429', () =>
     parallel(async () => {
       const plans = file('plans.json', JSON.stringify({ free: { perMinute: 3 } }));
@@ -232,5 +258,46 @@ describe.concurrent('serve: bad flags and files', () => {
   it.each(cases)('%s: one line on stderr and exit code 2', async (_, args, mentions) => {
     const result = await parallel(() => runToExit(['serve', '--port', '0', ...args()]));
     expectUsageError(result, mentions);
+  });
+});
+
+/** The flags as yargs gives them to `serve`, without a child process. */
+const serveArgs = (argv: string[]) => serveOptions(yargs(argv)).parse();
+
+describe('serve: --tenant-keys and --fault-shared-bucket, in this process', () => {
+  it.each([
+    ['free', /^--tenant-keys: 'free' is not plan=N \(e\.g\. free=200,pro=50\)$/],
+    ['free=0', /^--tenant-keys: free=0: N must be a whole number >= 1$/],
+    ['free=2,pro=1.5', /^--tenant-keys: pro=1\.5: N must be a whole number >= 1$/],
+    ['free=2,free=3', /^--tenant-keys: plan 'free' is given twice$/],
+  ])('--tenant-keys %s is refused in one line', (text, message) => {
+    expect(() => parseTenantKeys(text)).toThrow(message);
+  });
+
+  it('reads plan=N pairs, and the seed from the environment only', async () => {
+    expect(parseTenantKeys('free=200, pro=50')).toEqual({ free: 200, pro: 50 });
+    const args = await serveArgs(['--tenant-keys', 'business=2']);
+    expect(serverOptionsFromArgs(args, { [TENANT_SEED_ENV]: 'from-env' })).toMatchObject({
+      tenantKeys: { business: 2 },
+      tenantSeed: 'from-env',
+    });
+    // Unset or empty: the server's documented default seed.
+    expect(serverOptionsFromArgs(args, { [TENANT_SEED_ENV]: '' }).tenantSeed).toBeUndefined();
+    expect(serverOptionsFromArgs(args, {}).tenantSeed).toBeUndefined();
+  });
+
+  it.each([
+    [['--tenant-keys', 'free=99999,pro=2'], /^--tenant-keys: more than 100,000 keys in all$/],
+    [['--tenant-keys', 'gold=3'], /^--tenant-keys: unknown plan 'gold' \(known: free, pro, /],
+    [['--no-rate-limit', '--fault-shared-bucket'], /^--fault-shared-bucket needs rate limiting/],
+  ])('%j: the options are refused, naming the flag, before anything listens', async (argv, message) => {
+    const error = await serve(await serveArgs(['--port', '0', ...argv])).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('--fault-shared-bucket sets the fault', async () => {
+    const options = serverOptionsFromArgs(await serveArgs(['--fault-shared-bucket']), {});
+    expect(options.faults?.sharedBucket).toBe(true);
   });
 });

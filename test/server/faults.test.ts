@@ -141,6 +141,7 @@ describe('no faults', () => {
       badDeprecation: true,
       schemaViolation: true,
       dayRetryAsMinute: true,
+      sharedBucket: true,
     };
     expect(new FaultInjector({ [name]: values[name] }).active).toBe(true);
   });
