@@ -46,6 +46,12 @@ export interface KeyQuota {
 /** Enough to draw any run; a run of millions of 429s keeps the earliest and counts the rest. */
 export const MAX_PAUSE_BANDS = 1000;
 
+/**
+ * A tenant mix keeps the series of the first key of each tier (`pro#1`, `abusive#1`), at most this
+ * many: 10,000 keys must not make 10,000 series, and the first key of a tier shows how its keys fare.
+ */
+export const MAX_TENANT_SERIES = 16;
+
 /** NaN stands for "none yet" so that every bin keeps one shape and comparisons with it are false. */
 interface Bin {
   t: number;
@@ -96,12 +102,16 @@ export class QuotaTimeline {
   private readonly keys = new Map<string, KeyState>();
   private lastLabel: string | undefined;
   private lastKey: KeyState | undefined;
+  private tenantSeries = 0;
 
   constructor(private readonly startedAt: number) {}
 
   /** `view`: the response's quota fields as read for it (absent for a transport error). */
   add(a: AttemptRecord, view: RateLimitView | undefined): void {
-    const k = this.key(a.keyLabel);
+    // A tenant other than the first of its tier has no series: one comparison, no lookup.
+    if (a.tenant !== undefined && a.tenant.ordinal !== 1) return;
+    const k = this.key(a.keyLabel, a.tenant !== undefined);
+    if (k === undefined) return;
     const t = Math.max(0, Math.floor((a.receivedAt - this.startedAt) / 1000));
     const b = t === k.current.t ? k.current : k.bin(t);
     b.requests++;
@@ -126,10 +136,12 @@ export class QuotaTimeline {
     b.remainingLast = remaining;
   }
 
-  private key(label: string): KeyState {
+  private key(label: string, tenant: boolean): KeyState | undefined {
     if (label === this.lastLabel && this.lastKey) return this.lastKey;
     let k = this.keys.get(label);
     if (!k) {
+      if (tenant && this.tenantSeries >= MAX_TENANT_SERIES) return undefined;
+      if (tenant) this.tenantSeries++;
       k = new KeyState();
       this.keys.set(label, k);
     }

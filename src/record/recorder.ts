@@ -1,4 +1,5 @@
 import type { RateWindow } from '../api/plans.ts';
+import type { TenantMix } from '../api/tenants.ts';
 import type { AttemptRecord, AttemptSink } from './attempt.ts';
 import { type RunChecksOptions, responseChecks } from './checks/catalogue.ts';
 import { type AttemptCheck, type Check, checkContext } from './checks/check.ts';
@@ -8,6 +9,7 @@ import { CheckTally } from './checks/tally.ts';
 import { DialectTally, type HeaderDialect } from './dialects.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
 import { QuotaTimeline } from './quota-timeline.ts';
+import { TenantTally } from './tenant-tally.ts';
 import { Timeline } from './timeline.ts';
 import { ViolationCounter } from './violations.ts';
 
@@ -74,6 +76,11 @@ export interface RecorderOptions {
   checks?: readonly Check[];
   /** Checks of the client's own behaviour; default `clientChecks()`. */
   clientChecks?: readonly AttemptCheck[];
+  /**
+   * A tenant mix: figures by tier (byPlan, byTenantGroup) and the noisy-neighbour stretches, from
+   * each attempt's `tenant`; each response is checked against its tenant's own plan windows.
+   */
+  tenants?: TenantMix;
 }
 
 /** The sink the client writes every attempt to: histograms, counters, checks, violations, timeline. */
@@ -91,6 +98,8 @@ export class Recorder implements AttemptSink {
    * numerator of quota utilisation. The engine says when the workload starts and stops.
    */
   admittedDuringWorkload = 0;
+  /** A tenant mix's figures by tier (absent without a mix). */
+  readonly tenants: TenantTally | undefined;
   private measuring = false;
   /** Attempts already counted in `checkFailures`, so that a verdict given later counts a response once. */
   private readonly failedChecks = new WeakSet<AttemptRecord>();
@@ -101,6 +110,7 @@ export class Recorder implements AttemptSink {
       this.timeline = new Timeline(at);
       this.quota = new QuotaTimeline(at);
     }
+    if (on && !this.measuring) this.tenants?.start(at);
     if (!on && this.measuring) this.finish(at);
     this.measuring = on;
   }
@@ -112,6 +122,7 @@ export class Recorder implements AttemptSink {
     );
     this.timeline = new Timeline(options.startedAt);
     this.quota = new QuotaTimeline(options.startedAt);
+    this.tenants = options.tenants ? new TenantTally(options.tenants) : undefined;
   }
 
   /** The dialects the target told its quota in, and the contract they were judged against. */
@@ -151,8 +162,9 @@ export class Recorder implements AttemptSink {
     );
     stats.add(a, serviceUs, responseUs);
     this.overall.add(a, serviceUs, responseUs);
-    this.violations.observe(a);
+    const violation = this.violations.observe(a);
     const measured = this.measuring || !this.options.workloadOnly;
+    this.tenants?.add(a, serviceUs, responseUs, violation, measured, this.measuring);
     if (measured) {
       this.timeline.add(a.receivedAt, a.status, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
       stats.duringWorkload++;
@@ -165,7 +177,7 @@ export class Recorder implements AttemptSink {
       const ctx = checkContext(
         a,
         a.headers,
-        this.options.windowsByKey?.get(a.keyLabel) ?? this.options.windows,
+        a.tenant?.windows ?? this.options.windowsByKey?.get(a.keyLabel) ?? this.options.windows,
       );
       view = ctx.rateLimitView;
       this.dialects.add(ctx.rateLimitView);

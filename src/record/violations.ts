@@ -13,27 +13,31 @@ export class ViolationCounter {
   count = 0;
   readonly samples: { operation: string; sentAt: number; pauseUntil: number }[] = [];
 
-  observe(a: AttemptRecord): void {
+  /** Counts `a`; true when it was sent inside a pause of its key (a violation). */
+  observe(a: AttemptRecord): boolean {
     const windows = this.pauses.get(a.keyLabel);
+    let violation = false;
     if (windows) {
       for (let i = windows.length - 1; i >= 0; i--) {
         const w = windows[i] as { from: number; until: number };
         if (a.sentAt >= w.from && a.sentAt < w.until) {
           this.count++;
+          violation = true;
           if (this.samples.length < 5)
             this.samples.push({ operation: a.operation.id, sentAt: a.sentAt, pauseUntil: w.until });
           break;
         }
       }
     }
-    if (a.status !== 429) return;
+    if (a.status !== 429) return violation;
     const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
     const until = retryAfter ? a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt) : a.pauseUntil;
-    if (until === undefined) return;
+    if (until === undefined) return violation;
     const list = windows ?? [];
     list.push({ from: a.receivedAt, until });
     // Only recent windows can still contain a send; keep the list short.
     if (list.length > 64) list.splice(0, list.length - 64);
     this.pauses.set(a.keyLabel, list);
+    return violation;
   }
 }

@@ -30,7 +30,7 @@ export function addCounts(
  * histogram in memory, to the microsecond, and the encoded form keeps only the bucket (up to 0.1%
  * higher). The extremes of all samples are the extremes of the parts' extremes, exactly.
  */
-function mergedStats(sum: Histogram, parts: LatencyStats[]): LatencyStats {
+export function mergedStats(sum: Histogram, parts: LatencyStats[]): LatencyStats {
   const stats = latencyStats(sum);
   const measured = parts.filter((s) => s.count > 0);
   if (measured.length === 0) return stats;

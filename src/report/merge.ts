@@ -16,6 +16,7 @@ import {
   mergeWorkloads,
 } from './merge-records.ts';
 import { mergeSummaries } from './merge-summary.ts';
+import { mergeIsolation, mergeTiers } from './merge-tenants.ts';
 import { mergeTimelines } from './merge-timeline.ts';
 import { runSpan } from './run-span.ts';
 
@@ -23,7 +24,9 @@ import { runSpan } from './run-span.ts';
  * One result from the results of several runs or workers: the same scenario from several processes
  * at once, or one run after another. Counters add up, histograms are added (exact percentiles of all
  * samples), timelines and each key's quota over time meet on the wall clock, and rates are per second of the time when at least one
- * part ran (merge-summary.ts). `thresholds` are dropped: they were verdicts on the parts.
+ * part ran (merge-summary.ts). A tenant mix's tiers add up key by key and its isolation verdict is
+ * judged again on the added stretches (merge-tenants.ts). `thresholds` are dropped: they were
+ * verdicts on the parts.
  *
  * Refused, as an InputError naming the result (by `labels`, file names from the CLI):
  * - a schemaVersion other than 1: its fields may mean something else.
@@ -88,6 +91,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
     start,
     windows.length > 0 ? Math.min(...windows.map((w) => w.seconds)) : undefined,
   );
+  const tenants = mergeTenantFigures(parts, covered);
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: mergeMeta(
@@ -119,6 +123,29 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       ...(limiter ? { limiter } : {}),
     },
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
+    ...tenants,
+  };
+}
+
+/** A tenant mix's tiers and isolation verdict, when any part has them (merge-tenants.ts). */
+function mergeTenantFigures(
+  parts: { result: RunResult; label: string; seconds: number }[],
+  covered: number,
+): Pick<RunResult, 'byPlan' | 'byTenantGroup' | 'isolation'> {
+  const tiers = (field: 'byPlan' | 'byTenantGroup') =>
+    mergeTiers(
+      parts.map((p) => ({ tiers: p.result[field], seconds: p.seconds, where: `${p.label}: ${field}` })),
+      covered,
+    );
+  const byPlan = tiers('byPlan');
+  const byTenantGroup = tiers('byTenantGroup');
+  const isolation = mergeIsolation(
+    parts.map((p) => ({ isolation: p.result.isolation, where: `${p.label}: isolation` })),
+  );
+  return {
+    ...(byPlan ? { byPlan } : {}),
+    ...(byTenantGroup ? { byTenantGroup } : {}),
+    ...(isolation ? { isolation } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { errorCount } from '../record/errors.ts';
 import { decodeHistogram, type LatencyStats } from '../record/histogram.ts';
-import type { OperationSummary, RunResult, ThresholdResult } from '../result/types.ts';
+import type { OperationSummary, RunResult, ThresholdResult, TierSummary } from '../result/types.ts';
 import { BAN_METRICS, compare, type Threshold } from './threshold-parse.ts';
 
 const UNIT: Readonly<Record<Threshold['kind'], string>> = {
@@ -33,7 +33,7 @@ function transportErrorCount(s: OperationSummary): number {
  * schedule waited), as k6's http_req_duration is what its users gate on. Percentiles the result
  * does not store are read from its encoded histogram.
  */
-function latency(t: Threshold, s: OperationSummary): number | null {
+function latency(t: Threshold, s: Pick<OperationSummary, 'response' | 'histograms'>): number | null {
   if (s.response.count === 0) return null;
   const stored = STORED[t.metric];
   if (stored) return s.response[stored];
@@ -49,8 +49,56 @@ function latency(t: Threshold, s: OperationSummary): number | null {
   }
 }
 
+type Measured = { actual: number | null; why?: string };
+
+/** A tier's name for messages: `plan pro`, `group abusive`. */
+const tierName = (t: Threshold) => (t.tier ? `${t.tier.kind} ${t.tier.name}` : '');
+
+/**
+ * A tenant mix's tier: byPlan for `plan:`, byTenantGroup for `group:`. Latency is response time as
+ * the run-wide figures are; utilisation is the tier's overall share or its least-used key's.
+ */
+function measureTier(t: Threshold & { tier: NonNullable<Threshold['tier']> }, result: RunResult): Measured {
+  const tiers = t.tier.kind === 'plan' ? result.byPlan : result.byTenantGroup;
+  const field = t.tier.kind === 'plan' ? 'byPlan' : 'byTenantGroup';
+  if (!result.byPlan && !result.byTenantGroup)
+    return { actual: null, why: `${tierName(t)}: the run had no tenant mix (tenants, --tenants)` };
+  const s: TierSummary | undefined =
+    tiers && Object.hasOwn(tiers, t.tier.name) ? tiers[t.tier.name] : undefined;
+  if (!s) {
+    const known = Object.keys(tiers ?? {});
+    return {
+      actual: null,
+      why: `no ${tierName(t)} in the tenant mix (${field}: ${known.length > 0 ? known.join(', ') : 'none'})`,
+    };
+  }
+  switch (t.metric) {
+    case 'requests':
+      return { actual: s.requests };
+    case 'rps':
+      return { actual: s.rate };
+    case 'violations':
+      return { actual: s.violations };
+    case 'quota_utilization':
+      return { actual: s.utilization.overall * 100 };
+    case 'quota_utilization_min':
+      return { actual: s.utilization.min * 100 };
+  }
+  if (s.requests === 0) return { actual: null, why: `no requests for ${tierName(t)}` };
+  switch (t.metric) {
+    case 'rate_limited':
+      return { actual: (s.rateLimited * 100) / s.requests };
+    case 'errors':
+      return { actual: (s.errors * 100) / s.requests };
+    default:
+      return { actual: latency(t, s) };
+  }
+}
+
 /** The measured value in the threshold's unit, or null with the reason when there is nothing to judge. */
-function measure(t: Threshold, result: RunResult): { actual: number | null; why?: string } {
+function measure(t: Threshold, result: RunResult): Measured {
+  if (t.tier !== undefined)
+    return measureTier(t as Threshold & { tier: NonNullable<Threshold['tier']> }, result);
   if (t.capacityPlan !== undefined && BAN_METRICS.has(t.metric)) {
     const b = result.banProbe;
     if (!b || b.plan !== t.capacityPlan)
@@ -131,7 +179,7 @@ export function evaluateThreshold(t: Threshold, result: RunResult): ThresholdRes
     verdict.detail =
       actual === null
         ? `${why ?? 'nothing measured'}: cannot hold`
-        : `${t.capacityPlan ? `capacity ${t.capacityPlan} ` : ''}${t.operation ? `${t.operation} ` : ''}${t.metric} was ${round(actual)}${UNIT[t.kind]}, wanted ${t.comparator} ${t.value}${UNIT[t.kind]}`;
+        : `${t.capacityPlan ? `capacity ${t.capacityPlan} ` : ''}${t.tier ? `${tierName(t)} ` : ''}${t.operation ? `${t.operation} ` : ''}${t.metric} was ${round(actual)}${UNIT[t.kind]}, wanted ${t.comparator} ${t.value}${UNIT[t.kind]}`;
   }
   return verdict;
 }

@@ -3,7 +3,9 @@ import { InputError } from '../api/input-error.ts';
 /**
  * The threshold language, named as k6 users know it: `[operation:]metric op value[unit]`, e.g.
  * `p99<300ms`, `listPets:p(95)<100ms`, `rate_limited<1%`, `checks>=100%`, `rps>=50`,
- * `violations==0`. One expression is one verdict; a malformed one is refused before any traffic.
+ * `violations==0`; and a tenant mix's tiers, `plan:<plan>:metric...` and `group:<name>:metric...`
+ * (`plan:pro:p99<300ms`, `plan:free:rate_limited<1%`). One expression is one verdict; a malformed
+ * one is refused before any traffic.
  */
 
 export type Comparator = '<' | '<=' | '>' | '>=' | '==' | '!=';
@@ -29,12 +31,43 @@ const METRICS: Readonly<Record<string, MetricSpec>> = {
   rps: { kind: 'rate', perOperation: true },
   requests: { kind: 'count', perOperation: true },
   quota_utilization: { kind: 'share', perOperation: false },
+  /** A tier's least-used key's share of its quota (`plan:<plan>:` only). */
+  quota_utilization_min: { kind: 'share', perOperation: false },
   violations: { kind: 'count', perOperation: false },
   dropped_iterations: { kind: 'count', perOperation: false },
   failed_iterations: { kind: 'count', perOperation: false },
 };
 
 export const METRIC_NAMES: readonly string[] = ['p<N>', 'p(<N>)', ...Object.keys(METRICS)];
+
+/**
+ * What a tier (TierSummary) has a figure for, besides latency percentiles: its response time, 429s,
+ * errors, rate, requests, violations and utilisation (overall, and its least-used key's).
+ */
+const TIER_METRICS: ReadonlySet<string> = new Set([
+  'avg',
+  'mean',
+  'med',
+  'min',
+  'max',
+  'rate_limited',
+  'errors',
+  'rps',
+  'requests',
+  'violations',
+  'quota_utilization',
+  'quota_utilization_min',
+]);
+/** Figures only a tier has. */
+const TIER_ONLY: ReadonlySet<string> = new Set(['quota_utilization_min']);
+const TIER_SHAPE =
+  /^(plan|group):([A-Za-z0-9_-]+):([a-z_]+|p\(\s*[\d.]+\s*\)|p[\d.]+)\s*(<=|>=|==|!=|<|>)\s*(.+)$/;
+
+/** A tenant mix's tier: a plan's unnamed groups (`byPlan`) or a named group (`byTenantGroup`). */
+export interface ThresholdTier {
+  kind: 'plan' | 'group';
+  name: string;
+}
 
 /** `capacity.<plan>.<metric>` (the `capacity` command): per window counts and accuracies in ms. */
 export const CAPACITY_METRICS: Readonly<Record<string, MetricSpec>> = {
@@ -66,6 +99,8 @@ export interface Threshold {
   operation?: string;
   /** `capacity.<plan>.<metric>`: a figure of that plan's capacity report. */
   capacityPlan?: string;
+  /** `plan:<plan>:` or `group:<name>:`: a figure of that tier of the tenant mix. */
+  tier?: ThresholdTier;
   /** `p99`, `avg`, `errors`, ... (a percentile keeps its number in `percentile`). */
   metric: string;
   percentile?: number;
@@ -111,6 +146,24 @@ function parseValue(text: string, spec: MetricSpec, fail: (why: string) => never
   }
 }
 
+/** A metric's name as stored (`p(95)` is `p95`), its percentile if it is one, and how it is written. */
+function resolveMetric(
+  rawMetric: string,
+  fail: (why: string) => never,
+): { metric: string; percentile?: number; spec: MetricSpec } {
+  const p = /^p\(?\s*([\d.]+)\s*\)?$/.exec(rawMetric);
+  if (p) {
+    const percentile = Number(p[1]);
+    if (!Number.isFinite(percentile) || percentile <= 0 || percentile > 100)
+      fail(`percentile '${p[1]}' is not between 0 and 100`);
+    return { metric: `p${percentile}`, percentile, spec: { kind: 'latency', perOperation: true } };
+  }
+  // Own keys only: 'constructor' or '__proto__' are not metrics.
+  const spec = Object.hasOwn(METRICS, rawMetric) ? METRICS[rawMetric] : undefined;
+  if (!spec) return fail(`unknown metric '${rawMetric}' (metrics: ${METRIC_NAMES.join(', ')})`);
+  return { metric: rawMetric, spec };
+}
+
 /**
  * Parses one threshold. `operations` is the operation table's ids, so that a misspelt operation is
  * an error now rather than a threshold that silently never matches.
@@ -151,10 +204,13 @@ export function parseThreshold(
       delayAbortEvalMs: options.delayAbortEvalMs ?? 0,
     };
   }
-  const match = SHAPE.exec(expression);
+  const tierMatch = TIER_SHAPE.exec(expression);
+  const match = tierMatch
+    ? ([tierMatch[0], undefined, tierMatch[3], tierMatch[4], tierMatch[5]] as const)
+    : SHAPE.exec(expression);
   if (!match) {
     return fail(
-      `not of the form [operation:]metric<op>value, e.g. p99<300ms, listPets:p95<100ms, errors<1% (metrics: ${METRIC_NAMES.join(', ')})`,
+      `not of the form [operation:]metric<op>value or plan:<plan>:metric<op>value, e.g. p99<300ms, listPets:p95<100ms, errors<1%, plan:pro:p99<300ms (metrics: ${METRIC_NAMES.join(', ')})`,
     );
   }
   const [, operation, rawMetric, comparator, valueText] = match as unknown as [
@@ -164,19 +220,14 @@ export function parseThreshold(
     Comparator,
     string,
   ];
-  let metric = rawMetric;
-  let percentile: number | undefined;
-  // Own keys only: 'constructor' or '__proto__' are not metrics.
-  let spec = Object.hasOwn(METRICS, metric) ? METRICS[metric] : undefined;
-  const p = /^p\(?\s*([\d.]+)\s*\)?$/.exec(rawMetric);
-  if (p) {
-    percentile = Number(p[1]);
-    if (!Number.isFinite(percentile) || percentile <= 0 || percentile > 100)
-      fail(`percentile '${p[1]}' is not between 0 and 100`);
-    metric = `p${percentile}`;
-    spec = { kind: 'latency', perOperation: true };
-  }
-  if (!spec) return fail(`unknown metric '${rawMetric}' (metrics: ${METRIC_NAMES.join(', ')})`);
+  const { metric, percentile, spec } = resolveMetric(rawMetric, fail);
+  const tier: ThresholdTier | undefined = tierMatch
+    ? { kind: tierMatch[1] as ThresholdTier['kind'], name: tierMatch[2] as string }
+    : undefined;
+  if (tier && percentile === undefined && !TIER_METRICS.has(metric))
+    fail(`'${metric}' has no figure per tier (tier metrics: p<N>, ${[...TIER_METRICS].join(', ')})`);
+  if (!tier && TIER_ONLY.has(metric))
+    fail(`'${metric}' is a figure of a tenant tier; write plan:<plan>:${metric} or group:<name>:${metric}`);
   if (operation !== undefined) {
     if (!spec.perOperation) fail(`'${metric}' is a figure of the whole run; drop '${operation}:'`);
     if (!operations.has(operation))
@@ -193,6 +244,7 @@ export function parseThreshold(
     delayAbortEvalMs: options.delayAbortEvalMs ?? 0,
   };
   if (operation !== undefined) threshold.operation = operation;
+  if (tier !== undefined) threshold.tier = tier;
   if (percentile !== undefined) threshold.percentile = percentile;
   return threshold;
 }

@@ -2,6 +2,7 @@ import type { Operation } from '../api/operations.ts';
 import { planRate } from '../api/plans.ts';
 import { encodeHistogram, latencyStats } from '../record/histogram.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
+import { tenantFigures } from './build-tenants.ts';
 import {
   type HeaderDialect,
   type OperationSummary,
@@ -47,7 +48,8 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
   const seconds = Math.max(0.001, (Date.parse(meta.endedAt) - Date.parse(meta.startedAt)) / 1000);
   const overall = summarise(recorder.overall, seconds);
   const admitted = recorder.admittedDuringWorkload;
-  const rate = planRate(config.windows);
+  // A tenant mix's quota is every key's: the run's own plan only paced setup.
+  const rate = recorder.tenants ? recorder.tenants.planRate : planRate(config.windows);
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: { tool: 'petstore-load', ...meta, durationSeconds: Math.round(seconds * 1000) / 1000 },
@@ -84,5 +86,6 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       ...headerDialectOf(recorder),
     },
     workload,
+    ...tenantFigures(recorder.tenants, seconds),
   };
 }

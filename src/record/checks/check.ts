@@ -17,7 +17,7 @@ export interface CheckContext {
   /** The same quota as the checks compare it: Reset as a Unix time, with how far it may be off. */
   quota: Quota;
   /** The plan's windows as the target counts them (time-scaled). */
-  windows: RateWindow[];
+  windows: readonly RateWindow[];
   /** Response time as Unix seconds. */
   nowSeconds: number;
 }
@@ -26,7 +26,11 @@ export interface CheckContext {
  * The context of one response. The client has read the quota already (for pacing): its view is
  * taken as it is, and the headers are read here only for a record without one (a test's).
  */
-export function checkContext(attempt: AttemptRecord, headers: Headers, windows: RateWindow[]): CheckContext {
+export function checkContext(
+  attempt: AttemptRecord,
+  headers: Headers,
+  windows: readonly RateWindow[],
+): CheckContext {
   const view = attempt.rateLimitView ?? readRateLimit(headers, attempt.receivedAt);
   return {
     attempt,
