@@ -46,46 +46,128 @@ export const withMargin = (gapMs: number): number => gapMs * 1.02 + Math.min(5, 
 const RECOVERY = 0.1;
 /** Up to this multiple of the plan's spacing, a lone 429 is taken for arrival jitter. */
 const JITTER_BAND = 1.25;
-/** Sends whose time is kept, to measure the gap a late answer's send came at. */
+const EMPTY: number[] = [];
+/** Sends unanswered whose time is kept, at most, to measure the gap a late answer's send came at. */
 const RING = 256;
+/** A slot of the ring: the send's number (FREE: none), its time, and the gap before it. */
+const STRIDE = 3;
+const FREE = -1;
 
-export class AdaptiveSpacing {
-  private floorMs: number;
+/** Whether an unanswered send other than `seq` would share its slot in a ring of `slots`. */
+function clashes(ring: readonly number[], seq: number, slots: number): boolean {
+  for (let i = 0; i < ring.length; i += STRIDE) {
+    const s = ring[i] as number;
+    if (s !== FREE && s !== seq && s % slots === seq % slots) return true;
+  }
+  return false;
+}
+
+/**
+ * What a key learned from its 429s. Made at the first (or at once, for a floor given in advance): a
+ * key of a tenant mix that never meets a 429 keeps none of it.
+ */
+class Learned {
   /** 0: no cap. */
-  private capMs = 0;
-  private recoveryPerAnswer = 0;
-  private decreases = 0;
-  private inferred: SpacingState['inferred'];
-  private readonly learnFloor: boolean;
+  capMs = 0;
+  recoveryPerAnswer = 0;
+  decreases = 0;
+  inferred: SpacingState['inferred'];
   /** 429s in a row for this key, whatever their headers: the exponent of its backoff. */
   consecutive = 0;
   /** When the latest 429 was received: only a send after it can end a run of 429s. */
-  private last429At = Number.NEGATIVE_INFINITY;
-  private lastSentAt = Number.NEGATIVE_INFINITY;
-  private readonly sentAt = new Float64Array(RING).fill(Number.NaN);
+  last429At = Number.NEGATIVE_INFINITY;
+  constructor(public floorMs: number) {}
+}
 
-  constructor(start: SpacingStart) {
-    this.floorMs = start.floorMs;
-    this.learnFloor = start.learnFloor;
+export class AdaptiveSpacing {
+  private learned: Learned | undefined;
+  private lastSentAt = Number.NEGATIVE_INFINITY;
+  /** The send before the latest, to measure the gap each send leaves at as it leaves. */
+  private prevSeq = 0;
+  private prevAt = Number.NaN;
+  /**
+   * Sends not yet answered, by number modulo its size: STRIDE numbers a slot. It starts at one slot
+   * and doubles (up to RING) only when a send would take the slot of one still unanswered, so that a
+   * key with a request or two in flight keeps a few dozen bytes, not RING's 6 KB; at RING the oldest
+   * is forgotten, as a fixed ring of RING sends would.
+   */
+  private ring: number[] = EMPTY;
+
+  /** `start` may be shared by every key of a plan: it is only read. */
+  constructor(private readonly start: SpacingStart) {
+    if (start.floorMs > 0) this.learned = new Learned(start.floorMs);
+  }
+
+  /** 429s in a row for this key, whatever their headers: the exponent of its backoff. */
+  get consecutive(): number {
+    return this.learned === undefined ? 0 : this.learned.consecutive;
   }
 
   /** Earliest time the next send may leave (-Infinity when no gap binds). */
   earliest(): number {
-    const gap = Math.max(this.floorMs, this.capMs);
+    const learned = this.learned;
+    if (learned === undefined) return Number.NEGATIVE_INFINITY;
+    const gap = Math.max(learned.floorMs, learned.capMs);
     return gap > 0 ? this.lastSentAt + gap : Number.NEGATIVE_INFINITY;
   }
 
   sent(seq: number, at: number): void {
-    this.sentAt[seq % RING] = at;
+    const gap = seq > 1 && this.prevSeq === seq - 1 ? at - this.prevAt : Number.NaN;
+    this.prevSeq = seq;
+    this.prevAt = at;
     if (at > this.lastSentAt) this.lastSentAt = at;
+    let ring = this.ring;
+    let slot = this.slotOf(seq);
+    const held = ring[slot] as number;
+    if (ring.length === 0 || (held !== FREE && held !== seq && ring.length < RING * STRIDE)) {
+      ring = this.grow(seq);
+      slot = this.slotOf(seq);
+    }
+    ring[slot] = seq;
+    ring[slot + 1] = at;
+    ring[slot + 2] = gap;
+  }
+
+  private slotOf(seq: number): number {
+    return (seq % (this.ring.length / STRIDE)) * STRIDE;
+  }
+
+  /** Doubles the ring until `seq` has a free slot (or RING is reached); the unanswered keep theirs. */
+  private grow(seq: number): number[] {
+    const old = this.ring;
+    let slots = old.length / STRIDE;
+    do slots = slots === 0 ? 1 : slots * 2;
+    while (slots < RING && clashes(old, seq, slots));
+    const ring = new Array<number>(slots * STRIDE).fill(FREE);
+    for (let i = 0; i < old.length; i += STRIDE) {
+      const s = old[i] as number;
+      if (s === FREE) continue;
+      const at = (s % slots) * STRIDE;
+      ring[at] = s;
+      ring[at + 1] = old[i + 1] as number;
+      ring[at + 2] = old[i + 2] as number;
+    }
+    this.ring = ring;
+    return ring;
+  }
+
+  /** Where send `seq` is kept, or -1 when it is not (never sent, forgotten, or answered). */
+  private find(seq: number): number {
+    if (this.ring.length === 0) return -1;
+    const slot = this.slotOf(seq);
+    return this.ring[slot] === seq ? slot : -1;
   }
 
   /** The gap send `seq` left at after the send before it (undefined when no longer known). */
-  private gapBefore(seq: number): number | undefined {
-    const at = this.sentAt[seq % RING] as number;
-    const before = this.sentAt[(seq - 1) % RING] as number;
-    const gap = at - before;
-    return seq > 1 && Number.isFinite(gap) && gap >= 0 ? gap : undefined;
+  private gapBefore(slot: number): number | undefined {
+    const gap = slot < 0 ? Number.NaN : (this.ring[slot + 2] as number);
+    return Number.isFinite(gap) && gap >= 0 ? gap : undefined;
+  }
+
+  /** Send `seq` answered (or given up): its slot is free for a later send. */
+  forget(seq: number): void {
+    const slot = this.find(seq);
+    if (slot >= 0) this.ring[slot] = FREE;
   }
 
   /**
@@ -97,24 +179,28 @@ export class AdaptiveSpacing {
    * wait) was refused by a quota, not for coming too soon, and teaches the floor nothing.
    */
   rateLimited(seq: number, told: boolean, planGapMs: number, intervalMs: number, at: number): void {
-    this.consecutive++;
-    this.last429At = Math.max(this.last429At, at);
-    const gap = this.gapBefore(seq);
+    if (this.learned === undefined) this.learned = new Learned(this.start.floorMs);
+    const l = this.learned;
+    l.consecutive++;
+    l.last429At = Math.max(l.last429At, at);
+    const slot = this.find(seq);
+    const gap = this.gapBefore(slot);
+    if (slot >= 0) this.ring[slot] = FREE;
     const soon = gap !== undefined && gap <= intervalMs * JITTER_BAND;
-    if (this.learnFloor && soon && gap + 1 >= this.floorMs) {
-      if (planGapMs > 0) this.inferred = 'gcra';
-      this.floorMs = Math.max(this.floorMs, withMargin(Math.max(gap, planGapMs)));
+    if (this.start.learnFloor && soon && gap + 1 >= l.floorMs) {
+      if (planGapMs > 0) l.inferred = 'gcra';
+      l.floorMs = Math.max(l.floorMs, withMargin(Math.max(gap, planGapMs)));
     }
     // Told when to come back, or, pacing, one 429 alone at about the plan's spacing (a send a few ms
     // early by the server's clock, which the floor now keeps out): the rate itself was not too high.
     // 429s in a row, or at a gap well past the plan's, say it was.
     const nearPlan = gap !== undefined && gap < planGapMs * JITTER_BAND;
-    if (told || (nearPlan && this.consecutive === 1)) return;
-    const current = Math.max(this.capMs, this.floorMs, gap ?? 0, planGapMs);
+    if (told || (nearPlan && l.consecutive === 1)) return;
+    const current = Math.max(l.capMs, l.floorMs, gap ?? 0, planGapMs);
     if (!(current > 0)) return;
-    this.capMs = current * 2;
-    this.recoveryPerAnswer = RECOVERY / this.capMs;
-    this.decreases++;
+    l.capMs = current * 2;
+    l.recoveryPerAnswer = RECOVERY / l.capMs;
+    l.decreases++;
   }
 
   /**
@@ -123,15 +209,24 @@ export class AdaptiveSpacing {
    * of the limiter after it (it was admitted while the others in flight were not).
    */
   answered(seq: number): void {
-    if ((this.sentAt[seq % RING] as number) > this.last429At) this.consecutive = 0;
-    if (this.capMs === 0) return;
-    const rate = 1 / this.capMs + this.recoveryPerAnswer;
-    this.capMs = 1 / rate;
+    const slot = this.find(seq);
+    if (slot < 0 && this.learned === undefined) return;
+    const sentAt = slot < 0 ? Number.NaN : (this.ring[slot + 1] as number);
+    if (slot >= 0) this.ring[slot] = FREE;
+    const l = this.learned;
+    if (l === undefined) return;
+    if (sentAt > l.last429At) l.consecutive = 0;
+    if (l.capMs === 0) return;
+    const rate = 1 / l.capMs + l.recoveryPerAnswer;
+    l.capMs = 1 / rate;
     // Below the floor the cap binds nothing any more.
-    if (this.capMs <= this.floorMs || this.capMs < 1) this.capMs = 0;
+    if (l.capMs <= l.floorMs || l.capMs < 1) l.capMs = 0;
   }
 
   state(): SpacingState {
-    return { inferred: this.inferred, floorMs: this.floorMs, capMs: this.capMs, decreases: this.decreases };
+    const l = this.learned;
+    return l === undefined
+      ? { inferred: undefined, floorMs: this.start.floorMs, capMs: 0, decreases: 0 }
+      : { inferred: l.inferred, floorMs: l.floorMs, capMs: l.capMs, decreases: l.decreases };
   }
 }

@@ -1,19 +1,28 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { quotaState, type RateLimitView, readRateLimit, resetField } from '../api/rate-limit-dialect.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
+import type { TenantKey, TenantRef } from '../api/tenants.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { SpacingState } from './adaptive-spacing.ts';
 import { fullJitterMs, RetryBudget } from './backoff.ts';
-import { now, sleepUntil } from './clock.ts';
-import { AbortedError, type Admission, Gate, HeldPastEndError, type SharedQuota } from './gate.ts';
-import { Pacer } from './pacer.ts';
+import { now } from './clock.ts';
+import {
+  AbortedError,
+  type Admission,
+  Gate,
+  GateContext,
+  HeldPastEndError,
+  type SharedQuota,
+} from './gate.ts';
+import { Pacer, PacerPlan } from './pacer.ts';
 import { ResponseBody } from './response-body.ts';
-import { send } from './transport.ts';
+import { Scheduler } from './scheduler.ts';
+import { type RawResponse, send } from './transport.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -47,8 +56,21 @@ export interface ClientOptions {
   retryBudget?: number;
   connections?: number;
   sink: AttemptSink;
-  /** A quota shared with other generators (worker threads, or machines through Redis). */
+  /**
+   * A quota shared with other generators (worker threads, or machines through Redis). A tenant's
+   * lane keeps its key's as `${key}#${tenant index}`.
+   */
   sharedQuota?: SharedQuota;
+  /** What sends a request on the pool (tests and benches put a fake in; default undici's dispatch). */
+  transport?: Transport;
+}
+
+/** Sends one request on the client's pool: `send` of transport.ts, or a test's fake. */
+export type Transport = (pool: Pool, options: Dispatcher.DispatchOptions) => Promise<RawResponse>;
+
+/** What a flow calls through: the client (its own key), or one tenant's lane of it. */
+export interface Caller {
+  call<T = unknown>(operationId: string, input?: CallInput): Promise<ApiResponse<T>>;
 }
 
 export interface CallInput {
@@ -160,52 +182,102 @@ class Reply<T> implements ApiResponse<T> {
 }
 
 /**
- * The plan-aware client: every request of a key passes its Gate (pacing, server budget, 429 pause),
- * every attempt goes to the recorder, and 429s, 5xx and transport errors are retried under the rules
- * below rather than surfaced to the scenario as failures it must handle.
+ * What every key of a client shares: the connection pool, the sink, the retry budget, the run's
+ * close, drain and interrupt, the scheduler of all waits, and the plans' pacing constants.
  */
-export class ApiClient {
+class ClientCore {
   readonly operations: ReadonlyMap<string, Operation>;
-  private readonly templates: ReadonlyMap<Operation, PathTemplate>;
-  private pool: Pool;
-  private readonly pacer: Pacer;
-  private readonly gate: Gate;
-  private readonly budget: RetryBudget;
-  private readonly baseHeaders: Record<string, string>;
-  private readonly jsonHeaders: Record<string, string>;
-  private readonly origin: string;
-  private readonly basePath: string;
-  private stop = new AbortController();
-  /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
-  private pause: HeldPastEnd | undefined;
-  private held: HeldPastEnd | undefined;
+  readonly templates: ReadonlyMap<Operation, PathTemplate>;
+  readonly origin: string;
+  readonly basePath: string;
+  pool: Pool;
+  readonly budget: RetryBudget;
+  stop = new AbortController();
+  readonly context = new GateContext(new Scheduler());
+  readonly send: Transport;
+  /** The latest hold that outlived a close, over every key. */
+  held: HeldPastEnd | undefined;
+  /** One PacerPlan per plan's windows (the same array for every tenant of a group) and mode. */
+  private readonly plans = [new WeakMap<readonly RateWindow[], PacerPlan>(), new WeakMap()] as const;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(readonly options: ClientOptions) {
     const url = new URL(options.baseUrl);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/$/, '');
     this.operations = new Map(options.operations.map((op) => [op.id, op]));
     this.templates = new Map(options.operations.map((op) => [op, compilePath(op.path)]));
     this.pool = this.newPool();
-    this.pacer = new Pacer({
-      windows: options.windows,
-      enforce: options.enforce ?? true,
-      maxOvershoot: options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
-      limiter: options.limiter,
-    });
     setMaxListeners(0, this.stop.signal);
-    this.gate = new Gate(this.pacer, options.sharedQuota);
     this.budget = new RetryBudget(options.retryBudget ?? 0.1);
-    this.baseHeaders = { accept: 'application/json' };
-    if (options.apiKey !== undefined) this.baseHeaders.authorization = `Bearer ${options.apiKey}`;
-    this.jsonHeaders = { ...this.baseHeaders, 'content-type': 'application/json' };
+    this.send = options.transport ?? send;
+  }
+
+  pacerPlan(windows: readonly RateWindow[], enforce: boolean): PacerPlan {
+    const cache = this.plans[enforce ? 1 : 0];
+    let plan = cache.get(windows);
+    if (plan === undefined) {
+      plan = new PacerPlan({
+        windows,
+        enforce,
+        maxOvershoot: this.options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
+        limiter: this.options.limiter,
+      });
+      cache.set(windows, plan);
+    }
+    return plan;
+  }
+
+  newPool(): Pool {
+    return new Pool(this.origin, { connections: this.options.connections ?? 64, keepAliveTimeout: 30_000 });
+  }
+}
+
+/**
+ * One API key's sends: its Pacer and Gate (pacing, server budget, 429 pause), its Authorization
+ * header and its label in the records; everything else is the client's. The client's own key is one,
+ * and a tenant mix has one per tenant: each holds its state itself, so that a request costs the same
+ * whatever the number of keys (no lookup, no scan over keys), and a key that made a few requests
+ * costs a few hundred bytes.
+ */
+export class Lane implements Caller {
+  private readonly gate: Gate;
+  private readonly headers: Record<string, string>;
+  /** The headers of a request with a JSON body; made on the key's first. */
+  private jsonHeaders: Record<string, string> | undefined;
+  /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
+  private pause: HeldPastEnd | undefined;
+
+  constructor(
+    private readonly core: ClientCore,
+    apiKey: string | undefined,
+    /** A tenant's key, or undefined for the client's own (labelled with `keyLabel`). */
+    readonly tenant: TenantRef | undefined,
+    plan: PacerPlan,
+    shared: SharedQuota | undefined,
+  ) {
+    this.gate = new Gate(new Pacer(plan), shared, core.context);
+    this.headers =
+      apiKey === undefined
+        ? { accept: 'application/json' }
+        : { accept: 'application/json', authorization: `Bearer ${apiKey}` };
+  }
+
+  /** The key's pacing: its own plan's windows, its own pauses. */
+  get pacer(): Pacer {
+    return this.gate.pacer;
+  }
+
+  /** How records name the key: the tenant's label (`pro#3`), or the client's (its plan). */
+  get keyLabel(): string {
+    return this.tenant === undefined ? this.core.options.keyLabel : this.tenant.label;
   }
 
   async call<T = unknown>(operationId: string, input: CallInput = {}): Promise<ApiResponse<T>> {
-    const op = this.operations.get(operationId);
+    const core = this.core;
+    const op = core.operations.get(operationId);
     if (!op) throw new Error(`unknown operation '${operationId}'`);
-    const o = this.options;
-    const path = `${this.basePath}${expandPath(op, this.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
+    const o = core.options;
+    const path = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
     const body =
       input.rawBody !== undefined
         ? input.rawBody
@@ -215,13 +287,13 @@ export class ApiClient {
     const headers =
       input.auth === undefined && input.contentType === undefined && input.rawBody === undefined
         ? input.body === undefined
-          ? this.baseHeaders
-          : this.jsonHeaders
+          ? this.headers
+          : this.bodyHeaders()
         : this.customHeaders(input, body !== undefined);
     const retry = input.retry ?? true;
     const maxAttempts = o.maxAttempts ?? 3;
     const maxRateLimitRetries = o.maxRateLimitRetries ?? 5;
-    this.budget.request();
+    core.budget.request();
     // Response time runs from when the call was due (the open model's schedule) or made: a call that
     // waits behind a slow generator shows it. Retries are measured from their own send.
     const dueAt = input.scheduledAt ?? now();
@@ -230,7 +302,7 @@ export class ApiClient {
 
     // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
     // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
-    const signal = this.stop.signal;
+    const signal = core.stop.signal;
     for (let attempt = 1; ; attempt++) {
       let admission: Admission;
       try {
@@ -246,7 +318,7 @@ export class ApiClient {
       let text = '';
       let errorCode: string | undefined;
       try {
-        const response = await send(this.pool, {
+        const response = await core.send(core.pool, {
           path,
           method: op.method,
           headers,
@@ -290,25 +362,22 @@ export class ApiClient {
         // store that cannot be told must not cost this attempt its record: this client's pause holds.
         await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
         // A pause past the run's close is not waited for: the flow gets the 429 as it is.
-        if (retry && rateLimitRetries <= maxRateLimitRetries && pauseUntil <= this.gate.closesAt)
+        if (retry && rateLimitRetries <= maxRateLimitRetries && pauseUntil <= core.context.closesAt)
           retryAt = pauseUntil;
       } else if (
         retry &&
         (status >= 500 || status === 0) &&
         IDEMPOTENT.has(op.method) &&
         attempt < maxAttempts &&
-        this.budget.tryRetry()
+        core.budget.tryRetry()
       ) {
         retryAt = receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000);
       }
 
-      o.sink.record({
+      this.record({
         operation: op,
         attempt,
-        keyLabel:
-          input.auth === undefined
-            ? o.keyLabel
-            : `${o.keyLabel} (${input.auth === 'none' ? 'no key' : 'another key'})`,
+        keyLabel: input.auth === undefined ? this.keyLabel : this.otherKeyLabel(input.auth),
         scheduledAt: attempt === 1 ? dueAt : undefined,
         sentAt,
         receivedAt,
@@ -328,7 +397,7 @@ export class ApiClient {
       }
       if (status !== 429) {
         const before = now();
-        await sleepUntil(retryAt, signal);
+        await core.context.scheduler.sleepUntil(retryAt, signal);
         extraBackoffMs = now() - before;
       } else {
         extraBackoffMs = 0;
@@ -336,13 +405,30 @@ export class ApiClient {
     }
   }
 
+  /** The headers of a request with a JSON body, made on the key's first. */
+  private bodyHeaders(): Record<string, string> {
+    if (this.jsonHeaders === undefined)
+      this.jsonHeaders = { ...this.headers, 'content-type': 'application/json' };
+    return this.jsonHeaders;
+  }
+
+  /** Hands an attempt to the sink, with the tenant it belongs to in a mix. */
+  private record(attempt: Parameters<AttemptSink['record']>[0]): void {
+    if (this.tenant !== undefined) attempt.tenant = this.tenant;
+    this.core.options.sink.record(attempt);
+  }
+
+  /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */
+  private otherKeyLabel(auth: NonNullable<CallInput['auth']>): string {
+    return `${this.keyLabel} (${auth === 'none' ? 'no key' : 'another key'})`;
+  }
+
   /** Headers of a deliberately unusual request: another key or none, another content type. */
   private customHeaders(input: CallInput, hasBody: boolean): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json' };
     const auth = input.auth;
     if (auth === undefined) {
-      if (this.baseHeaders.authorization !== undefined)
-        headers.authorization = this.baseHeaders.authorization;
+      if (this.headers.authorization !== undefined) headers.authorization = this.headers.authorization;
     } else if (auth !== 'none') {
       headers.authorization = `Bearer ${auth.key}`;
     }
@@ -381,7 +467,7 @@ export class ApiClient {
         : String(headers?.['x-ratelimit-reset']).trim();
       return { ms: reset * 1000 - at + margin, by: `${resetField(view)} ${told}` };
     }
-    const o = this.options;
+    const o = this.core.options;
     return {
       ms: fullJitterMs(retries, o.rateLimitBackoffBaseMs ?? 1000, o.rateLimitBackoffCapMs ?? 60_000) + margin,
       by: `backoff after ${retries} 429${retries === 1 ? '' : 's'}`,
@@ -396,24 +482,8 @@ export class ApiClient {
         : error.heldBy === 'budget'
           ? 'X-RateLimit-Remaining spent until X-RateLimit-Reset'
           : "the plan's quota";
-    if (error.until >= (this.held?.until ?? 0)) this.held = { until: error.until, by };
-  }
-
-  /**
-   * Sends that cannot leave by `at` (epoch ms) fail at once with HeldPastEndError rather than wait:
-   * the run sets its workload's end (grace included), its setup's and its teardown's limits.
-   */
-  closeAt(at: number): void {
-    this.gate.closesAt = at;
-  }
-
-  /**
-   * On: no new send leaves (each ends at once with AbortedError), while requests in flight may still
-   * answer and be recorded; waits under way end at their next look at the pacer. An interrupt drains
-   * the workload so that its grace is spent on answers, not on new requests.
-   */
-  drain(on: boolean): void {
-    this.gate.draining = on;
+    const core = this.core;
+    if (error.until >= (core.held?.until ?? 0)) core.held = { until: error.until, by };
   }
 
   /** What the key's pacing learned of the server's limiter (the gap between sends, the rate cuts). */
@@ -421,41 +491,120 @@ export class ApiClient {
     return this.pacer.spacingState();
   }
 
-  /** The latest hold that outlived a close: a pause, or a quota, that the run could not wait out. */
-  heldPastEnd(): HeldPastEnd | undefined {
-    return this.held;
-  }
-
   /**
-   * What holds the next request back right now (for the live status line): nothing ('ready'), even
-   * spacing ('pacing'), the server's remaining budget ('budget'), a 429's pause ('pause', until
+   * What holds the key's next request back right now (for the live status line): nothing ('ready'),
+   * even spacing ('pacing'), the server's remaining budget ('budget'), a 429's pause ('pause', until
    * `until`), or requests in flight that must answer first ('inflight').
    */
   pacingState(): { cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight'; until: number } {
     const { at, cause } = this.pacer.earliest(now());
     return { cause, until: at };
   }
+}
+
+/**
+ * The plan-aware client: every request of a key passes its Gate (pacing, server budget, 429 pause),
+ * every attempt goes to the recorder, and 429s, 5xx and transport errors are retried under the rules
+ * below rather than surfaced to the scenario as failures it must handle. `call` sends with the
+ * client's own key; `lane(tenant)` gives a tenant's key its own pacing beside it.
+ */
+export class ApiClient implements Caller {
+  readonly operations: ReadonlyMap<string, Operation>;
+  private readonly core: ClientCore;
+  private readonly own: Lane;
+
+  constructor(options: ClientOptions) {
+    const core = new ClientCore(options);
+    this.core = core;
+    this.operations = core.operations;
+    this.own = new Lane(
+      core,
+      options.apiKey,
+      undefined,
+      core.pacerPlan(options.windows, options.enforce ?? true),
+      options.sharedQuota,
+    );
+  }
+
+  call<T = unknown>(operationId: string, input?: CallInput): Promise<ApiResponse<T>> {
+    return this.own.call<T>(operationId, input);
+  }
 
   /**
-   * Ends every wait (pacing, pause, backoff) and every request in flight with AbortedError; calls
-   * made afterwards work as before. A run calls it when its time is up and the grace has passed.
+   * A key of a tenant mix: its own Pacer (its plan's windows, raw mode for `enforce: false`; the ban
+   * guard stays), Gate, 429 pause and Authorization header; the pool, the sink, the retry budget and
+   * the run's close, drain and interrupt are the client's. Its attempts carry the tenant's label and
+   * the tenant. Cheap (a few hundred bytes, no timer): build one per tenant up front. A shared quota
+   * keeps the key as `${sharedQuota.key}#${tenant index}`, the same in every generator.
+   */
+  lane(t: TenantKey): Lane {
+    const core = this.core;
+    const shared = core.options.sharedQuota;
+    return new Lane(
+      core,
+      t.key,
+      t.tenant,
+      core.pacerPlan(t.tenant.windows, t.tenant.enforce),
+      shared ? { store: shared.store, key: `${shared.key}#${t.tenant.index}` } : undefined,
+    );
+  }
+
+  /** The one scheduler every wait of this client's keys goes through (pacing, pauses, backoff). */
+  get scheduler(): Scheduler {
+    return this.core.context.scheduler;
+  }
+
+  /**
+   * Sends that cannot leave by `at` (epoch ms) fail at once with HeldPastEndError rather than wait:
+   * the run sets its workload's end (grace included), its setup's and its teardown's limits. Every
+   * lane reads it from one shared place.
+   */
+  closeAt(at: number): void {
+    this.core.context.closesAt = at;
+  }
+
+  /**
+   * On: no new send leaves, on any lane (each ends at once with AbortedError), while requests in
+   * flight may still answer and be recorded; waits under way end at their next look at the pacer. An
+   * interrupt drains the workload so that its grace is spent on answers, not on new requests.
+   */
+  drain(on: boolean): void {
+    this.core.context.draining = on;
+  }
+
+  /** What the client's own key's pacing learned of the server's limiter. */
+  spacingState(): SpacingState {
+    return this.own.spacingState();
+  }
+
+  /** The latest hold, over every lane, that outlived a close: a pause, or a quota, the run could not wait out. */
+  heldPastEnd(): HeldPastEnd | undefined {
+    return this.core.held;
+  }
+
+  /** What holds the client's own key's next request back right now (for the live status line). */
+  pacingState(): { cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight'; until: number } {
+    return this.own.pacingState();
+  }
+
+  /**
+   * Ends every wait (pacing, pause, backoff) and every request in flight, on every lane, with
+   * AbortedError; calls made afterwards work as before. A run calls it when its time is up and the
+   * grace has passed.
    */
   interrupt(): void {
-    this.stop.abort();
-    this.stop = new AbortController();
-    setMaxListeners(0, this.stop.signal);
+    const core = this.core;
+    core.stop.abort();
+    core.stop = new AbortController();
+    setMaxListeners(0, core.stop.signal);
     // Requests in flight end with the old pool. Destroying a pool, rather than giving every request
     // an AbortSignal, keeps a listener registration off each request of the hot path.
-    const old = this.pool;
-    this.pool = this.newPool();
+    const old = core.pool;
+    core.pool = core.newPool();
     old.destroy().catch(() => undefined);
   }
 
-  private newPool(): Pool {
-    return new Pool(this.origin, { connections: this.options.connections ?? 64, keepAliveTimeout: 30_000 });
-  }
-
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.core.pool.close();
   }
 }

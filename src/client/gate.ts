@@ -1,6 +1,7 @@
-import { now, sleepUntil } from './clock.ts';
+import { now } from './clock.ts';
 import type { Pacer } from './pacer.ts';
 import type { QuotaStore } from './quota-store.ts';
+import { Scheduler, type Waiter } from './scheduler.ts';
 
 /** A quota shared with other generators: the store, and the key's name in it. */
 export interface SharedQuota {
@@ -39,15 +40,10 @@ export class HeldPastEndError extends AbortedError {
 }
 
 /**
- * Admits the sends of one key one at a time, in arrival order, each when its Pacer allows, and
- * records each admitted send in the pacer. A single queue (not one timer per caller) is what makes
- * the spacing exact under any concurrency.
+ * What every Gate of a client shares: the run's close and drain, set once for all its keys (no
+ * loop over keys when a run closes), and the one scheduler all their waits go through.
  */
-export class Gate {
-  private chain: Promise<unknown> = Promise.resolve();
-  /** Callers queued and not yet admitted. */
-  private waiting = 0;
-  private responseWaiters: (() => void)[] = [];
+export class GateContext {
   /**
    * No send leaves after this time (epoch ms): the run's end, or its setup's or teardown's limit. A
    * send the pacer would hold beyond it fails at once with HeldPastEndError instead of sleeping.
@@ -55,12 +51,46 @@ export class Gate {
   closesAt = Number.POSITIVE_INFINITY;
   /** Interrupted: no new send leaves (AbortedError at once), while the ones in flight may answer. */
   draining = false;
+  constructor(readonly scheduler: Scheduler = new Scheduler()) {}
+}
+
+const SETTLED: Promise<unknown> = Promise.resolve();
+
+/**
+ * Admits the sends of one key one at a time, in arrival order, each when its Pacer allows, and
+ * records each admitted send in the pacer. A single queue (not one timer per caller) is what makes
+ * the spacing exact under any concurrency.
+ */
+export class Gate {
+  private chain: Promise<unknown> = SETTLED;
+  /** Callers queued and not yet admitted. */
+  private waiting = 0;
+  /** Callers waiting for an answer; made when the first one waits. */
+  private responseWaiters: Waiter[] | undefined;
 
   constructor(
     readonly pacer: Pacer,
     /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
     private readonly shared?: SharedQuota,
+    /** The run's close and drain, and the scheduler, shared with the client's other keys. */
+    readonly context: GateContext = new GateContext(),
   ) {}
+
+  /** See GateContext.closesAt: setting it closes every gate of the context. */
+  get closesAt(): number {
+    return this.context.closesAt;
+  }
+  set closesAt(at: number) {
+    this.context.closesAt = at;
+  }
+
+  /** See GateContext.draining. */
+  get draining(): boolean {
+    return this.context.draining;
+  }
+  set draining(on: boolean) {
+    this.context.draining = on;
+  }
 
   /** A 429's pause, for every generator of the key (the local pacer has it already). */
   async sharePause(ms: number): Promise<void> {
@@ -70,13 +100,15 @@ export class Gate {
   /** Call after `pacer.observe`, so a sender waiting for an answer can go on. */
   responded(): void {
     const waiters = this.responseWaiters;
-    this.responseWaiters = [];
-    for (const wake of waiters) wake();
+    if (waiters === undefined) return;
+    this.responseWaiters = undefined;
+    const scheduler = this.context.scheduler;
+    for (const waiter of waiters) scheduler.wake(waiter);
   }
 
   /** `signal` is the caller's run: aborting it ends this wait with AbortedError. */
   acquire(signal: AbortSignal): Promise<Admission> {
-    if (this.draining) return Promise.reject(new AbortedError('run stopped'));
+    if (this.context.draining) return Promise.reject(new AbortedError('run stopped'));
     // Fast path: nobody queued and the pacer says go. Most sends of a run under its quota take it,
     // and it saves the queue's promises on the generator's hottest path.
     if (this.waiting === 0 && !signal.aborted && !this.shared) {
@@ -89,21 +121,19 @@ export class Gate {
     const queuedAt = now();
     this.waiting++;
     const admitted = this.chain.then(() => this.waitTurn(queuedAt, signal));
-    this.chain = admitted.then(
-      () => {
-        this.waiting--;
-      },
-      () => {
-        this.waiting--;
-      },
-    );
+    const left = () => {
+      // The last caller out lets the settled chain go, so an idle key holds no promises.
+      if (--this.waiting === 0) this.chain = SETTLED;
+    };
+    this.chain = admitted.then(left, left);
     return admitted;
   }
 
   /** Until this key's own pacer lets one more send leave. */
   private async waitLocal(signal: AbortSignal): Promise<void> {
     for (;;) {
-      if (signal.aborted || this.draining) throw new AbortedError('run stopped');
+      const context = this.context;
+      if (signal.aborted || context.draining) throw new AbortedError('run stopped');
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       // A timer cannot wait less than about a millisecond; pacing's grid makes up for a send that
@@ -111,18 +141,14 @@ export class Gate {
       // 429 is never cut short.
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) return;
       // Waiting for an answer (Infinity) ends when one comes, not at `at`.
-      if (at > this.closesAt && at !== Number.POSITIVE_INFINITY) throw new HeldPastEndError(at, cause);
+      if (at > context.closesAt && at !== Number.POSITIVE_INFINITY) throw new HeldPastEndError(at, cause);
       if (at === Number.POSITIVE_INFINITY) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            signal.removeEventListener('abort', done);
-            resolve();
-          };
-          this.responseWaiters.push(done);
-          signal.addEventListener('abort', done, { once: true });
+        await context.scheduler.park(signal, (waiter) => {
+          if (this.responseWaiters === undefined) this.responseWaiters = [waiter];
+          else this.responseWaiters.push(waiter);
         });
       } else {
-        await sleepUntil(at, signal);
+        await context.scheduler.sleepUntil(at, signal);
       }
     }
   }
@@ -141,8 +167,8 @@ export class Gate {
       // A slot free at once was reserved with the pause as it stands: nothing to look at again.
       if (wait <= PACING_TOLERANCE_MS && now() - asked <= spec.lateMs) return true;
       const slot = now() + wait;
-      if (slot > this.closesAt) throw new HeldPastEndError(slot, 'pacing');
-      await sleepUntil(slot, signal);
+      if (slot > this.context.closesAt) throw new HeldPastEndError(slot, 'pacing');
+      await this.context.scheduler.sleepUntil(slot, signal);
       if (signal.aborted) throw new AbortedError('run stopped');
       // Woken too late (a busy event loop): the slot is given up, and stays counted, which only
       // makes every generator more careful; this send reserves another.

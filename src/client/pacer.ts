@@ -1,13 +1,13 @@
 import { isSpacingLimiter, type LimiterKind } from '../api/limiter-kinds.ts';
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
-import { AdaptiveSpacing, type SpacingState, withMargin } from './adaptive-spacing.ts';
-import { type QuotaLog, quotaLog } from './quota-log.ts';
+import { AdaptiveSpacing, type SpacingStart, type SpacingState, withMargin } from './adaptive-spacing.ts';
+import { type LogWindow, type QuotaLog, quotaLogs } from './quota-log.ts';
 import type { QuotaSpec } from './quota-store.ts';
 
 export interface PacerOptions {
   /** Plan windows, already time-scaled to the target's clock. */
-  windows: RateWindow[];
+  windows: readonly RateWindow[];
   /**
    * false: no pacing at all (raw mode); only pauses after a 429 and the ban guard remain.
    * Raw mode exists to exceed a quota on purpose and measure the server's limiter.
@@ -29,70 +29,41 @@ export interface PacerOptions {
 }
 
 /**
- * Decides when the next request of one API key may leave. Three rules, all of which must allow it:
- *
- * 1. Quota pacing (enforce on): in any span of window + guard, at most `limit` sends, for every
- *    window of the plan (a sliding log, which keeps any fixed window of the server within its limit
- *    whatever its phase), and an even spacing of (window + guard) / limit for the shortest window so
- *    that traffic is smooth rather than a burst at each window start.
- * 2. Server feedback: a response that says `Remaining: r` leaves r sends for the rest of that window,
- *    minus those we sent after it; when that budget is spent we hold until the reported reset. This
- *    keeps us in step when the server counts differently or another client shares the key.
- * 3. Pause: after a 429, nothing leaves until its Retry-After has passed (the ban guard).
- * 4. Gap (AdaptiveSpacing, in raw mode too): the minimum time between two sends that a limiter
- *    between sends (GCRA, leaky bucket) needs, and the rate a 429 without a told wait halved.
+ * What a Pacer derives from its options alone: the same for every key of a plan, so that a tenant mix
+ * of thousands of keys builds it once per plan and each key's pacer keeps only its own state.
  */
-export class Pacer {
-  private readonly logs: QuotaLog[];
-  private readonly spacingMs: number;
-  private readonly maxOvershoot: number;
-  /** The next slot of the even spacing; it advances on a grid so that late timers do not lower the rate. */
-  private nextSlot = Number.NEGATIVE_INFINITY;
-  private seq = 0;
-  /** Sends not yet answered. */
-  inFlight = 0;
-  /** Nothing leaves before this time (epoch ms); the pause began at `pausedFrom`. */
-  pausedUntil = 0;
-  pausedFrom = 0;
-  /** Budget from the latest feedback: requests left, as of send number `budgetSeq`, valid until `budgetUntil`. */
-  private budget = Number.POSITIVE_INFINITY;
-  private budgetSeq = 0;
-  private budgetUntil = 0;
-  private budgetFromSeq = -1;
-  /** Per window limit: latest receive time of a response that was first in its window (an upper bound of the window's start). */
-  private readonly windowStarts = new Map<number, number>();
-  private readonly windowMsByLimit: Map<number, number>;
-  /** The most Remaining any answer showed (until one does, a full window is assumed). */
-  private mostRemaining: number | undefined;
-  /** The latest answer told no quota at all: the server announces no budget to stay within. */
-  private silent = false;
-  /** The limit the server last described, at first the plan's shortest window's. */
-  private lastLimit: number;
-  private readonly shortestMs: number;
-  private readonly spec: QuotaSpec | undefined;
-  private readonly spacing: AdaptiveSpacing;
+export class PacerPlan {
+  /** Each window's limit and span (window + guard) for the sliding logs; none in raw mode. */
+  readonly logWindows: readonly LogWindow[];
+  readonly spacingMs: number;
+  readonly maxOvershoot: number;
+  readonly windowMsByLimit: ReadonlyMap<number, number>;
+  readonly shortestLimit: number;
+  readonly shortestMs: number;
+  readonly spec: QuotaSpec | undefined;
   /** The plan's shortest window over its limit, whether pacing keeps it or not. */
-  private readonly intervalMs: number;
+  readonly intervalMs: number;
+  readonly spacingStart: SpacingStart;
 
   constructor(readonly options: PacerOptions) {
     const shortest = shortestWindow(options.windows);
     const guard = options.guardMs ?? Math.min(250, Math.max(5, (shortest?.seconds ?? 0) * 1000 * 0.005));
-    this.logs = options.enforce
-      ? options.windows.map((w) => quotaLog(w.limit, w.seconds * 1000 + guard))
+    this.logWindows = options.enforce
+      ? options.windows.map((w) => ({ limit: w.limit, spanMs: w.seconds * 1000 + guard }))
       : [];
     this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
     this.intervalMs = shortest ? (shortest.seconds * 1000) / shortest.limit : Number.POSITIVE_INFINITY;
     const given = options.limiter;
-    this.spacing = new AdaptiveSpacing({
+    this.spacingStart = {
       floorMs:
         given && isSpacingLimiter(given) && shortest
           ? withMargin((shortest.seconds * 1000) / shortest.limit)
           : 0,
       learnFloor: given === undefined,
-    });
+    };
     this.maxOvershoot = options.maxOvershoot ?? 2;
     this.windowMsByLimit = new Map(options.windows.map((w) => [w.limit, w.seconds * 1000]));
-    this.lastLimit = shortest?.limit ?? Number.POSITIVE_INFINITY;
+    this.shortestLimit = shortest?.limit ?? Number.POSITIVE_INFINITY;
     this.shortestMs = (shortest?.seconds ?? 1) * 1000;
     // Generators in other processes (or on other machines) wake late under load, and their sends
     // reach the server in another order than their slots: a shared quota keeps a wider guard, 2% of
@@ -108,10 +79,78 @@ export class Pacer {
         }
       : undefined;
   }
+}
+
+/**
+ * Decides when the next request of one API key may leave. Three rules, all of which must allow it:
+ *
+ * 1. Quota pacing (enforce on): in any span of window + guard, at most `limit` sends, for every
+ *    window of the plan (a sliding log, which keeps any fixed window of the server within its limit
+ *    whatever its phase), and an even spacing of (window + guard) / limit for the shortest window so
+ *    that traffic is smooth rather than a burst at each window start.
+ * 2. Server feedback: a response that says `Remaining: r` leaves r sends for the rest of that window,
+ *    minus those we sent after it; when that budget is spent we hold until the reported reset. This
+ *    keeps us in step when the server counts differently or another client shares the key.
+ * 3. Pause: after a 429, nothing leaves until its Retry-After has passed (the ban guard).
+ * 4. Gap (AdaptiveSpacing, in raw mode too): the minimum time between two sends that a limiter
+ *    between sends (GCRA, leaky bucket) needs, and the rate a 429 without a told wait halved.
+ *
+ * Its state is kept small (a key of a tenant mix is one of thousands): the plan's constants live in
+ * a shared PacerPlan, and the logs grow with the sends made.
+ */
+export class Pacer {
+  private readonly plan: PacerPlan;
+  /** Every window's sliding log, in one ring (none in raw mode). */
+  private readonly log: QuotaLog;
+  /** The next slot of the even spacing; it advances on a grid so that late timers do not lower the rate. */
+  private nextSlot = Number.NEGATIVE_INFINITY;
+  private seq = 0;
+  /** Sends not yet answered. */
+  inFlight = 0;
+  /** Nothing leaves before this time (epoch ms); the pause began at `pausedFrom`. */
+  pausedUntil = 0;
+  pausedFrom = 0;
+  /**
+   * Budget from the latest feedback: requests left, as of send number `budgetSeq`, valid until
+   * `budgetUntil`. Not read before `budgetUntil` is set; a whole number, so V8 keeps it unboxed.
+   */
+  private budget = 0;
+  private budgetSeq = 0;
+  private budgetUntil = 0;
+  private budgetFromSeq = -1;
+  /**
+   * Per window limit: latest receive time of a response that was first in its window (an upper bound
+   * of the window's start). Servers mostly describe one window (the one closest to running out), so
+   * the first limit's is kept in two fields, and any other as pairs [limit, time] made on first use:
+   * a key of a mix never pays a Map's hundred bytes for one number.
+   */
+  private startLimit = -1;
+  private startAt = 0;
+  private moreStarts: number[] | undefined;
+  /** The most Remaining any answer showed (until one does, a full window is assumed). */
+  private mostRemaining: number | undefined;
+  /** The latest answer told no quota at all: the server announces no budget to stay within. */
+  private silent = false;
+  /** The limit the server last described, at first the plan's shortest window's. */
+  private lastLimit: number;
+  private readonly spacing: AdaptiveSpacing;
+
+  /** `options`, or the plan built from them once for many keys. */
+  constructor(options: PacerOptions | PacerPlan) {
+    const plan = options instanceof PacerPlan ? options : new PacerPlan(options);
+    this.plan = plan;
+    this.log = quotaLogs(plan.logWindows);
+    this.spacing = new AdaptiveSpacing(plan.spacingStart);
+    this.lastLimit = plan.shortestLimit;
+  }
+
+  get options(): PacerOptions {
+    return this.plan.options;
+  }
 
   /** The same spacing and windows for a store shared with other generators; none in raw mode. */
   quotaSpec(): QuotaSpec | undefined {
-    return this.spec;
+    return this.plan.spec;
   }
 
   /**
@@ -128,7 +167,7 @@ export class Pacer {
       this.budget = Math.min(this.lastLimit, (this.mostRemaining ?? Number.POSITIVE_INFINITY) + 1);
       this.budgetSeq = this.seq;
       this.budgetFromSeq = this.seq;
-      this.budgetUntil = now + (this.windowMsByLimit.get(this.lastLimit) ?? this.shortestMs);
+      this.budgetUntil = now + (this.plan.windowMsByLimit.get(this.lastLimit) ?? this.plan.shortestMs);
     }
     return this.budget - (this.seq - this.budgetSeq);
   }
@@ -145,12 +184,10 @@ export class Pacer {
       at = this.nextSlot;
       cause = 'pacing';
     }
-    for (const log of this.logs) {
-      const t = log.earliest();
-      if (t > at) {
-        at = t;
-        cause = 'pacing';
-      }
+    const free = this.log.earliest();
+    if (free > at) {
+      at = free;
+      cause = 'pacing';
     }
     const gap = this.spacing.earliest();
     if (gap > at) {
@@ -159,11 +196,11 @@ export class Pacer {
     }
     // After a 429, one request at a time until one is admitted: a burst into a limiter that has just
     // said no (a GCRA whose one slot a backlog all wants) is the run of 429s the seed's ban counts.
-    if (this.spacing.consecutive > 0 && this.inFlight > 0 && Number.isFinite(this.maxOvershoot))
+    if (this.spacing.consecutive > 0 && this.inFlight > 0 && Number.isFinite(this.plan.maxOvershoot))
       return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
     // Raw mode against a server that announces no budget: no more in flight than the overshoot the
     // ban guard allows past one, since every one of them may be the 429 after a 429.
-    if (!this.options.enforce && this.silent && this.inFlight > this.maxOvershoot)
+    if (!this.options.enforce && this.silent && this.inFlight > this.plan.maxOvershoot)
       return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
     const budget = this.remainingBudget(now);
     if (budget <= 0) {
@@ -172,7 +209,7 @@ export class Pacer {
           at = this.budgetUntil;
           cause = 'budget';
         }
-      } else if (budget <= -this.maxOvershoot || this.inFlight > this.maxOvershoot) {
+      } else if (budget <= -this.plan.maxOvershoot || this.inFlight > this.plan.maxOvershoot) {
         // Raw mode past the budget: wait for an answer (or the reset) before risking more 429s.
         return { at: this.inFlight > 0 ? Number.POSITIVE_INFINITY : this.budgetUntil, cause: 'inflight' };
       }
@@ -186,8 +223,9 @@ export class Pacer {
     // one's, so a timer that fired late is made up for. Later than that (an idle spell, the first
     // send) the grid restarts one spacing after now: no credit, since two sends at once are the
     // pair a GCRA without burst (nginx limit_req) rejects.
-    this.nextSlot = (at - this.nextSlot > this.spacingMs / 2 ? at : this.nextSlot) + this.spacingMs;
-    for (const log of this.logs) log.add(at);
+    const spacingMs = this.plan.spacingMs;
+    this.nextSlot = (at - this.nextSlot > spacingMs / 2 ? at : this.nextSlot) + spacingMs;
+    this.log.add(at);
     this.inFlight++;
     this.spacing.sent(this.seq + 1, at);
     return ++this.seq;
@@ -200,6 +238,8 @@ export class Pacer {
   observe(seq: number, headers: RateLimitState | undefined, at: number, status = 0): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     if (status !== 0 && status !== 429) this.spacing.answered(seq);
+    // A 429's send is let go by rateLimited, which still wants its gap.
+    else if (status === 0) this.spacing.forget(seq);
     if (status !== 0) this.silent = headers === undefined;
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
     if (headers.limit !== undefined) this.lastLimit = headers.limit;
@@ -215,11 +255,11 @@ export class Pacer {
     const windowMs =
       headers.limit === undefined
         ? undefined
-        : (this.windowMsByLimit.get(headers.limit) ??
+        : (this.plan.windowMsByLimit.get(headers.limit) ??
           (headers.windowSeconds === undefined ? undefined : headers.windowSeconds * 1000));
     if (windowMs !== undefined && headers.limit !== undefined) {
-      if (headers.remaining === headers.limit - 1) this.windowStarts.set(headers.limit, at);
-      const start = this.windowStarts.get(headers.limit);
+      if (headers.remaining === headers.limit - 1) this.setWindowStart(headers.limit, at);
+      const start = this.windowStart(headers.limit);
       if (start !== undefined && start + windowMs > at && start + windowMs < until) until = start + windowMs;
     }
     until = this.heldNoLongerThan(until);
@@ -230,6 +270,32 @@ export class Pacer {
     this.budget = headers.remaining - this.inFlight;
     this.budgetSeq = this.seq;
     this.budgetUntil = until;
+  }
+
+  private windowStart(limit: number): number | undefined {
+    if (limit === this.startLimit) return this.startAt;
+    const more = this.moreStarts;
+    if (more) for (let i = 0; i < more.length; i += 2) if (more[i] === limit) return more[i + 1];
+    return undefined;
+  }
+
+  private setWindowStart(limit: number, at: number): void {
+    if (limit === this.startLimit || this.startLimit < 0) {
+      this.startLimit = limit;
+      this.startAt = at;
+      return;
+    }
+    const more = this.moreStarts;
+    if (more === undefined) {
+      this.moreStarts = [limit, at];
+      return;
+    }
+    for (let i = 0; i < more.length; i += 2)
+      if (more[i] === limit) {
+        more[i + 1] = at;
+        return;
+      }
+    more.push(limit, at);
   }
 
   /**
@@ -244,11 +310,8 @@ export class Pacer {
   private heldNoLongerThan(until: number): number {
     const model = this.options.limiter;
     if (model === 'gcra' || model === 'token-bucket') return Math.min(until, this.spacing.earliest());
-    if (model === 'sliding-window' && this.logs.length > 0) {
-      let free = Number.NEGATIVE_INFINITY;
-      for (const log of this.logs) free = Math.max(free, log.earliest());
-      return Math.min(until, free);
-    }
+    if (model === 'sliding-window' && this.plan.logWindows.length > 0)
+      return Math.min(until, this.log.earliest());
     return until;
   }
 
@@ -257,7 +320,8 @@ export class Pacer {
    * many 429s in a row the key has met, this one included: a backoff's exponent.
    */
   rateLimited(seq: number, told: boolean, at: number): number {
-    this.spacing.rateLimited(seq, told, this.options.enforce ? this.spacingMs : 0, this.intervalMs, at);
+    const plan = this.plan;
+    this.spacing.rateLimited(seq, told, plan.options.enforce ? plan.spacingMs : 0, plan.intervalMs, at);
     return this.spacing.consecutive;
   }
 
