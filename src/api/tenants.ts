@@ -141,7 +141,10 @@ export function keysPerPlan(specs: readonly TenantGroupSpec[]): Record<string, n
 }
 
 /** Every key a mix needs minted, key -> plan, for the server's key table. */
-export function mintedKeyTable(seed: string, counts: Readonly<Record<string, number>>): Record<string, string> {
+export function mintedKeyTable(
+  seed: string,
+  counts: Readonly<Record<string, number>>,
+): Record<string, string> {
   const table: Record<string, string> = {};
   for (const [plan, n] of Object.entries(counts))
     for (let i = 1; i <= n; i++) table[mintedKey(seed, plan, i)] = plan;
@@ -168,7 +171,8 @@ export function buildTenantMix(
       ? 0
       : tenants.filter((t) => !t.tenant.named && t.tenant.plan === spec.plan).length;
     for (let i = 1; i <= spec.keys; i++) {
-      const n = (usedOfPlan[spec.plan] = (usedOfPlan[spec.plan] ?? 0) + 1);
+      const n = (usedOfPlan[spec.plan] ?? 0) + 1;
+      usedOfPlan[spec.plan] = n;
       const ordinal = ordinalBase + i;
       const tenant: TenantRef = Object.freeze({
         index: tenants.length,
@@ -195,9 +199,14 @@ export function buildTenantMix(
  * the columns plan, key and optionally name. A key written `env:NAME` is read from that environment
  * variable, so that files can be committed without secrets. No message ever quotes a key.
  */
-export function parseTenantsFile(text: string, file: string, env: NodeJS.ProcessEnv = process.env): NamedKey[] {
+export function parseTenantsFile(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): NamedKey[] {
   const trimmed = text.trim();
-  const rows = trimmed.startsWith('[') || trimmed.startsWith('{') ? jsonRows(trimmed, file) : csvRows(trimmed, file);
+  const rows =
+    trimmed.startsWith('[') || trimmed.startsWith('{') ? jsonRows(trimmed, file) : csvRows(trimmed, file);
   if (rows.length === 0) throw new InputError(`${file}: no tenants in the file`);
   const seen = new Set<string>();
   return rows.map((row, i) => {
@@ -298,6 +307,6 @@ export function specsFromKeys(
   );
   // keyFor's n counts keys of a plan across groups in mix order: map it back to the group's own list.
   const byPlan: Record<string, string[]> = {};
-  for (const g of list) (byPlan[g.spec.plan] ??= []).push(...g.keys);
+  for (const g of list) byPlan[g.spec.plan] = [...(byPlan[g.spec.plan] ?? []), ...g.keys];
   return { specs, keyFor: (plan, n) => byPlan[plan]?.[n - 1] as string };
 }

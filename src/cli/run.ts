@@ -1,10 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { LIMITER_KINDS } from '../api/limiter-kinds.ts';
-import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../api/plans.ts';
+import {
+  applyPlanOverrides,
+  DEFAULT_PLANS,
+  getPlan,
+  type PlanTable,
+  planRate,
+  scalePlan,
+} from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
+import {
+  buildTenantMix,
+  keysPerPlan,
+  mintedKey,
+  parseTenantsFile,
+  specsFromKeys,
+  TENANT_SEED_ENV,
+  type TenantMix,
+  validateTenantSpecs,
+} from '../api/tenants.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import { quotaKeyName, RedisQuotaStore } from '../client/redis-quota-store.ts';
 import { CONTRACTS } from '../record/checks/contract.ts';
@@ -12,12 +31,13 @@ import { resultFromJson } from '../report/result-input.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { parseTolerances } from '../report/tolerances.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
-import type { Rate } from '../scenario/define.ts';
+import type { Rate, Scenario } from '../scenario/define.ts';
 import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
 import { parseShare, shareOf } from '../scenario/share.ts';
+import { refuseRatesInClosedModel, tenantLoads } from '../scenario/tenant-load.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
@@ -136,6 +156,11 @@ export function runOptions(yargs: Argv) {
       describe:
         "Worker threads sharing the workload (one core each); the key's quota stays one, their results are merged",
     })
+    .option('tenants', {
+      type: 'string',
+      describe:
+        "CSV or JSON file of a tenant mix's keys on your target (plan,key[,name]; a key may be env:VAR): each key paced by its own plan; never printed or written. Without it, a scenario's `tenants` run on the embedded server's minted keys",
+    })
     .option('shard', {
       type: 'string',
       describe:
@@ -165,11 +190,68 @@ export function runOptions(yargs: Argv) {
       'max-regression',
       'junit',
       'summary-md',
+      'tenants',
     ])
     .conflicts('rate', 'vus');
 }
 
 type RunArgs = Awaited<ReturnType<typeof runOptions>['argv']>;
+
+/**
+ * The run's tenant mix, if any: the scenario's groups with keys the embedded server mints (from a
+ * random seed it gets through its environment), or a `--tenants` file's keys for a target of one's own.
+ */
+function tenantMixOf(
+  scenario: Scenario<unknown>,
+  file: string | undefined,
+  plans: PlanTable,
+  timeScale: number,
+  embedded: boolean,
+): { mix: TenantMix; minted?: { seed: string; flag: string } } | undefined {
+  if (file === undefined && scenario.tenants === undefined) return undefined;
+  const windowsOf = (plan: string) => scalePlan(getPlan(plans, plan), timeScale).windows;
+  const declared =
+    scenario.tenants === undefined
+      ? []
+      : validateTenantSpecs(scenario.tenants, plans, `scenario ${scenario.name}: tenants`);
+  if (file !== undefined) {
+    if (embedded)
+      throw new InputError(
+        "--tenants names keys of your own target: give --base-url too (the embedded server mints its own for a scenario's tenants)",
+      );
+    const text = readTextFile(file, '--tenants');
+    const { specs, keyFor } = specsFromKeys(
+      parseTenantsFile(text, `--tenants ${file}`),
+      plans,
+      declared,
+      `--tenants ${file}`,
+    );
+    return { mix: buildTenantMix(specs, windowsOf, keyFor) };
+  }
+  if (!embedded)
+    throw new InputError(
+      `scenario ${scenario.name} declares tenants: against --base-url give their keys with --tenants FILE (plan,key[,name])`,
+    );
+  const seed = randomBytes(16).toString('hex');
+  const counts = keysPerPlan(declared);
+  const flag = Object.entries(counts)
+    .map(([plan, n]) => `${plan}=${n}`)
+    .join(',');
+  return {
+    mix: buildTenantMix(declared, windowsOf, (plan, n) => mintedKey(seed, plan, n)),
+    minted: { seed, flag },
+  };
+}
+
+function readTextFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InputError(
+      `${what} ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+}
 
 /** Base URL without credentials: what a result and a message may show. */
 function publicTarget(url: URL): string {
@@ -233,8 +315,20 @@ export async function run(args: RunArgs): Promise<number> {
     throw new InputError(
       '--abort-on-fail needs the live figures of one generator; it cannot be used with --workers',
     );
-  const workload = shard ? shareOf(whole, shard) : whole;
-  if (shard && shard.count > 1 && !quotaStoreUrl && !args.quiet)
+  const tenantSetup = tenantMixOf(scenario, args.tenants, plans, timeScale, embedded);
+  // Every group's rate is resolved (and refused) before the server starts or a key is used.
+  const tenants = tenantSetup && {
+    mix: tenantSetup.mix,
+    loads: tenantLoads(tenantSetup.mix, scenario.workload, overrides, whole.kind, shard),
+  };
+  if (tenantSetup) refuseRatesInClosedModel(tenantSetup.mix, whole.kind);
+  if (tenantSetup && workers > 1)
+    throw new InputError(
+      '--workers with a tenant mix: not supported yet; spread the keys with --shard I/N instead',
+    );
+  // A tenant mix is spread by its keys (tenantLoads), not by dividing the rates.
+  const workload = shard && !tenantSetup ? shareOf(whole, shard) : whole;
+  if (shard && shard.count > 1 && !quotaStoreUrl && !tenantSetup && !args.quiet)
     process.stderr.write(
       'petstore-load: --shard without --quota-store: this shard paces the whole plan on its own; shards sharing one key will exceed it together\n',
     );
@@ -253,7 +347,12 @@ export async function run(args: RunArgs): Promise<number> {
   if (embedded) {
     const serverArgs = ['--time-scale', String(timeScale)];
     if (args.plans) serverArgs.push('--plans', args.plans);
-    server = await spawnServer(serverArgs);
+    if (tenantSetup?.minted) serverArgs.push('--tenant-keys', tenantSetup.minted.flag);
+    // The minting seed goes through the environment: no key, and nothing to derive one, on a command line.
+    server = await spawnServer(
+      serverArgs,
+      tenantSetup?.minted ? { [TENANT_SEED_ENV]: tenantSetup.minted.seed } : undefined,
+    );
     process.once('exit', () => server?.child.kill());
     baseUrl = new URL(server.url);
   } else {
@@ -366,6 +465,7 @@ export async function run(args: RunArgs): Promise<number> {
               onSnapshot: (take) => {
                 snapshot = take;
               },
+              ...(tenants ? { tenants } : {}),
             });
     } catch (error) {
       if (!(error instanceof SetupError)) throw error;

@@ -1,5 +1,5 @@
+import type { TenantGroupSpec, TenantRef } from '../api/tenants.ts';
 import type { Api } from '../client/petstore-api.ts';
-import type { TenantGroupSpec } from '../api/tenants.ts';
 import type { ProbeBattery } from './probes.ts';
 
 export type Duration = string | number;
@@ -53,6 +53,8 @@ export interface FlowContext<D> {
   iteration: number;
   /** Seeded random in [0, 1): the same seed replays the same choices. */
   random(): number;
+  /** A tenant mix: the tenant this iteration sends as (its plan, group and label; never its key). */
+  tenant?: TenantRef;
   pick<T>(items: readonly T[]): T;
 }
 

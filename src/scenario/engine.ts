@@ -1,12 +1,14 @@
 import { formatInstant, parseDuration } from '../api/duration.ts';
 import { seededRandom } from '../api/random.ts';
+import type { TenantKey, TenantRef } from '../api/tenants.ts';
 import { bounded, PhaseTimeout } from '../client/bounded.ts';
-import type { ApiClient, ApiResponse, CallInput } from '../client/client.ts';
+import type { ApiClient, ApiResponse, Caller, CallInput } from '../client/client.ts';
 import { after, now, sleepUntil } from '../client/clock.ts';
 import { AbortedError, HeldPastEndError } from '../client/gate.ts';
 import { type Api, type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
 import type { RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Flow, FlowContext, Scenario } from './define.ts';
+import type { TenantLoad } from './tenant-load.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
 export interface EngineInput<D> {
@@ -25,6 +27,19 @@ export interface EngineInput<D> {
   onWorkload?(running: boolean, summary: WorkloadSummary): void;
   /** Worker threads of one run: one runs setup and teardown for all, and all start together. */
   coordination?: Coordination<D>;
+  /**
+   * A tenant mix: every arrival (or virtual user) belongs to one tenant and calls through its key.
+   * An open workload's rate is each group's; `maxInFlight` bounds each key's iterations in flight.
+   */
+  tenants?: EngineTenants;
+  /** Setup and teardown call through this (default the client's own key). */
+  setupCaller?: Caller;
+}
+
+export interface EngineTenants {
+  loads: readonly TenantLoad[];
+  /** The caller of a tenant's key (its own pacing); asked once per tenant. */
+  caller(t: TenantKey): Caller;
 }
 
 /** How the workers of one run share its setup and teardown. */
@@ -76,7 +91,7 @@ const unusedCaller: CallFn = () => Promise.reject(new Error('unreachable'));
 /** One iteration's API: its first call carries the iteration's due time (open model). */
 class IterationApi extends PetstoreApi {
   constructor(
-    private readonly client: ApiClient,
+    private readonly client: Caller,
     private due: number | undefined,
   ) {
     super(unusedCaller);
@@ -95,6 +110,7 @@ class IterationContext<D> implements FlowContext<D> {
     readonly vu: number,
     readonly iteration: number,
     readonly random: () => number,
+    readonly tenant: TenantRef | undefined,
   ) {}
   pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.random() * items.length)] as T;
@@ -128,6 +144,8 @@ interface WorkloadRun<D> {
   interruptedAt?: number;
   started: number;
   inFlight: Set<Promise<unknown>>;
+  /** A tenant mix: each tenant's caller, and its iterations in flight (by tenant index). */
+  lanes?: { callers: Caller[]; inFlight: Uint16Array };
 }
 
 /**
@@ -144,7 +162,8 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
     failedIterations: 0,
     flows: Object.fromEntries(scenario.flows.map((f) => [f.name, { iterations: 0, failures: 0 }])),
   };
-  const plainApi = petstoreApi(client.call.bind(client) as CallFn);
+  const setupCaller = input.setupCaller ?? client;
+  const plainApi = petstoreApi(setupCaller.call.bind(setupCaller) as CallFn);
 
   const setupMs = parseDuration(scenario.setupTimeout ?? SETUP_TIMEOUT_MS, 'setupTimeout');
   const setup = async () => {
@@ -179,6 +198,7 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
     stop: new AbortController(),
     started: 0,
     inFlight: new Set(),
+    ...(input.tenants ? { lanes: tenantLanes(input.tenants) } : {}),
   };
   const graceMs = input.graceMs ?? 2000;
   // No send leaves after the grace: one the client would hold past it is not waited for.
@@ -192,8 +212,10 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   // Interrupted during setup: no workload at all (the listener would never fire for a past abort).
   if (signal.aborted) onSignal();
   const cancelDeadline = after(input.workload.durationMs, () => run.stop.abort());
-  if (input.workload.kind === 'open') await driveOpen(run);
-  else await driveClosed(run);
+  if (input.workload.kind === 'open') {
+    if (input.tenants) await Promise.all(input.tenants.loads.map((load) => driveOpen(run, load)));
+    else await driveOpen(run);
+  } else await driveClosed(run);
   if (!run.stop.signal.aborted) {
     // The iteration bound ended the loop, not the clock: every iteration has started, and each may
     // finish by the deadline rather than within the short grace.
@@ -247,14 +269,16 @@ async function iterate<D>(
   run: WorkloadRun<D>,
   vu: number,
   scheduledAt: number | undefined,
+  tenant?: TenantRef,
 ): Promise<boolean> {
   const { summary, input } = run;
   const iteration = run.started++;
   const flow = run.pickFlow();
-  const ctx = new IterationContext(run.data, vu, iteration, run.random);
+  const ctx = new IterationContext(run.data, vu, iteration, run.random, tenant);
   const stats = summary.flows[flow.name] as WorkloadSummary['flows'][string];
+  const caller = tenant ? (run.lanes?.callers[tenant.index] as Caller) : input.client;
   try {
-    await flow.run(new IterationApi(input.client, scheduledAt), ctx);
+    await flow.run(new IterationApi(caller, scheduledAt), ctx);
     stats.iterations++;
     summary.iterations++;
   } catch (error) {
@@ -279,13 +303,45 @@ function track<D>(run: WorkloadRun<D>, p: Promise<unknown>): void {
   p.finally(() => run.inFlight.delete(p));
 }
 
-/** Open model: iterations start on the clock's schedule, whatever the earlier ones are doing. */
-async function driveOpen<D>(run: WorkloadRun<D>): Promise<void> {
+/** Each tenant's caller, asked once; per-key in-flight counts start at 0. */
+function tenantLanes(tenants: EngineTenants): { callers: Caller[]; inFlight: Uint16Array } {
+  const callers: Caller[] = [];
+  for (const load of tenants.loads) for (const t of load.tenants) callers[t.tenant.index] = tenants.caller(t);
+  return { callers, inFlight: new Uint16Array(callers.length) };
+}
+
+/**
+ * One iteration of a tenant, unless the key has `maxInFlight` iterations in flight already (then
+ * it is dropped and counted, as one over the run's cap is without tenants): a key held back by its
+ * own quota must not take the whole run's in-flight budget from the others.
+ */
+function startTenantIteration<D>(run: WorkloadRun<D>, tenant: TenantRef, vu: number, due: number): void {
+  const inFlight = run.lanes?.inFlight as Uint16Array;
+  if ((inFlight[tenant.index] as number) >= Math.min(65_535, run.input.workload.maxInFlight)) {
+    run.summary.droppedIterations++;
+    return;
+  }
+  inFlight[tenant.index] = (inFlight[tenant.index] as number) + 1;
+  const p = iterate(run, vu, due, tenant).finally(() => {
+    inFlight[tenant.index] = (inFlight[tenant.index] as number) - 1;
+  });
+  track(run, p);
+}
+
+/**
+ * Open model: iterations start on the clock's schedule, whatever the earlier ones are doing. With a
+ * tenant load, the group's arrivals go to its tenants in turn, so each key gets the group's rate
+ * over its keys, evenly spaced, from one timer for the whole group (not one per key).
+ */
+async function driveOpen<D>(run: WorkloadRun<D>, load?: TenantLoad): Promise<void> {
   const { workload } = run.input;
   const { startedAt } = run;
+  const rateAt = load ? load.rateAt : workload.rateAt;
+  if (load && load.tenants.length === 0) return;
+  let turn = 0;
   // An iteration is due where the integral of the rate crosses the next whole number. Steps of at
   // most 50 ms (midpoint rule) follow a ramp, even one starting from 0, as well as a constant rate.
-  let t = startedAt;
+  let t = startedAt + (load?.startMs ?? 0);
   let credit = 0;
   while (more(run) && t - startedAt < workload.durationMs) {
     if (credit >= 1 - 1e-9) {
@@ -294,27 +350,41 @@ async function driveOpen<D>(run: WorkloadRun<D>): Promise<void> {
       if (t - now() > 1) await sleepUntil(t, run.stop.signal);
       if (!more(run)) break;
       credit -= 1;
+      if (load) {
+        const member = load.tenants[turn] as TenantKey;
+        turn = turn + 1 === load.tenants.length ? 0 : turn + 1;
+        startTenantIteration(run, member.tenant, member.tenant.index, t);
+        continue;
+      }
       // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
       if (run.inFlight.size >= workload.maxInFlight) run.summary.droppedIterations++;
       else track(run, iterate(run, run.inFlight.size, t));
       continue;
     }
-    const rate = workload.rateAt(t - startedAt);
+    const rate = rateAt(t - startedAt);
     const step = rate > 0 ? Math.min(1000 / rate, 50) : 50;
-    credit += (workload.rateAt(t - startedAt + step / 2) * step) / 1000;
+    credit += (rateAt(t - startedAt + step / 2) * step) / 1000;
     t += step;
   }
 }
 
-/** Closed model: virtual users, each running iterations back to back, as many as the ramp says. */
+/**
+ * Closed model: virtual users, each running iterations back to back, as many as the ramp says.
+ * With a tenant mix, user `id` belongs to tenant `id` modulo the tenants (spread over the groups in
+ * the mix's order), and waits for its group's start.
+ */
 async function driveClosed<D>(run: WorkloadRun<D>): Promise<void> {
   const { workload } = run.input;
+  const members = run.input.tenants?.loads.flatMap((l) => l.tenants.map((t) => ({ t, startMs: l.startMs })));
   const vus = new Set<number>();
   const runVu = async (id: number) => {
+    const member = members && members.length > 0 ? members[id % members.length] : undefined;
+    if (member) await sleepUntil(run.startedAt + member.startMs, run.stop.signal);
     let sinceYield = 0;
     while (more(run) && id < Math.round(workload.vusAt(now() - run.startedAt))) {
       // Held past the run's close (a Retry-After of years): this user has nothing left to send.
-      if (await iterate(run, id, undefined)) await sleepUntil(run.deadline, run.stop.signal);
+      if (await iterate(run, id, undefined, member?.t.tenant))
+        await sleepUntil(run.deadline, run.stop.signal);
       const [min, max] = workload.thinkMs;
       if (max > 0) await sleepUntil(now() + min + run.random() * (max - min), run.stop.signal);
       else if (++sinceYield >= 64) {

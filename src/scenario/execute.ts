@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
+import type { TenantKey, TenantMix } from '../api/tenants.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
-import { ApiClient } from '../client/client.ts';
+import { ApiClient, type Caller } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
@@ -13,8 +14,9 @@ import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { LimiterSeen, RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
-import { type Coordination, runScenario, SetupError } from './engine.ts';
+import { type Coordination, type EngineInput, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
+import type { TenantLoad } from './tenant-load.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
 /** The version users installed, from package.json, so results name it without a second copy to update. */
@@ -61,6 +63,12 @@ export interface ExecuteInput<D> {
   /** A worker thread of a run: shares setup and teardown with the others. */
   coordination?: Coordination<D>;
   /**
+   * A tenant mix: each tenant's key gets a lane of its own in the client (its plan's pacing, its own
+   * pauses), and the loads say what each group sends. Setup and teardown use `apiKey`, or the first
+   * tenant's key when there is none.
+   */
+  tenants?: { mix: TenantMix; loads: TenantLoad[] };
+  /**
    * Given, once the run starts, a way to build the result as it stands (marked partial): what a
    * second Ctrl-C writes before the process exits at once.
    */
@@ -102,6 +110,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       contract: input.contract,
       limiter: input.limiter,
     },
+    ...(input.tenants ? { tenants: input.tenants.mix } : {}),
   });
   const tap = input.tap;
   const client = new ApiClient({
@@ -115,7 +124,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     limiter: input.limiter,
     timeoutMs: input.timeoutMs,
     maxAttempts: input.maxAttempts,
-    connections: Math.max(1, Math.min(256, input.workload.maxInFlight)),
+    connections: input.tenants ? 256 : Math.max(1, Math.min(256, input.workload.maxInFlight)),
     sharedQuota: input.sharedQuota,
     sink: tap
       ? {
@@ -228,6 +237,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       signal: input.signal ?? new AbortController().signal,
       seed: input.seed,
       coordination: input.coordination,
+      ...tenantWiring(input, client),
       onWorkload: (running, summary) => {
         recorder.measure(running, now());
         if (running) live = { summary, startedAt: now() };
@@ -263,5 +273,29 @@ function limiterSeen(given: LimiterKind | undefined, s: SpacingState): LimiterSe
     given: given !== undefined,
     gapMs: Math.round(s.floorMs * 10) / 10,
     rateCuts: s.decreases,
+  };
+}
+
+/** The engine's view of a tenant mix: a lane per tenant, and the key setup and teardown use. */
+function tenantWiring<D>(
+  input: ExecuteInput<D>,
+  client: ApiClient,
+): Pick<EngineInput<D>, 'tenants' | 'setupCaller'> {
+  const tenants = input.tenants;
+  if (!tenants) return {};
+  // One lane per key: setup's calls through the first tenant's key are paced with its workload's.
+  const lanes = new Map<TenantKey, Caller>();
+  const laneOf = (t: TenantKey): Caller => {
+    let lane = lanes.get(t);
+    if (!lane) {
+      lane = client.lane(t);
+      lanes.set(t, lane);
+    }
+    return lane;
+  };
+  const first = tenants.mix.tenants[0];
+  return {
+    tenants: { loads: tenants.loads, caller: laneOf },
+    ...(input.apiKey === undefined && first ? { setupCaller: laneOf(first) } : {}),
   };
 }
