@@ -1,5 +1,5 @@
 import { isSpacingLimiter } from '../api/limiter-kinds.ts';
-import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
+import type { BanReport, CapacityReport, TenantCapacity, TenantStep } from '../result/capacity-types.ts';
 
 const show = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : String(v));
 
@@ -98,3 +98,63 @@ export function formatBanReport(b: BanReport): string {
   for (const note of b.notes) out.push(`  ban probe (note): ${note}`);
   return out.join('\n');
 }
+
+/**
+ * `capacity --tenants` for the terminal: the headline, then one row per step in order of tenants
+ * (the curve), the broken ones with their first reason.
+ */
+export function formatTenantCapacity(c: TenantCapacity): string {
+  const mix = Object.keys(c.mix).length > 1;
+  const header = [
+    'tenants',
+    ...(mix ? ['per plan'] : []),
+    'req/s',
+    'quota req/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    '429s',
+    'dropped',
+    'lag ms',
+    'gen cpu',
+    'step',
+  ];
+  const steps = [...c.steps].sort((a, b) => a.tenants - b.tenants);
+  const rows = steps.map((s) => [
+    s.tenants.toLocaleString('en-US'),
+    ...(mix ? [perPlanCell(s)] : []),
+    s.rate.toFixed(1),
+    s.offeredRate.toFixed(1),
+    String(s.p50Ms),
+    String(s.p99Ms),
+    String(s.errors),
+    String(s.rateLimited),
+    String(s.droppedIterations),
+    String(s.loopDelayP99Ms),
+    `${Math.round(s.generatorCpu * 100)}%`,
+    s.held ? 'held' : `broke: ${s.cause}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) =>
+        i === 0 || i === cells.length - 1
+          ? cell.padEnd(widths[i] as number)
+          : cell.padStart(widths[i] as number),
+      )
+      .join('  ')
+      .trimEnd();
+  const out = [c.sentence, line(header), ...rows.map(line)];
+  for (const s of steps)
+    if (!s.held) for (const why of s.reasons) out.push(`  ${s.tenants.toLocaleString('en-US')}: ${why}`);
+  const w = c.warmup;
+  out.push(
+    `steps of ${c.stepMs / 1000} s at each plan's full rate (time scale ${c.timeScale}), ${c.restMs / 1000} s apart${w ? `, after a warm-up of ${w.tenants} tenants for ${w.durationMs / 1000} s` : ''}; latency is response time (from when each request was due)`,
+  );
+  return out.join('\n');
+}
+
+const perPlanCell = (s: TenantStep) =>
+  Object.entries(s.perPlan)
+    .map(([plan, n]) => `${plan} ${n}`)
+    .join(', ');

@@ -22,6 +22,13 @@ import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
 import { writeResult } from '../result/write.ts';
+import {
+  capacityTenants,
+  DEFAULT_MAX_TENANTS,
+  DEFAULT_STEP_DURATION,
+  DEFAULT_TENANT_THRESHOLD,
+  TENANT_ONLY_FLAGS,
+} from './capacity-tenants.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
@@ -52,7 +59,7 @@ export function capacityOptions(yargs: Argv) {
     .option('windows', { type: 'number', default: 2, describe: 'Windows sent at the plan rate' })
     .option('time-scale', {
       type: 'number',
-      describe: `The target's windows are the plan's divided by N (embedded: ${CAPACITY_TIME_SCALE}, else 1)`,
+      describe: `The target's windows are the plan's divided by N (embedded: ${CAPACITY_TIME_SCALE}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
     })
     .option('max-rate', {
       type: 'number',
@@ -88,6 +95,30 @@ export function capacityOptions(yargs: Argv) {
       describe:
         "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000'",
     })
+    .option('tenants', {
+      type: 'string',
+      describe:
+        "Tenant capacity instead: ramp tenants of a plan ('pro') or a mix in fixed proportions ('free=4,pro=1'), each at its plan's full quota, until a step breaks; report the largest number that held",
+    })
+    .option('tenant-threshold', {
+      type: 'string',
+      array: true,
+      describe: `--tenants: what each step must keep, repeatable, as run's --threshold (default ${DEFAULT_TENANT_THRESHOLD}); 5xx, 429s to paced tenants and limiter header failures always break a step`,
+    })
+    .option('step-duration', {
+      type: 'string',
+      describe: `--tenants: length of each step (default ${DEFAULT_STEP_DURATION})`,
+    })
+    .option('max-tenants', {
+      type: 'number',
+      describe: `--tenants: the ramp's bound (default ${DEFAULT_MAX_TENANTS.toLocaleString('en-US')}; the embedded server mints that many keys)`,
+    })
+    .option('tenants-start', { type: 'number', describe: '--tenants: the first step (default 1)' })
+    .option('tenants-file', {
+      type: 'string',
+      describe:
+        '--tenants with --base-url: the keys, CSV or JSON (plan,key[,name]; key env:NAME reads a variable), as run --tenants; never printed or written',
+    })
     .option('out', { type: 'string', describe: 'Directory for result.json and report.html' })
     .option('timeout', { type: 'number', default: 10_000, describe: 'Request timeout, ms' })
     .option('quiet', { type: 'boolean', default: false, describe: 'Only the result path' })
@@ -102,10 +133,16 @@ export function capacityOptions(yargs: Argv) {
       'out',
       'ban-key',
       'ban-max-wait',
+      'tenants',
+      'tenant-threshold',
+      'step-duration',
+      'max-tenants',
+      'tenants-start',
+      'tenants-file',
     ]);
 }
 
-type CapacityArgs = Awaited<ReturnType<typeof capacityOptions>['argv']>;
+export type CapacityArgs = Awaited<ReturnType<typeof capacityOptions>['argv']>;
 
 function parseKeys(given: readonly string[]): Map<string, string> {
   const keys = new Map<string, string>();
@@ -153,6 +190,9 @@ export function feasibleScale(plan: Plan, scale: number, maxRate: number): numbe
 }
 
 export async function capacity(args: CapacityArgs): Promise<number> {
+  if (args.tenants !== undefined) return capacityTenants(args);
+  for (const [field, flag] of TENANT_ONLY_FLAGS)
+    if (args[field] !== undefined) throw new InputError(`${flag} is a flag of capacity --tenants`);
   if (args.banKey !== undefined && !args.probeBan)
     throw new InputError('--ban-key is only used with --probe-ban');
   const banMaxWaitMs = parseDuration(args.banMaxWait, '--ban-max-wait');

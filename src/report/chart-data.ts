@@ -2,13 +2,14 @@ import type { TimelinePoint } from '../record/timeline.ts';
 import type { RunResult } from '../result/types.ts';
 import { type PercentileCurve, percentileCurve } from './percentile-curve.ts';
 import { type QuotaChart, quotaCharts } from './quota-chart.ts';
+import { type TenantRampChart, tenantRampChart } from './tenant-ramp-chart.ts';
 
 /**
  * What the page's script draws, computed in Node so the page only plots: one entry per chart
  * container, matched by its `data-chart` id (a list, not an object keyed by operation id, so an id
  * like `__proto__` from a foreign document cannot meet the prototype chain).
  */
-export type ChartData = LatencyChart | TimelineChart | QuotaChart;
+export type ChartData = LatencyChart | TimelineChart | QuotaChart | TenantRampChart;
 
 export interface LatencyChart extends PercentileCurve {
   id: string;
@@ -78,9 +79,14 @@ export function chartData(result: RunResult): ChartData[] {
       ...percentileCurve(op.histograms),
     })),
   ];
-  return [...latency, ...timelineCharts(result), ...quotaCharts(result)];
+  const ramp = result.tenantCapacity ? [tenantRampChart(result.tenantCapacity)] : [];
+  return [...latency, ...timelineCharts(result), ...quotaCharts(result), ...ramp];
 }
 
 /** Points a chart plots (its x values): 0 means the page shows "no data" instead of a canvas. */
 export const pointsOf = (chart: ChartData): number =>
-  chart.kind === 'latency' ? chart.x.length : chart.t.length;
+  chart.kind === 'latency'
+    ? chart.x.length
+    : chart.kind === 'tenant-ramp'
+      ? chart.tenants.length
+      : chart.t.length;

@@ -292,7 +292,80 @@
     ];
   }
 
-  const BUILD = { latency, timeline, waits, quota };
+  /** Ticks at the powers of two: the ramp doubles its tenants. */
+  function doublings(_u, _axis, min, max) {
+    const ticks = [];
+    for (let v = 1; v <= max * 1.000001; v *= 2) if (v >= min * 0.999999) ticks.push(v);
+    return ticks;
+  }
+
+  /** A step threshold on p99, drawn across the chart as a dashed line. */
+  function limitLine(limit) {
+    return (u) => {
+      if (limit == null) return;
+      const { ctx } = u;
+      const { left, width } = u.bbox;
+      const y = Math.round(u.valToPos(limit, 'ms', true));
+      ctx.save();
+      ctx.strokeStyle = COLORS.rateLimited;
+      ctx.lineWidth = devicePixelRatio;
+      ctx.setLineDash([4 * devicePixelRatio, 4 * devicePixelRatio]);
+      ctx.beginPath();
+      ctx.moveTo(left, y);
+      ctx.lineTo(left + width, y);
+      ctx.stroke();
+      ctx.restore();
+    };
+  }
+
+  /** capacity --tenants: p50 and p99 (left) and the rate got and allowed (right), by tenants. */
+  function tenantRamp(chart, width) {
+    const s = chart.series;
+    const limit = chart.p99Limit;
+    const rateText = (_u, v) => (v == null ? '–' : `${fixed(v, 1)}/s`);
+    const dots = (size) => ({ show: true, size });
+    return [
+      {
+        width,
+        height: HEIGHT,
+        scales: {
+          x: {
+            time: false,
+            distr: 3,
+            log: 2,
+            range: (_u, min, max) => [Math.max(0.5, min / 1.25), Math.max(max * 1.25, min * 2)],
+          },
+          ms: { range: (_u, _min, max) => [0, Math.max(max, limit ?? 0) * 1.1 || 1] },
+          n: { range: fromZero },
+        },
+        axes: [
+          { label: 'tenants (each at its quota)', splits: doublings },
+          { scale: 'ms', label: 'response time (ms)', size: 60 },
+          { scale: 'n', side: 1, label: 'requests per second', size: 70, grid: { show: false } },
+        ],
+        series: [
+          { label: 'tenants', value: countText },
+          line('p99', COLORS.p99, 'ms', { value: msText, points: dots(6) }),
+          line('p50', COLORS.service, 'ms', { value: msText, width: 1.5, points: dots(4) }),
+          line('requests/s', COLORS.remaining, 'n', { value: rateText, points: dots(4) }),
+          line('quota allows', COLORS.remainingMin, 'n', { value: rateText, width: 1, dash: [2, 4] }),
+          {
+            label: 'broke',
+            scale: 'ms',
+            stroke: COLORS.rateLimited,
+            fill: COLORS.rateLimited,
+            paths: () => null,
+            points: { show: true, size: 11, fill: COLORS.rateLimited },
+            value: (_u, v) => (v == null ? '–' : 'broke'),
+          },
+        ],
+        hooks: { draw: [limitLine(limit)] },
+      },
+      [chart.tenants, s.p99, s.p50, s.rate, s.offered, s.broke],
+    ];
+  }
+
+  const BUILD = { latency, timeline, waits, quota, 'tenant-ramp': tenantRamp };
 
   function noData(el, text) {
     const p = document.createElement('p');
@@ -305,7 +378,13 @@
   const drawn = [];
   for (const el of document.querySelectorAll('[data-chart]')) {
     const chart = charts.get(el.dataset.chart);
-    const points = chart ? (chart.kind === 'latency' ? chart.x.length : chart.t.length) : 0;
+    const points = chart
+      ? chart.kind === 'latency'
+        ? chart.x.length
+        : chart.kind === 'tenant-ramp'
+          ? chart.tenants.length
+          : chart.t.length
+      : 0;
     if (!chart || points === 0) {
       // The report already wrote why; a container it did not expect still must not stay blank.
       if (!el.querySelector('.no-data')) noData(el, 'no data');

@@ -226,3 +226,90 @@ export interface BanReport {
   notes: string[];
   durationMs: number;
 }
+
+/**
+ * Why a step of `capacity --tenants` did not hold: a threshold failed, the target answered 5xx or
+ * not at all, its limiter refused a tenant kept within its quota (or its rate-limit headers failed
+ * a check), or the load generator itself could not keep the schedule (then the figures measure this
+ * machine, not the target, and the result says so rather than blame the target).
+ */
+export type TenantBreakCause = 'threshold' | 'errors' | 'limiter' | 'generator';
+
+/** One step of the tenant ramp: n tenants, each at its plan's full rate, for the step's length. */
+export interface TenantStep {
+  /** Tenants driven, all plans together. */
+  tenants: number;
+  /** Of them, per plan. */
+  perPlan: Record<string, number>;
+  /** The workload's measured span, ms. */
+  durationMs: number;
+  requests: number;
+  /** Requests per second while the step ran. */
+  rate: number;
+  /** Requests per second the tenants' quotas allow together: what the step asked for. */
+  offeredRate: number;
+  /** Response time (from when the request was due, less our own pacing waits), ms. */
+  p50Ms: number;
+  p99Ms: number;
+  /** Service time p99 (sent to received), ms. */
+  serviceP99Ms: number;
+  /** 5xx and transport errors. */
+  errors: number;
+  /** 429s: every tenant was paced within its quota, so each one is the limiter's doing. */
+  rateLimited: number;
+  /** Failures of the checks of rate-limit headers and Retry-After. */
+  limiterCheckFailures: number;
+  iterations: number;
+  /** Iterations not started because a tenant had too many in flight already. */
+  droppedIterations: number;
+  /** The generator's event-loop delay p99 over the step, ms: how late its timers fired. */
+  loopDelayP99Ms: number;
+  /**
+   * The generator process's CPU time over the step's span: 1 is one core busy throughout. Its
+   * JavaScript runs on one core, so near 1 this machine, not the target, may be what ran out.
+   */
+  generatorCpu: number;
+  /** Each `--tenant-threshold` judged on the step. */
+  thresholds: { expression: string; actual: number | null; passed: boolean }[];
+  held: boolean;
+  /** Why it broke (absent when it held); `reasons` says it in words, the first the deciding one. */
+  cause?: TenantBreakCause;
+  reasons: string[];
+}
+
+/**
+ * `petstore-load capacity --tenants`: tenants of a plan (or a mix in fixed proportions) at their
+ * full quota, doubled until a step breaks and then bisected; the largest number that held.
+ */
+export interface TenantCapacity {
+  /** The mix as asked: plan -> proportion (`pro` is { pro: 1 }). */
+  mix: Record<string, number>;
+  /** The step thresholds (`--tenant-threshold`), as given. */
+  thresholds: string[];
+  /** Each step's length, and the pause between steps that keeps reused keys within their windows, ms. */
+  stepMs: number;
+  restMs: number;
+  timeScale: number;
+  /** The ramp's first step and its bound (`--max-tenants`, or the keys a file gave). */
+  start: number;
+  maxTenants: number;
+  /** An unmeasured step before the ramp (connections, JIT on both sides). */
+  warmup: { tenants: number; durationMs: number } | null;
+  /** The largest number of tenants that held (null: not even the first step held). */
+  held: number | null;
+  heldPerPlan: Record<string, number> | null;
+  /** The smallest that broke, and why (null: every step held up to maxTenants). */
+  brokeAt: number | null;
+  cause: TenantBreakCause | null;
+  reasons: string[];
+  /**
+   * What bounds the number: the target (a threshold, errors, its limiter), the generator (this
+   * machine could not drive more: the target's own bound is above), the ramp's maximum, or nothing
+   * yet (interrupted before a step broke or the maximum was reached).
+   */
+  boundBy: 'target' | 'generator' | 'max' | 'interrupted';
+  /** The headline, e.g. "the reference server held 1,800 Pro tenants at their quota with p99 < 300 ms". */
+  sentence: string;
+  /** Every step, in the order run. */
+  steps: TenantStep[];
+}

@@ -6,7 +6,7 @@ import type { HeaderDialect } from '../record/dialects.ts';
 import type { LatencyStats } from '../record/histogram.ts';
 import type { KeyQuota } from '../record/quota-timeline.ts';
 import type { TimelinePoint } from '../record/timeline.ts';
-import type { BanReport, CapacityReport } from './capacity-types.ts';
+import type { BanReport, CapacityReport, TenantCapacity } from './capacity-types.ts';
 import type { ProbeResult } from './probe-types.ts';
 
 export type { HeaderDialect } from '../record/dialects.ts';
@@ -44,6 +44,12 @@ export interface RunResult {
   capacity?: CapacityReport[];
   /** `petstore-load capacity --probe-ban`: the temporary ban, provoked on the key named for it. */
   banProbe?: BanReport;
+  /**
+   * `petstore-load capacity --tenants`: the largest number of tenants that held at their quota, and
+   * the ramp's curve. The run-wide figures (overall, operations, byPlan, timeline) are those of the
+   * largest step that held (else of the first step).
+   */
+  tenantCapacity?: TenantCapacity;
   /** The compliance battery's verdicts (a scenario with `probes`), in order; any failed one fails the run. */
   probes?: ProbeResult[];
   /**

@@ -1,0 +1,268 @@
+/**
+ * bench:tenants: does the cost of a run grow with the number of keys it drives? One aggregate rate
+ * (BENCH_RATE, 2,000 req/s) spread over 1, 100, 1,000 and 10,000 tenant keys of a plan whose quota
+ * never binds, each in a child process of its own (so that its peak RSS is its own), beside a bare
+ * undici dispatch loop paced the same way (the floor: nothing of ours). Rounds rotate the order; the
+ * medians of CPU per request, and their ratios, are the figures to quote. The reference server runs
+ * in its own process and mints the keys from a seed both sides get through the environment.
+ */
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { type Dispatcher, Pool } from 'undici';
+import { applyPlanOverrides, DEFAULT_PLANS, getPlan } from '../src/api/plans.ts';
+import { loadSpec } from '../src/api/spec.ts';
+import { buildTenantMix, mintedKey, TENANT_SEED_ENV } from '../src/api/tenants.ts';
+import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
+import { executeScenario } from '../src/scenario/execute.ts';
+import { tenantLoads } from '../src/scenario/tenant-load.ts';
+import { resolveWorkload } from '../src/scenario/workload.ts';
+import { stopOnExit } from './harness.ts';
+import { median, writeBenchReport } from './report.ts';
+
+const rate = Number(process.env.BENCH_RATE ?? 2000);
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const keyCounts = (process.env.BENCH_KEYS ?? '1,100,1000,10000').split(',').map(Number);
+const MAX_KEYS = Math.max(...keyCounts);
+/** A quota of 5,000 a second per key: 1 key at 2,000 req/s never meets it, nor do 10,000 at 0.2. */
+const PLANS = { bench: { windows: [{ name: 'second', limit: 5000, seconds: 1 }] } };
+
+interface ChildReport {
+  what: string;
+  requests: number;
+  non2xx: number;
+  cpuMs: number;
+  usPerRequest: number;
+  rps: number;
+  rssBeforeMb: number;
+  peakRssMb: number;
+}
+
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/** `run`'s pipeline (client lanes, pacing, recorder, every check) over `keys` tenant keys. */
+async function tenantsChild(url: string, seed: string, keys: number): Promise<ChildReport> {
+  const plans = applyPlanOverrides(DEFAULT_PLANS, PLANS);
+  const windows = getPlan(plans, 'bench').windows;
+  const { operations } = await loadSpec();
+  const declared = {
+    executor: 'constant-arrival-rate' as const,
+    rate: rate / keys,
+    duration: `${duration}s`,
+    maxInFlight: 50,
+  };
+  const mix = buildTenantMix(
+    [{ plan: 'bench', keys }],
+    () => windows,
+    (plan, n) => mintedKey(seed, plan, n),
+  );
+  const workload = resolveWorkload(declared, rate, {});
+  const rssBeforeMb = process.resourceUsage().maxRSS / 1024;
+  let cpuAt = 0;
+  let cpu = 0;
+  const result = await executeScenario({
+    scenario: {
+      name: 'bench-tenants',
+      workload: declared,
+      flows: [{ name: 'get-pet', run: async (api) => void (await api.getPetById(1)) }],
+    },
+    workload: { ...workload, maxInFlight: 50 },
+    baseUrl: url,
+    target: url,
+    embeddedTarget: true,
+    apiKey: undefined,
+    operations,
+    plan: 'bench',
+    windows,
+    timeScale: 1,
+    enforce: true,
+    spec: 'built in',
+    tenants: { mix, loads: tenantLoads(mix, declared, {}, 'open') },
+    onWorkload: (running) => {
+      if (running) cpuAt = cpuMs();
+      else cpu = cpuMs() - cpuAt;
+    },
+  });
+  const requests = result.overall.requests;
+  return {
+    what: `${keys} keys`,
+    requests,
+    non2xx: requests - (result.overall.statuses['200'] ?? 0),
+    cpuMs: cpu,
+    usPerRequest: (cpu * 1000) / requests,
+    rps: requests / result.meta.durationSeconds,
+    rssBeforeMb,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  };
+}
+
+/** The floor: undici's dispatch at the same rate, one key, no pacing, no recording, no checks. */
+async function bareChild(url: string, seed: string): Promise<ChildReport> {
+  const pool = new Pool(url, { connections: 50 });
+  const headers = { authorization: `Bearer ${mintedKey(seed, 'bench', 1)}`, accept: 'application/json' };
+  const rssBeforeMb = process.resourceUsage().maxRSS / 1024;
+  let requests = 0;
+  let ok = 0;
+  const inFlight = new Set<Promise<void>>();
+  const get = () =>
+    new Promise<void>((resolve) => {
+      let status = 0;
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: () => {},
+        onResponseStart: (_c: Dispatcher.DispatchController, s: number, _h: IncomingHttpHeaders) => {
+          status = s;
+        },
+        onResponseData: () => {},
+        onResponseEnd: () => {
+          requests++;
+          if (status === 200) ok++;
+          resolve();
+        },
+        onResponseError: () => {
+          requests++;
+          resolve();
+        },
+      };
+      pool.dispatch({ path: '/pets/1', method: 'GET', headers }, handler);
+    });
+  const start = performance.now();
+  const before = cpuMs();
+  // Paced as the open model is: every request due by now starts, one timer wake-up at a time.
+  let sent = 0;
+  while (performance.now() - start < duration * 1000) {
+    const due = Math.floor(((performance.now() - start) * rate) / 1000);
+    while (sent < due) {
+      sent++;
+      const p = get();
+      inFlight.add(p);
+      p.finally(() => inFlight.delete(p));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(inFlight);
+  const cpu = cpuMs() - before;
+  const seconds = (performance.now() - start) / 1000;
+  await pool.close();
+  return {
+    what: 'bare undici',
+    requests,
+    non2xx: requests - ok,
+    cpuMs: cpu,
+    usPerRequest: (cpu * 1000) / requests,
+    rps: requests / seconds,
+    rssBeforeMb,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  };
+}
+
+function runChild(url: string, seed: string, what: number | 'bare'): Promise<ChildReport> {
+  return new Promise((resolve, reject) => {
+    const proc = fork(fileURLToPath(import.meta.url), ['--child', url, String(what)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: process.execArgv,
+      env: { ...process.env, [TENANT_SEED_ENV]: seed },
+    });
+    let report: ChildReport | undefined;
+    proc.on('message', (m) => {
+      report = m as ChildReport;
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (report && code === 0) resolve(report);
+      else reject(new Error(`the child for ${what} exited with ${code ?? signal}`));
+    });
+    const kill = () => proc.kill('SIGTERM');
+    process.once('exit', kill);
+    proc.once('exit', () => process.removeListener('exit', kill));
+  });
+}
+
+if (process.argv[2] === '--child') {
+  const [url, what] = process.argv.slice(3) as [string, string];
+  const seed = process.env[TENANT_SEED_ENV] as string;
+  const report = what === 'bare' ? await bareChild(url, seed) : await tenantsChild(url, seed, Number(what));
+  process.send?.(report);
+  process.exit(0);
+}
+
+const seed = randomBytes(16).toString('hex');
+const plansFile = `${fileURLToPath(new URL('../reports/', import.meta.url))}bench-tenants-plans.json`;
+writeFileSync(plansFile, JSON.stringify(PLANS));
+const servers: ServerProcess[] = [];
+const stopServers = stopOnExit(servers);
+const configs: (number | 'bare')[] = ['bare', ...keyCounts];
+const samples = new Map<number | 'bare', ChildReport[]>(configs.map((c) => [c, []]));
+try {
+  const server = await spawnServer(['--plans', plansFile, '--tenant-keys', `bench=${MAX_KEYS}`], {
+    [TENANT_SEED_ENV]: seed,
+  });
+  servers.push(server);
+  console.log(
+    `${rate} req/s for ${duration} s over ${keyCounts.join(', ')} keys and a bare undici dispatch loop, ${rounds} rounds in rotating order, each in a child process`,
+  );
+  for (let round = 0; round < rounds; round++) {
+    const order = configs.map((_, i) => configs[(i + round) % configs.length] as number | 'bare');
+    for (const c of order) {
+      const r = await runChild(server.url, seed, c);
+      samples.get(c)?.push(r);
+      console.log(
+        `  round ${round + 1} ${r.what.padEnd(12)}: ${r.requests} requests (${r.non2xx} not 200), ${r.rps.toFixed(0)} req/s, ${r.usPerRequest.toFixed(1)} µs CPU per request, peak RSS ${r.peakRssMb.toFixed(1)} MB`,
+      );
+    }
+  }
+} finally {
+  await stopServers();
+  rmSync(plansFile, { force: true });
+}
+
+const figures = configs.map((c) => {
+  const list = samples.get(c) as ChildReport[];
+  return {
+    config: c === 'bare' ? 'bare undici' : `${c} keys`,
+    keys: c === 'bare' ? 0 : c,
+    usPerRequest: median(list.map((r) => r.usPerRequest)),
+    peakRssMb: median(list.map((r) => r.peakRssMb)),
+    rps: median(list.map((r) => r.rps)),
+    non2xx: list.reduce((n, r) => n + r.non2xx, 0),
+  };
+});
+const bare = figures[0] as (typeof figures)[number];
+const one = figures.find((f) => f.keys === Math.min(...keyCounts)) as (typeof figures)[number];
+const most = figures.find((f) => f.keys === MAX_KEYS) as (typeof figures)[number];
+console.log('');
+console.log(
+  `${'config'.padEnd(12)} ${'µs CPU/req'.padStart(11)} ${'/ 1 key'.padStart(8)} ${'/ bare'.padStart(8)} ${'peak RSS'.padStart(10)} ${'req/s'.padStart(7)}`,
+);
+for (const f of figures)
+  console.log(
+    `${f.config.padEnd(12)} ${f.usPerRequest.toFixed(1).padStart(11)} ${(f.usPerRequest / one.usPerRequest).toFixed(2).padStart(8)} ${(f.usPerRequest / bare.usPerRequest).toFixed(2).padStart(8)} ${`${f.peakRssMb.toFixed(1)} MB`.padStart(10)} ${f.rps.toFixed(0).padStart(7)}`,
+  );
+const yes = (met: boolean) => (met ? 'met' : 'NOT MET');
+const perKeyRatio = most.usPerRequest / one.usPerRequest;
+const bareRatio = most.usPerRequest / bare.usPerRequest;
+const rssGrowth = most.peakRssMb - one.peakRssMb;
+console.log(
+  `CPU per request at ${MAX_KEYS} keys / 1 key: ${perKeyRatio.toFixed(2)}x (at most 1.1x): ${yes(perKeyRatio <= 1.1)}`,
+);
+console.log(
+  `CPU per request at ${MAX_KEYS} keys / bare undici: ${bareRatio.toFixed(2)}x (at most 1.3x): ${yes(bareRatio <= 1.3)}`,
+);
+console.log(
+  `peak RSS at ${MAX_KEYS} keys - 1 key: ${rssGrowth.toFixed(1)} MB, ${((rssGrowth * 1024 * 1024) / MAX_KEYS).toFixed(0)} bytes per key (at most 20 MB): ${yes(rssGrowth <= 20)}`,
+);
+const path = writeBenchReport('tenants', {
+  rate,
+  duration,
+  rounds,
+  figures,
+  perKeyRatio,
+  bareRatio,
+  rssGrowthMb: rssGrowth,
+});
+console.log(`figures: ${path}`);

@@ -1,0 +1,220 @@
+import { InputError } from '../api/input-error.ts';
+import type { Operation } from '../api/operations.ts';
+import { getPlan, type PlanTable, planRate, type RateWindow, scalePlan } from '../api/plans.ts';
+import { EXIT } from '../cli/exit-codes.ts';
+import { now } from '../client/clock.ts';
+import type { Threshold } from '../report/threshold-parse.ts';
+import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
+import type { RunResult } from '../result/types.ts';
+import { rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
+import { runTenantStep } from './tenant-step.ts';
+
+/** The warm-up asks for about this many requests a second, with no more tenants than this. */
+const WARMUP_RATE = 100;
+const WARMUP_TENANTS = 16;
+const WARMUP_MS = 2000;
+
+export interface TenantCapacityInput {
+  /** Plan -> proportion. */
+  mix: Record<string, number>;
+  plans: PlanTable;
+  /** The target's windows are the plans' divided by it. */
+  timeScale: number;
+  /** The n-th key of a plan (1-based): minted by the embedded server, or a file's. */
+  keyFor(plan: string, n: number): string;
+  start: number;
+  /** At most this many tenants: `--max-tenants`, or fewer when a file gives fewer keys. */
+  maxTenants: number;
+  stepMs: number;
+  /** Judged on each step's result; any that fails breaks the step. */
+  thresholds: readonly Threshold[];
+  baseUrl: string;
+  /** Without credentials. */
+  target: string;
+  embeddedTarget: boolean;
+  /** How the headline names the target: 'the reference server', or its URL. */
+  targetName: string;
+  operations: Operation[];
+  spec: string;
+  timeoutMs?: number;
+  /** Without it, the first measured step also warms connections and JIT on both sides. */
+  warmup?: boolean;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export type TenantCapacityResult = RunResult & { tenantCapacity: TenantCapacity };
+
+/** Between steps: a tenth of a step (100 ms at least), so that keys reused from step to step stay
+ * within any window of their plan, whose quota each step fills for its whole length. */
+export const restMsFor = (stepMs: number) => Math.max(100, Math.round(stepMs / 10));
+
+/**
+ * The tenants of the warm-up: about WARMUP_RATE requests a second (WARMUP_TENANTS at most), or the
+ * first step's when it starts higher, so that it does not meet cold connections.
+ */
+function warmupTenants(input: TenantCapacityInput, rateOf: (plan: string) => number, least: number): number {
+  const probe = tenantCounts(input.mix, Math.max(least, 10));
+  const perTenant =
+    Object.entries(probe).reduce((sum, [p, n]) => sum + n * rateOf(p), 0) /
+    Object.values(probe).reduce((a, b) => a + b, 0);
+  const wanted = Math.ceil(WARMUP_RATE / Math.max(perTenant, 1e-9));
+  return Math.max(least, Math.min(Math.max(Math.min(wanted, WARMUP_TENANTS), input.start), input.maxTenants));
+}
+
+/**
+ * `capacity --tenants`: an unmeasured warm-up, then the ramp (doubling, then bisection), each step
+ * a run of its own with a rest before the next. The result's run-wide figures are the largest step
+ * that held (else the first), its `tenantCapacity` the number and the curve.
+ */
+export async function runTenantCapacity(input: TenantCapacityInput): Promise<TenantCapacityResult> {
+  const startedAt = now();
+  const windowsOf = windowsCache(input.plans, input.timeScale);
+  const rateOf = (plan: string) => planRate([...windowsOf(plan)]);
+  const least = Object.keys(input.mix).length;
+  const restMs = restMsFor(input.stepMs);
+  const timeoutMs = input.timeoutMs ?? 10_000;
+  const stopped = () => input.signal?.aborted === true;
+  const common = {
+    keyFor: input.keyFor,
+    windowsOf,
+    baseUrl: input.baseUrl,
+    target: input.target,
+    embeddedTarget: input.embeddedTarget,
+    operations: input.operations,
+    spec: input.spec,
+    timeScale: input.timeScale,
+    thresholds: input.thresholds,
+    timeoutMs,
+    signal: input.signal,
+  };
+  let firstStep: RunResult | undefined;
+  let best: { tenants: number; result: RunResult } | undefined;
+  let warmup: TenantCapacity['warmup'] = null;
+  let warmupResult: RunResult | undefined;
+  if (input.warmup !== false) {
+    const tenants = warmupTenants(input, rateOf, least);
+    warmup = { tenants, durationMs: Math.min(WARMUP_MS, input.stepMs) };
+    input.log?.(`warm-up: ${tenants} tenants for ${warmup.durationMs / 1000} s (not measured)`);
+    const perPlan = tenantCounts(input.mix, tenants);
+    warmupResult = (await runTenantStep({ ...common, perPlan, durationMs: warmup.durationMs })).result;
+    await rest(restMs, input.signal);
+  }
+  let first = true;
+  const outcome = await rampTenants<TenantStep & { interrupted?: boolean }>(
+    { start: input.start, max: input.maxTenants, least, stopped },
+    async (n) => {
+      if (!first) await rest(restMs, input.signal);
+      first = false;
+      const { step, result } = await runTenantStep({
+        ...common,
+        perPlan: tenantCounts(input.mix, n),
+        durationMs: input.stepMs,
+      });
+      firstStep ??= result;
+      // A step cut short by Ctrl-C is no verdict: the ramp ends with the steps before it.
+      if (stopped()) return { ...step, interrupted: true };
+      // Kept: the largest step that held (a step's result holds every key's figures: not all of them).
+      if (step.held && (!best || n > best.tenants)) best = { tenants: n, result };
+      input.log?.(stepLine(step));
+      return step;
+    },
+  );
+  const endedAt = now();
+  const tenantCapacity = tenantCapacityOf(
+    outcome,
+    {
+      mix: input.mix,
+      thresholds: input.thresholds.map((t) => t.expression),
+      stepMs: input.stepMs,
+      restMs,
+      timeScale: input.timeScale,
+      start: Math.min(input.maxTenants, Math.max(least, input.start)),
+      maxTenants: input.maxTenants,
+      warmup,
+    },
+    input.targetName,
+  );
+  const base = best?.result ?? firstStep ?? warmupResult;
+  if (!base) throw new InputError('capacity --tenants: interrupted before any step', EXIT.INTERRUPTED);
+  return withRamp(base, input, tenantCapacity, {
+    startedAt,
+    endedAt,
+    partial: stopped(),
+    shownStep: best?.tenants ?? tenantCapacity.steps[0]?.tenants ?? null,
+  });
+}
+
+/** The result: a step's figures under the ramp's meta (its whole span), with the number and curve. */
+function withRamp(
+  base: RunResult,
+  input: TenantCapacityInput,
+  tenantCapacity: TenantCapacity,
+  o: { startedAt: number; endedAt: number; partial: boolean; shownStep: number | null },
+): TenantCapacityResult {
+  return {
+    ...base,
+    meta: {
+      ...base.meta,
+      scenario: 'capacity-tenants',
+      description: `Tenants at their quota (${mixLabel(input.mix)}): the largest number that held`,
+      plan: Object.keys(input.mix).join(','),
+      startedAt: new Date(o.startedAt).toISOString(),
+      endedAt: new Date(o.endedAt).toISOString(),
+      durationSeconds: Math.round((o.endedAt - o.startedAt) / 10) / 100,
+      partial: o.partial,
+    },
+    config: {
+      ...base.config,
+      workload: {
+        executor: 'capacity-tenants',
+        mix: input.mix,
+        stepMs: input.stepMs,
+        start: tenantCapacity.start,
+        maxTenants: input.maxTenants,
+        // Which step the run-wide figures are.
+        shownStep: o.shownStep,
+      },
+    },
+    tenantCapacity,
+  };
+}
+
+/** Each plan's windows as the target counts them, scaled once. */
+function windowsCache(plans: PlanTable, timeScale: number): (plan: string) => readonly RateWindow[] {
+  const windows = new Map<string, readonly RateWindow[]>();
+  return (plan) => {
+    let w = windows.get(plan);
+    if (!w) {
+      w = scalePlan(getPlan(plans, plan), timeScale).windows;
+      windows.set(plan, w);
+    }
+    return w;
+  };
+}
+
+/** `pro`, or `free=4,pro=1`. */
+export function mixLabel(mix: Readonly<Record<string, number>>): string {
+  const plans = Object.entries(mix);
+  return plans.length === 1 ? (plans[0]?.[0] as string) : plans.map(([p, w]) => `${p}=${w}`).join(',');
+}
+
+/** One line per step, as it ends. */
+export function stepLine(s: TenantStep): string {
+  const figures = `${s.tenants} tenants: ${s.rate.toFixed(1)} of ${s.offeredRate.toFixed(1)} req/s, p99 ${s.p99Ms} ms, ${s.errors} errors, ${s.rateLimited} 429s`;
+  return `${figures}: ${s.held ? 'held' : `broke (${s.reasons[0]})`}`;
+}
+
+/** A pause that Ctrl-C cuts short. */
+function rest(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
