@@ -376,17 +376,19 @@ async function driveOpen<D>(run: WorkloadRun<D>, load?: TenantLoad): Promise<voi
 async function driveClosed<D>(run: WorkloadRun<D>): Promise<void> {
   const { workload } = run.input;
   const members = run.input.tenants?.loads.flatMap((l) => l.tenants.map((t) => ({ t, startMs: l.startMs })));
+  // Thousands of tenants' users wait on the client's one scheduler, not on a timer each.
+  const scheduler = run.input.client.scheduler;
+  const sleep = members ? scheduler.sleepUntil.bind(scheduler) : sleepUntil;
   const vus = new Set<number>();
   const runVu = async (id: number) => {
     const member = members && members.length > 0 ? members[id % members.length] : undefined;
-    if (member) await sleepUntil(run.startedAt + member.startMs, run.stop.signal);
+    if (member) await sleep(run.startedAt + member.startMs, run.stop.signal);
     let sinceYield = 0;
     while (more(run) && id < Math.round(workload.vusAt(now() - run.startedAt))) {
       // Held past the run's close (a Retry-After of years): this user has nothing left to send.
-      if (await iterate(run, id, undefined, member?.t.tenant))
-        await sleepUntil(run.deadline, run.stop.signal);
+      if (await iterate(run, id, undefined, member?.t.tenant)) await sleep(run.deadline, run.stop.signal);
       const [min, max] = workload.thinkMs;
-      if (max > 0) await sleepUntil(now() + min + run.random() * (max - min), run.stop.signal);
+      if (max > 0) await sleep(now() + min + run.random() * (max - min), run.stop.signal);
       else if (++sinceYield >= 64) {
         // A flow with no I/O (or one that throws at once) only yields microtasks: without a turn of
         // the event loop now and then, the deadline timer and SIGINT would never run.
