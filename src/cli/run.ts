@@ -11,6 +11,7 @@ import {
   getPlan,
   type PlanTable,
   planRate,
+  type RateWindow,
   scalePlan,
 } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
@@ -38,6 +39,7 @@ import { loadScenario } from '../scenario/load.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
 import { parseShare, shareOf } from '../scenario/share.ts';
 import { refuseRatesInClosedModel, tenantLoads } from '../scenario/tenant-load.ts';
+import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
@@ -243,6 +245,13 @@ function tenantMixOf(
   };
 }
 
+/** A mix as worker threads take it: plain data, the keys in tenant order (in memory only). */
+function tenantJob(mix: TenantMix): NonNullable<WorkerJob['tenants']> {
+  const windowsByPlan: Record<string, RateWindow[]> = {};
+  for (const t of mix.tenants) windowsByPlan[t.tenant.plan] ??= [...t.tenant.windows];
+  return { specs: mix.groups.map((g) => g.spec), keys: mix.tenants.map((t) => t.key), windowsByPlan };
+}
+
 function readTextFile(file: string, what: string): string {
   try {
     return readFileSync(file, 'utf8');
@@ -322,10 +331,6 @@ export async function run(args: RunArgs): Promise<number> {
     loads: tenantLoads(tenantSetup.mix, scenario.workload, overrides, whole.kind, shard),
   };
   if (tenantSetup) refuseRatesInClosedModel(tenantSetup.mix, whole.kind);
-  if (tenantSetup && workers > 1)
-    throw new InputError(
-      '--workers with a tenant mix: not supported yet; spread the keys with --shard I/N instead',
-    );
   // A tenant mix is spread by its keys (tenantLoads), not by dividing the rates.
   const workload = shard && !tenantSetup ? shareOf(whole, shard) : whole;
   if (shard && shard.count > 1 && !quotaStoreUrl && !tenantSetup && !args.quiet)
@@ -448,6 +453,7 @@ export async function run(args: RunArgs): Promise<number> {
                 specPath: args.spec ?? DEFAULT_SPEC_PATH,
                 overrides,
                 planRate: planRate(windows),
+                ...(tenantSetup ? { tenants: tenantJob(tenantSetup.mix) } : {}),
                 quota: quotaStoreUrl
                   ? { kind: 'redis', ...quotaStoreUrl, key: quotaKeyName(apiKey ?? 'anonymous') }
                   : { kind: 'port', key: 'run' },

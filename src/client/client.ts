@@ -534,19 +534,13 @@ export class ApiClient implements Caller {
    * A key of a tenant mix: its own Pacer (its plan's windows, raw mode for `enforce: false`; the ban
    * guard stays), Gate, 429 pause and Authorization header; the pool, the sink, the retry budget and
    * the run's close, drain and interrupt are the client's. Its attempts carry the tenant's label and
-   * the tenant. Cheap (a few hundred bytes, no timer): build one per tenant up front. A shared quota
-   * keeps the key as `${sharedQuota.key}#${tenant index}`, the same in every generator.
+   * the tenant. Cheap (a few hundred bytes, no timer): build one per tenant up front. A lane never
+   * goes through the shared quota store: a mix is spread over workers and generators by its keys, so
+   * each key lives in one generator and its quota is already one (and a send costs no round trip).
    */
   lane(t: TenantKey): Lane {
     const core = this.core;
-    const shared = core.options.sharedQuota;
-    return new Lane(
-      core,
-      t.key,
-      t.tenant,
-      core.pacerPlan(t.tenant.windows, t.tenant.enforce),
-      shared ? { store: shared.store, key: `${shared.key}#${t.tenant.index}` } : undefined,
-    );
+    return new Lane(core, t.key, t.tenant, core.pacerPlan(t.tenant.windows, t.tenant.enforce), undefined);
   }
 
   /** The one scheduler every wait of this client's keys goes through (pacing, pauses, backoff). */

@@ -61,6 +61,17 @@ export function tenantLoads(
   });
 }
 
+/**
+ * The share of a mix's keys one worker thread takes: its part of this generator's part. Tenant `i`
+ * falls to shard `i mod S` and, within it, to worker `(i div S) mod W`, so the shard's keys are
+ * spread evenly over its workers and every key has exactly one home.
+ */
+export function tenantShare(shard: Share | undefined, worker: Share | undefined): Share | undefined {
+  if (!worker || worker.count === 1) return shard;
+  const s = shard ?? { index: 1, count: 1 };
+  return { index: (worker.index - 1) * s.count + s.index, count: s.count * worker.count };
+}
+
 /** A closed workload gives each group's tenants virtual users only through the run-wide count. */
 export function refuseRatesInClosedModel(mix: TenantMix, kind: 'open' | 'closed'): void {
   if (kind !== 'closed') return;

@@ -1,5 +1,6 @@
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { RateWindow } from '../api/plans.ts';
+import type { TenantGroupSpec } from '../api/tenants.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import type { Share } from './share.ts';
 import type { WorkloadOverrides } from './workload.ts';
@@ -33,6 +34,11 @@ export interface WorkerJob {
   timeoutMs: number;
   maxAttempts: number;
   seed: number;
+  /**
+   * A tenant mix, as plain data: the groups, every key in tenant order (kept in memory, never
+   * written), and each plan's windows. The worker takes the keys that fall to it (tenantShare).
+   */
+  tenants?: { specs: TenantGroupSpec[]; keys: string[]; windowsByPlan: Record<string, RateWindow[]> };
   /** Where the key's quota is shared: the main thread's store (through a port), or Redis. */
   quota: { kind: 'port'; key: string } | { kind: 'redis'; url: string; label: string; key: string };
 }

@@ -1,12 +1,15 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { loadSpec } from '../api/spec.ts';
+import { buildTenantMix } from '../api/tenants.ts';
 import { PortQuotaStore } from '../client/port-quota-store.ts';
 import type { QuotaStore } from '../client/quota-store.ts';
 import { RedisQuotaStore } from '../client/redis-quota-store.ts';
+import type { Workload } from './define.ts';
 import { SetupError } from './engine.ts';
 import { executeScenario } from './execute.ts';
 import { loadScenario } from './load.ts';
-import { shareOf } from './share.ts';
+import { type Share, shareOf } from './share.ts';
+import { tenantLoads, tenantShare } from './tenant-load.ts';
 import type { FromWorker, ToWorker, WorkerJob } from './worker-job.ts';
 import { resolveWorkload } from './workload.ts';
 
@@ -45,13 +48,30 @@ function next<T extends ToWorker['type']>(...types: T[]): Promise<Extract<ToWork
   });
 }
 
+/** The worker's tenants: the whole mix (the recorder names every tier), its own keys' loads. */
+function tenantsOf(t: NonNullable<WorkerJob['tenants']>, declared: Workload, kind: 'open' | 'closed') {
+  let next = 0;
+  const mix = buildTenantMix(
+    t.specs,
+    (plan) => t.windowsByPlan[plan] ?? [],
+    () => t.keys[next++] as string,
+  );
+  return { mix, loads: tenantLoads(mix, declared, job.overrides, kind, tenantShare(job.shard, job.share)) };
+}
+
 let store: QuotaStore | undefined;
 try {
   store =
     job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await RedisQuotaStore.connect(job.quota.url);
   const [scenario, spec] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
   const whole = resolveWorkload(scenario.workload, job.planRate, job.overrides);
-  const workload = shareOf(job.shard ? shareOf(whole, job.shard) : whole, job.share);
+  const tenants = job.tenants && tenantsOf(job.tenants, scenario.workload, whole.kind);
+  // A mix is spread by its keys: each worker sends the whole rate of the keys that fall to it.
+  const workload = tenants
+    ? whole.kind === 'closed'
+      ? shareOf(whole, tenantShare(job.shard, job.share) as Share)
+      : whole
+    : shareOf(job.shard ? shareOf(whole, job.shard) : whole, job.share);
   const first = job.share.index === 1;
   const result = await executeScenario({
     scenario,
@@ -81,6 +101,7 @@ try {
       label: job.quota.kind === 'redis' ? job.quota.label : `main thread (${job.share.count} workers)`,
     },
     shard: job.shard,
+    ...(tenants ? { tenants } : {}),
     coordination: {
       setup: async (run) => {
         if (first) {

@@ -56,6 +56,30 @@ describe('run --workers 2 (embedded server, Free plan)', () => {
     expect(result.overall.requests).toBeGreaterThan(0);
   }, 70_000);
 
+  it('spreads a tenant mix over the threads by its keys: each key in one thread, its whole rate', async () => {
+    const out = join(dir, 'tenants');
+    const outcome = await runCli(
+      ['run', 'test/helpers/scenarios/tenant-browse.ts', '--workers', '2', '--out', out, '--quiet'],
+      60_000,
+    );
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const result = readJson(join(out, 'result.json')) as RunResult;
+    expect(resultProblem(result)).toBeUndefined();
+    expect(result.meta.workers).toBe(2);
+    for (const [plan, keys, share] of [
+      ['free', 6, 0.5],
+      ['pro', 3, 0.1],
+    ] as const) {
+      const tier = result.byPlan?.[plan];
+      expect(tier?.keysSeen).toBe(keys);
+      expect(tier?.rateLimited).toBe(0);
+      // Every key at its own rate: none left out, none sent by both threads (which would double it).
+      expect(tier?.utilization.min).toBeGreaterThan(share * 0.6);
+      expect(tier?.utilization.max).toBeLessThan(share * 1.4);
+    }
+    expect(result.compliance.violations).toBe(0);
+  }, 70_000);
+
   it.each([
     [['--workers', '0'], /--workers must be a whole number from 1 to 64/],
     [['--workers', '2', '--abort-on-fail'], /--abort-on-fail .* cannot be used with --workers/],
