@@ -236,8 +236,9 @@ function jsonRows(text: string, file: string): Row[] {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch (error) {
-    throw new InputError(`${file}: not valid JSON (${(error as Error).message.split('\n')[0]})`);
+  } catch {
+    // JSON.parse's own message quotes the text around the fault, which may be a key.
+    throw new InputError(`${file}: not valid JSON`);
   }
   const list = Array.isArray(data) ? data : (data as { tenants?: unknown }).tenants;
   if (!Array.isArray(list)) throw new InputError(`${file}: expected a list of { plan, key, name? }`);
@@ -281,10 +282,11 @@ export function specsFromKeys(
   file = '--tenants',
 ): { specs: TenantGroupSpec[]; keyFor: (plan: string, n: number, group: TenantGroupSpec) => string } {
   const groups = new Map<string, { spec: TenantGroupSpec; keys: string[] }>();
-  for (const k of keys) {
+  for (const [i, k] of keys.entries()) {
+    // The value is not quoted: columns in another order than the header says put a key there.
     if (!plans[k.plan])
       throw new InputError(
-        `${file}: plan '${k.plan}' is not in the plan table (${Object.keys(plans).join(', ')})`,
+        `${file}: tenant ${i + 1}: its plan is not in the plan table (${Object.keys(plans).join(', ')})`,
       );
     const id = `${k.plan}\u0000${k.name ?? ''}`;
     let group = groups.get(id);

@@ -37,7 +37,7 @@ import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
-import { parseShare, shareOf } from '../scenario/share.ts';
+import { parseShare, shareOf, shareOfCounts } from '../scenario/share.ts';
 import { refuseRatesInClosedModel, tenantLoads } from '../scenario/tenant-load.ts';
 import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
@@ -332,7 +332,7 @@ export async function run(args: RunArgs): Promise<number> {
   };
   if (tenantSetup) refuseRatesInClosedModel(tenantSetup.mix, whole.kind);
   // A tenant mix is spread by its keys (tenantLoads), not by dividing the rates.
-  const workload = shard && !tenantSetup ? shareOf(whole, shard) : whole;
+  const workload = tenantSetup ? shareOfCounts(whole, shard) : shard ? shareOf(whole, shard) : whole;
   if (shard && shard.count > 1 && !quotaStoreUrl && !tenantSetup && !args.quiet)
     process.stderr.write(
       'petstore-load: --shard without --quota-store: this shard paces the whole plan on its own; shards sharing one key will exceed it together\n',

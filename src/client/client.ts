@@ -57,8 +57,8 @@ export interface ClientOptions {
   connections?: number;
   sink: AttemptSink;
   /**
-   * A quota shared with other generators (worker threads, or machines through Redis). A tenant's
-   * lane keeps its key's as `${key}#${tenant index}`.
+   * A quota shared with other generators (worker threads, or machines through Redis): the client's
+   * own key's only; a tenant's lane keeps its quota to itself (its key lives in one generator).
    */
   sharedQuota?: SharedQuota;
   /** What sends a request on the pool (tests and benches put a fake in; default undici's dispatch). */

@@ -35,6 +35,8 @@ export class TierTally {
     readonly enforce: boolean,
     /** Requests per second one key's plan allows (its shortest window, time-scaled). */
     readonly planRatePerKey: number,
+    /** When its earliest group starts, seconds after the workload's start. */
+    readonly startSeconds = 0,
   ) {
     this.admittedPerKey = new Uint32Array(keys);
     this.seen = new Uint8Array(keys);
@@ -133,10 +135,13 @@ export class TenantTally {
     this.planRate = mix.tenants.reduce((sum, t) => sum + planRate(t.tenant.windows), 0);
     const keysOf = new Map<string, number>();
     const enforceOf = new Map<string, boolean>();
+    const startOf = new Map<string, number>();
     for (const g of mix.groups) {
       const id = g.spec.name === undefined ? `plan\u0000${g.spec.plan}` : `group\u0000${g.name}`;
       keysOf.set(id, (keysOf.get(id) ?? 0) + g.tenants.length);
       enforceOf.set(id, (enforceOf.get(id) ?? true) && (g.spec.enforce ?? true));
+      const start = g.spec.startTime === undefined ? 0 : parseDuration(g.spec.startTime, 'startTime') / 1000;
+      startOf.set(id, Math.min(startOf.get(id) ?? Number.POSITIVE_INFINITY, start));
     }
     this.tierOfGroup = mix.groups.map((g) => {
       const named = g.spec.name !== undefined;
@@ -146,7 +151,13 @@ export class TenantTally {
       let tier = tiers.get(key);
       if (!tier) {
         const windows = g.tenants[0]?.tenant.windows ?? [];
-        tier = new TierTally(g.spec.plan, keysOf.get(id) ?? 0, enforceOf.get(id) ?? true, planRate(windows));
+        tier = new TierTally(
+          g.spec.plan,
+          keysOf.get(id) ?? 0,
+          enforceOf.get(id) ?? true,
+          planRate(windows),
+          startOf.get(id) ?? 0,
+        );
         tiers.set(key, tier);
       }
       return tier;

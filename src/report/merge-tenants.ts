@@ -62,7 +62,8 @@ function mergeTier(
     m.errors += t.errors;
     m.admitted += t.admitted;
     addCounts(statuses, t.statuses);
-    duringWorkload += Math.round(t.rate * seconds);
+    // A tier's rate counts from its own start (startSeconds), as its run computed it.
+    duringWorkload += Math.round(t.rate * Math.max(0, seconds - (t.startSeconds ?? 0)));
     keysSeen += t.keysSeen;
     t.admittedPerKey.forEach((n, i) => {
       if (i < keys) admittedPerKey[i] = (admittedPerKey[i] as number) + n;
@@ -73,13 +74,15 @@ function mergeTier(
   // Parts that split the keys (shards, workers) add up exactly; runs one after another on the same
   // keys would count a key twice: never more than the keys, never fewer than those admitted.
   const admittedKeys = admittedPerKey.reduce((n, x) => n + (x > 0 ? 1 : 0), 0);
+  const start = first.startSeconds ?? 0;
+  const own = Math.max(0, covered - start);
   return {
     plan: first.plan,
     keys,
     keysSeen: Math.max(admittedKeys, Math.min(keys, keysSeen)),
     enforce: parts.every((p) => p.tier.enforce),
     requests: m.requests,
-    rate: covered > 0 ? duringWorkload / covered : 0,
+    rate: own > 0 ? duringWorkload / own : 0,
     statuses,
     rateLimited: m.rateLimited,
     rateLimitedRate: m.requests ? m.rateLimited / m.requests : 0,
@@ -97,7 +100,8 @@ function mergeTier(
     histograms: { service: encodeHistogram(service), response: encodeHistogram(response) },
     admitted: m.admitted,
     planRatePerKey: first.planRatePerKey,
-    utilization: utilizationOf(admittedPerKey, keys, first.planRatePerKey, covered),
+    ...(start > 0 ? { startSeconds: start } : {}),
+    utilization: utilizationOf(admittedPerKey, keys, first.planRatePerKey, own),
     admittedPerKey,
   };
 }

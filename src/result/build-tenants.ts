@@ -35,8 +35,10 @@ export function utilizationOf(
   };
 }
 
-function tierSummary(tier: TierTally, seconds: number): TierSummary {
+function tierSummary(tier: TierTally, runSeconds: number): TierSummary {
   const requests = tier.requests;
+  // A tier that starts later is judged over its own seconds: it could not use the quota before.
+  const seconds = Math.max(0, runSeconds - tier.startSeconds);
   return {
     plan: tier.plan,
     keys: tier.keys,
@@ -55,6 +57,7 @@ function tierSummary(tier: TierTally, seconds: number): TierSummary {
     histograms: { service: encodeHistogram(tier.service), response: encodeHistogram(tier.response) },
     admitted: tier.admitted,
     planRatePerKey: tier.planRatePerKey,
+    ...(tier.startSeconds > 0 ? { startSeconds: tier.startSeconds } : {}),
     utilization: utilizationOf(tier.admittedPerKey, tier.keys, tier.planRatePerKey, seconds),
     admittedPerKey: Array.from(tier.admittedPerKey),
   };

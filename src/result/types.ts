@@ -95,6 +95,11 @@ export interface TierSummary {
   /** Requests per second one key's plan allows (its shortest window). */
   planRatePerKey: number;
   /**
+   * When the tier began sending, seconds after the workload's start (its earliest group's
+   * startTime; absent for 0): its rate and utilisation count from there, not from the run's start.
+   */
+  startSeconds?: number;
+  /**
    * Admitted requests over what the tier's keys were allowed while the workload ran: `overall` for
    * the tier, and the spread across its keys (each key's own share; keys that sent nothing count 0).
    */

@@ -303,6 +303,12 @@ function track<D>(run: WorkloadRun<D>, p: Promise<unknown>): void {
   p.finally(() => run.inFlight.delete(p));
 }
 
+/**
+ * A mix's iterations in flight across all its keys, at most: thousands of keys held by a slow or
+ * pausing target would otherwise pile up a hundred iterations each (about half a kilobyte apiece).
+ */
+export const TENANT_RUN_MAX_IN_FLIGHT = 10_000;
+
 /** Each tenant's caller, asked once; per-key in-flight counts start at 0. */
 function tenantLanes(tenants: EngineTenants): { callers: Caller[]; inFlight: Uint16Array } {
   const callers: Caller[] = [];
@@ -317,7 +323,10 @@ function tenantLanes(tenants: EngineTenants): { callers: Caller[]; inFlight: Uin
  */
 function startTenantIteration<D>(run: WorkloadRun<D>, tenant: TenantRef, vu: number, due: number): void {
   const inFlight = run.lanes?.inFlight as Uint16Array;
-  if ((inFlight[tenant.index] as number) >= Math.min(65_535, run.input.workload.maxInFlight)) {
+  if (
+    (inFlight[tenant.index] as number) >= Math.min(65_535, run.input.workload.maxInFlight) ||
+    run.inFlight.size >= TENANT_RUN_MAX_IN_FLIGHT
+  ) {
     run.summary.droppedIterations++;
     return;
   }

@@ -39,3 +39,18 @@ export function shareOf(w: ResolvedWorkload, share: Share): ResolvedWorkload {
     describe: { ...w.describe, share: `${share.index}/${share.count}` },
   };
 }
+
+/**
+ * This part's share of a tenant mix's workload: the iteration bound and the virtual users split as
+ * shareOf splits them, while rates and the per-key in-flight bound stay whole, since the mix is
+ * spread by its keys (tenantLoads) and each key keeps its own rate.
+ */
+export function shareOfCounts(w: ResolvedWorkload, share: Share | undefined): ResolvedWorkload {
+  if (!share || share.count === 1) return w;
+  return {
+    ...w,
+    iterations: w.iterations === undefined ? undefined : part(w.iterations, share),
+    vusAt: (ms) => part(w.vusAt(ms), share),
+    describe: { ...w.describe, share: `${share.index}/${share.count}` },
+  };
+}

@@ -8,7 +8,7 @@ import type { Workload } from './define.ts';
 import { SetupError } from './engine.ts';
 import { executeScenario } from './execute.ts';
 import { loadScenario } from './load.ts';
-import { type Share, shareOf } from './share.ts';
+import { shareOf, shareOfCounts } from './share.ts';
 import { tenantLoads, tenantShare } from './tenant-load.ts';
 import type { FromWorker, ToWorker, WorkerJob } from './worker-job.ts';
 import { resolveWorkload } from './workload.ts';
@@ -68,9 +68,7 @@ try {
   const tenants = job.tenants && tenantsOf(job.tenants, scenario.workload, whole.kind);
   // A mix is spread by its keys: each worker sends the whole rate of the keys that fall to it.
   const workload = tenants
-    ? whole.kind === 'closed'
-      ? shareOf(whole, tenantShare(job.shard, job.share) as Share)
-      : whole
+    ? shareOfCounts(whole, tenantShare(job.shard, job.share))
     : shareOf(job.shard ? shareOf(whole, job.shard) : whole, job.share);
   const first = job.share.index === 1;
   const result = await executeScenario({

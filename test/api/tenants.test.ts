@@ -125,6 +125,10 @@ describe('--tenants file', () => {
       `plan,key\nfree,${secret}\nfree,${secret}\n`,
       `plan,key\nfree,${secret} x\n`,
       `plan,key\ngold,${secret}\n`,
+      // The columns in another order than the header names them: the key lands in `plan`.
+      `plan,key\n${secret},free\n`,
+      // JSON.parse's message quotes the text around the fault.
+      `[{"plan":"free","key":"${secret}"},]`,
     ];
     for (const text of cases) {
       let message = '';

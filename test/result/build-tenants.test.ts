@@ -80,6 +80,17 @@ describe('buildResult with a tenant mix', () => {
     expect(result.byPlan?.pro?.utilization).toEqual({ overall: 0.05, min: 0, p50: 0, max: 0.1 });
   });
 
+  it('counts a tier that starts later from its own start', async () => {
+    // The abusive group starts at 5 s of 10: its keys had 5 s of quota each, not 10.
+    const late = await tenantResult(mix, spread(['abusive#1', 'abusive#2'], 5, 5000, 10_000, 5));
+    const abusive = late.byTenantGroup?.abusive;
+    expect(abusive?.startSeconds).toBe(5);
+    expect(abusive?.rate).toBeCloseTo(2, 5);
+    expect(abusive?.utilization).toEqual({ overall: 1, min: 1, p50: 1, max: 1 });
+    expect(late.byPlan?.free?.startSeconds).toBeUndefined();
+    expect(resultProblem(late)).toBeUndefined();
+  });
+
   it('judges isolation from the stretches before and after the noisy group started', () => {
     expect(result.isolation).toMatchObject({ passed: true, noisyGroups: ['abusive'], noisyFromMs: 5000 });
     const free = result.isolation?.tiers.free;
