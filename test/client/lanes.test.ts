@@ -103,9 +103,10 @@ describe('lanes of a tenant mix', () => {
     const fastTimes = fake.of('fast-key-1');
     expect(slowTimes).toHaveLength(3);
     expect(fastTimes).toHaveLength(3);
-    // Each plan's spacing (window + a 5 ms guard, less a timer's millisecond of tolerance).
-    for (const g of gaps(slowTimes)) expect(g).toBeGreaterThanOrEqual(204);
-    for (const g of gaps(fastTimes)) expect(g).toBeGreaterThanOrEqual(54);
+    // Each plan's spacing (window + a 5 ms guard), less what a loaded machine may put between a
+    // send's admission and the transport seeing it: 205 ms and 55 ms, far apart either way.
+    for (const g of gaps(slowTimes)) expect(g).toBeGreaterThanOrEqual(190);
+    for (const g of gaps(fastTimes)) expect(g).toBeGreaterThanOrEqual(45);
     // The fast key was not held to the slow one's pace: all three left before the slow key's second.
     expect(fastTimes[2] as number).toBeLessThan(slowTimes[1] as number);
   });
@@ -207,7 +208,8 @@ describe('lanes of a tenant mix', () => {
     const t0 = now();
     await expect(long1!.call('listPets')).rejects.toBeInstanceOf(HeldPastEndError);
     await expect(long2!.call('listPets')).rejects.toBeInstanceOf(HeldPastEndError);
-    expect(now() - t0).toBeLessThan(50);
+    // At once, not after the plan's 10 s (a loaded machine may take a few hundred ms for anything).
+    expect(now() - t0).toBeLessThan(1000);
     expect(client.heldPastEnd()).toMatchObject({ by: "the plan's quota" });
     expect(client.heldPastEnd()?.until).toBeGreaterThan(t0 + 9000);
     client.closeAt(Number.POSITIVE_INFINITY);
@@ -221,7 +223,7 @@ describe('lanes of a tenant mix', () => {
     client.interrupt();
     await expect(paced).rejects.toBeInstanceOf(AbortedError);
     await expect(paused).rejects.toBeInstanceOf(AbortedError);
-    expect(now() - t1).toBeLessThan(100);
+    expect(now() - t1).toBeLessThan(1000);
     expect(client.scheduler.size).toBe(0);
     expect((await client.call('listPets')).status).toBe(200);
   });
