@@ -4,7 +4,7 @@ import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
-import { ApiClient, type Caller } from '../client/client.ts';
+import { ApiClient, type Lane } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
@@ -135,6 +135,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         }
       : recorder,
   });
+  // A tenant mix's keys, each its own lane: what they learned of the limiter goes in the result.
+  const lanes = new Map<TenantKey, Lane>();
   const resultOf = (
     workload: WorkloadSummary,
     startedAt: number,
@@ -177,7 +179,10 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     // A wait the run could not honour (a Retry-After of years) is stated, in the units a person reads.
     const held = client.heldPastEnd();
     if (held && held.until > endedAt) result.compliance.heldPastEnd = held;
-    const limiter = limiterSeen(input.limiter, client.spacingState());
+    const limiter = limiterSeen(
+      input.limiter,
+      input.tenants ? lanesSpacing(lanes.values()) : client.spacingState(),
+    );
     if (limiter) result.compliance.limiter = limiter;
     return result;
   };
@@ -237,7 +242,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       signal: input.signal ?? new AbortController().signal,
       seed: input.seed,
       coordination: input.coordination,
-      ...tenantWiring(input, client),
+      ...tenantWiring(input, client, lanes),
       onWorkload: (running, summary) => {
         recorder.measure(running, now());
         if (running) live = { summary, startedAt: now() };
@@ -276,16 +281,32 @@ function limiterSeen(given: LimiterKind | undefined, s: SpacingState): LimiterSe
   };
 }
 
+/**
+ * What a mix's keys learned of the limiter together: a GCRA if any key learned one, the widest gap
+ * any key kept, and every key's rate cuts. Read once, when the result is built (not per request).
+ */
+function lanesSpacing(lanes: Iterable<Lane>): SpacingState {
+  const all: SpacingState = { inferred: undefined, floorMs: 0, capMs: 0, decreases: 0 };
+  for (const lane of lanes) {
+    const s = lane.spacingState();
+    all.inferred ??= s.inferred;
+    all.floorMs = Math.max(all.floorMs, s.floorMs);
+    all.capMs = Math.max(all.capMs, s.capMs);
+    all.decreases += s.decreases;
+  }
+  return all;
+}
+
 /** The engine's view of a tenant mix: a lane per tenant, and the key setup and teardown use. */
 function tenantWiring<D>(
   input: ExecuteInput<D>,
   client: ApiClient,
+  lanes: Map<TenantKey, Lane>,
 ): Pick<EngineInput<D>, 'tenants' | 'setupCaller'> {
   const tenants = input.tenants;
   if (!tenants) return {};
   // One lane per key: setup's calls through the first tenant's key are paced with its workload's.
-  const lanes = new Map<TenantKey, Caller>();
-  const laneOf = (t: TenantKey): Caller => {
+  const laneOf = (t: TenantKey): Lane => {
     let lane = lanes.get(t);
     if (!lane) {
       lane = client.lane(t);

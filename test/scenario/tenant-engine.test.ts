@@ -30,7 +30,7 @@ afterAll(async () => {
   await server.close();
 });
 
-async function runMix(workload: Workload, groups: TenantGroupSpec[]) {
+async function runMix(workload: Workload, groups: TenantGroupSpec[], url = server.url) {
   const { operations } = await loadSpec();
   const windowsOf = (plan: string) => scalePlan(getPlan(DEFAULT_PLANS, plan), SCALE).windows;
   const mix = buildTenantMix(validateTenantSpecs(groups, DEFAULT_PLANS), windowsOf, (plan, n) =>
@@ -46,8 +46,8 @@ async function runMix(workload: Workload, groups: TenantGroupSpec[]) {
       flows: [{ name: 'browse', run: async (api) => void (await api.listCategories({ limit: 5 })) }],
     },
     workload: resolved,
-    baseUrl: server.url,
-    target: server.url,
+    baseUrl: url,
+    target: url,
     embeddedTarget: true,
     apiKey: undefined,
     operations,
@@ -97,6 +97,29 @@ describe('a tenant mix in the engine', () => {
     expect(result.byPlan?.pro?.admittedPerKey.reduce((a, b) => a + b, 0)).toBe(
       byLabel.get('pro#1')!.length + byLabel.get('pro#2')!.length,
     );
+  });
+
+  it("puts what the mix's keys learned of the limiter in the result: a GCRA that says nothing", async () => {
+    const gcra = await startServer({
+      timeScale: SCALE,
+      tenantKeys: { free: 2 },
+      tenantSeed: SEED,
+      limiter: 'gcra',
+      headerDialect: 'none',
+    });
+    try {
+      const { result } = await runMix(
+        { executor: 'constant-vus', vus: 4, duration: '2500ms' },
+        [{ plan: 'free', keys: 2 }],
+        gcra.url,
+      );
+      // The run's own key sent nothing: only the lanes could have learned it.
+      expect(result.compliance.limiter).toMatchObject({ model: 'gcra', given: false });
+      expect(result.compliance.limiter?.gapMs).toBeGreaterThan(90);
+      expect(result.compliance.violations).toBe(0);
+    } finally {
+      await gcra.close();
+    }
   });
 
   it("gives each virtual user one tenant's key, in the mix's order", async () => {
