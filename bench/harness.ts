@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import type { Operation } from '../src/api/operations.ts';
 import {
   DEFAULT_PLANS,
@@ -89,4 +90,37 @@ export function stopOnExit(servers: ServerProcess[]): () => Promise<void> {
       servers.filter((s) => s.child.exitCode === null && s.child.signalCode === null).map((s) => s.stop()),
     );
   };
+}
+
+/**
+ * Runs `script` (a benchmark file, with this process's loader flags: tsx) as a child process of its
+ * own, so that its peak RSS is its own, and resolves with the one report it sends over IPC. The
+ * child is killed if this process exits first.
+ */
+export function forkReport<T>(
+  script: string,
+  args: string[],
+  what: string,
+  options: { execArgv?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const proc = fork(script, args, {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: options.execArgv ?? process.execArgv,
+      ...(options.env ? { env: options.env } : {}),
+    });
+    let report: T | undefined;
+    proc.on('message', (m) => {
+      report = m as T;
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (report !== undefined && code === 0) resolve(report);
+      else reject(new Error(`the child ${what} exited with ${code ?? signal}`));
+    });
+    // The parent interrupted: the child goes too.
+    const kill = () => proc.kill('SIGTERM');
+    process.once('exit', kill);
+    proc.once('exit', () => process.removeListener('exit', kill));
+  });
 }

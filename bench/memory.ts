@@ -5,7 +5,6 @@
  * that run's alone: the histograms, timeline and checks must not grow with the requests, nor may the
  * result JSON. The child writes the result with writeResult into a temporary directory and stats it.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { applyPlanOverrides, DEFAULT_PLANS } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
 import { writeResult } from '../src/result/write.ts';
-import { runFlowObserved, stopOnExit, unlimitedPlansFile } from './harness.ts';
+import { forkReport, runFlowObserved, stopOnExit, unlimitedPlansFile } from './harness.ts';
 import { writeBenchReport } from './report.ts';
 
 const small = Number(process.env.BENCH_SMALL ?? 100_000);
@@ -124,25 +123,12 @@ async function child(url: string, plansPath: string, iterations: number): Promis
 
 /** Runs one child (this script, with the same loader flags: tsx) and waits for its report. */
 function runChild(url: string, plansPath: string, iterations: number): Promise<ChildReport> {
-  return new Promise((resolve, reject) => {
-    const proc = fork(fileURLToPath(import.meta.url), ['--child', url, plansPath, String(iterations)], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: liveHeap ? [...process.execArgv, '--expose-gc'] : process.execArgv,
-    });
-    let report: ChildReport | undefined;
-    proc.on('message', (m) => {
-      report = m as ChildReport;
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (report && code === 0) resolve(report);
-      else reject(new Error(`the child of ${iterations} iterations exited with ${code ?? signal}`));
-    });
-    // The parent interrupted: the child goes too.
-    const kill = () => proc.kill('SIGTERM');
-    process.once('exit', kill);
-    proc.once('exit', () => process.removeListener('exit', kill));
-  });
+  return forkReport<ChildReport>(
+    fileURLToPath(import.meta.url),
+    ['--child', url, plansPath, String(iterations)],
+    `of ${iterations} iterations`,
+    { execArgv: liveHeap ? [...process.execArgv, '--expose-gc'] : process.execArgv },
+  );
 }
 
 if (process.argv[2] === '--child') {

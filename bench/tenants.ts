@@ -7,7 +7,6 @@
  * to quote. The reference server runs
  * in its own process and mints the keys from a seed both sides get through the environment.
  */
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -20,7 +19,7 @@ import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
 import { executeScenario } from '../src/scenario/execute.ts';
 import { tenantLoads } from '../src/scenario/tenant-load.ts';
 import { resolveWorkload } from '../src/scenario/workload.ts';
-import { stopOnExit } from './harness.ts';
+import { forkReport, stopOnExit } from './harness.ts';
 import { median, writeBenchReport } from './report.ts';
 
 const rate = Number(process.env.BENCH_RATE ?? 2000);
@@ -180,25 +179,14 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
 }
 
 function runChild(url: string, seed: string, what: number | 'bare'): Promise<ChildReport> {
-  return new Promise((resolve, reject) => {
-    const proc = fork(fileURLToPath(import.meta.url), ['--child', url, String(what)], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: process.execArgv,
+  return forkReport<ChildReport>(
+    fileURLToPath(import.meta.url),
+    ['--child', url, String(what)],
+    `for ${what}`,
+    {
       env: { ...process.env, [TENANT_SEED_ENV]: seed },
-    });
-    let report: ChildReport | undefined;
-    proc.on('message', (m) => {
-      report = m as ChildReport;
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (report && code === 0) resolve(report);
-      else reject(new Error(`the child for ${what} exited with ${code ?? signal}`));
-    });
-    const kill = () => proc.kill('SIGTERM');
-    process.once('exit', kill);
-    proc.once('exit', () => process.removeListener('exit', kill));
-  });
+    },
+  );
 }
 
 if (process.argv[2] === '--child') {
