@@ -132,12 +132,18 @@ export class Scheduler {
   }
 
   /**
-   * Wakes every wait due by the time the timer was armed for, even if the clock reads a fraction of
-   * a millisecond less (a timer's delay is whole milliseconds of the event loop's clock): each wait
-   * with a timer of its own woke when that timer fired, and its caller looks at the clock again.
+   * Wakes every wait due by the time the timer was armed for, even if the clock reads up to a
+   * millisecond less (a timer's delay is whole milliseconds of the event loop's clock, and its
+   * caller looks at the clock again). A timer that fires earlier than that (the loop's cached clock
+   * was stale when it was armed, on a busy machine) is armed again for the rest: no wait wakes
+   * before its time by more than the millisecond every caller tolerates.
    */
   private readonly fire = (): void => {
     this.timer = undefined;
+    if (now() < this.armedFor - 1) {
+      this.arm();
+      return;
+    }
     const cutoff = Math.max(now(), this.armedFor);
     this.armedFor = Number.POSITIVE_INFINITY;
     const heap = this.heap;
