@@ -140,70 +140,102 @@ function readIetf7(dict: ReturnType<typeof parseDictionary>): Reading | undefine
   return { limit, remaining, resetSeconds };
 }
 
-function readIetf6(headers: Headers, malformed: string[]): Reading | undefined {
-  const member = (name: string) => {
-    const item = structured(headers, name, parseItem, malformed);
-    return item === undefined ? undefined : wholeNumber(item[0]);
-  };
-  const view = {
-    limit: member('ratelimit-limit'),
-    remaining: member('ratelimit-remaining'),
-    resetSeconds: member('ratelimit-reset'),
-  };
-  return Object.values(view).some((v) => v !== undefined) ? view : undefined;
+/** A draft-06 field: one Structured Fields integer, or absent (and named when malformed). */
+function ietf6Member(headers: Headers, name: string, malformed: string[]): number | undefined {
+  const item = structured(headers, name, parseItem, malformed);
+  return item === undefined ? undefined : wholeNumber(item[0]);
 }
 
-function readLegacy(headers: Headers, nowMs: number, malformed: string[]) {
-  const read = (name: string) => {
-    const value = parseIntegerHeader(headers[name]);
-    if (value === undefined && headers[name] !== undefined) malformed.push(name);
-    return value;
-  };
-  const limit = read('x-ratelimit-limit');
-  const remaining = read('x-ratelimit-remaining');
-  const reset = read('x-ratelimit-reset');
+function readIetf6(headers: Headers, malformed: string[]): Reading | undefined {
+  // Most responses speak another dialect: three lookups and no allocation tell so.
+  if (
+    headers['ratelimit-limit'] === undefined &&
+    headers['ratelimit-remaining'] === undefined &&
+    headers['ratelimit-reset'] === undefined
+  )
+    return undefined;
+  const limit = ietf6Member(headers, 'ratelimit-limit', malformed);
+  const remaining = ietf6Member(headers, 'ratelimit-remaining', malformed);
+  const resetSeconds = ietf6Member(headers, 'ratelimit-reset', malformed);
+  if (limit === undefined && remaining === undefined && resetSeconds === undefined) return undefined;
+  return { limit, remaining, resetSeconds };
+}
+
+/** A legacy X-RateLimit-* field: an integer, or absent (and named when present but not one). */
+function legacyInt(headers: Headers, name: string, malformed: string[]): number | undefined {
+  const raw = headers[name];
+  if (raw === undefined) return undefined;
+  const value = parseIntegerHeader(raw);
+  if (value === undefined) malformed.push(name);
+  return value;
+}
+
+function readLegacy(
+  headers: Headers,
+  nowMs: number,
+  malformed: string[],
+): { dialect: Dialect; view: Reading } | undefined {
+  const limit = legacyInt(headers, 'x-ratelimit-limit', malformed);
+  const remaining = legacyInt(headers, 'x-ratelimit-remaining', malformed);
+  const reset = legacyInt(headers, 'x-ratelimit-reset', malformed);
   if (limit === undefined && remaining === undefined && reset === undefined) return undefined;
   let dialect: Dialect = 'seed';
   let resetSeconds: number | undefined;
   if (reset !== undefined) {
-    if (reset >= UNIX_MS_FROM) [dialect, resetSeconds] = ['unix-ms', (reset - nowMs) / 1000];
-    else if (reset >= UNIX_SECONDS_FROM) resetSeconds = reset - nowMs / 1000;
-    else [dialect, resetSeconds] = ['seconds-until', reset];
+    if (reset >= UNIX_MS_FROM) {
+      dialect = 'unix-ms';
+      resetSeconds = (reset - nowMs) / 1000;
+    } else if (reset >= UNIX_SECONDS_FROM) resetSeconds = reset - nowMs / 1000;
+    else {
+      dialect = 'seconds-until';
+      resetSeconds = reset;
+    }
   }
   return { dialect, view: { limit, remaining, resetSeconds } };
+}
+
+/** The IETF `RateLimit` field: draft-08's list of named items, or draft-07's dictionary. */
+function readCombined(
+  combined: string,
+  policies: QuotaPolicy[],
+  malformed: string[],
+): { dialect: Dialect; view: Reading } | undefined {
+  const asList = orUndefined(() => readIetf8(parseList(combined), policies));
+  if (asList) return { dialect: 'ietf-8', view: asList };
+  const asDict = orUndefined(() => readIetf7(parseDictionary(combined)));
+  if (asDict) return { dialect: 'ietf-7', view: asDict };
+  malformed.push('ratelimit');
+  return undefined;
 }
 
 /**
  * Reads one response's rate-limit headers (lower-case names, as Node gives them) into one view.
  * When a response sends an IETF dialect beside the legacy fields, the IETF one is read (it can
- * name several policies) and the legacy one is listed in `alsoSent`.
+ * name several policies) and the legacy one is listed in `alsoSent`. Every response of a run
+ * passes here, so the common case (one dialect, no policy) makes no closure and no throwaway array.
  */
 export function readRateLimit(headers: Headers, nowMs: number): RateLimitView {
   const malformed: string[] = [];
-  const found: { dialect: Dialect; view: Reading }[] = [];
-  const policies = readPolicies(headers, malformed);
-  const combined = text(headers.ratelimit);
-  if (combined !== undefined) {
-    // One field name, two syntaxes: draft-08's list of named items, draft-07's dictionary.
-    const asList = orUndefined(() => readIetf8(parseList(combined), policies));
-    const asDict = asList ? undefined : orUndefined(() => readIetf7(parseDictionary(combined)));
-    if (asList) found.push({ dialect: 'ietf-8', view: asList });
-    else if (asDict) found.push({ dialect: 'ietf-7', view: asDict });
-    else malformed.push('ratelimit');
-  }
+  const policies = headers['ratelimit-policy'] === undefined ? [] : readPolicies(headers, malformed);
+  const combinedText = text(headers.ratelimit);
+  const combined = combinedText === undefined ? undefined : readCombined(combinedText, policies, malformed);
   const six = readIetf6(headers, malformed);
-  if (six) found.push({ dialect: 'ietf-6', view: six });
   const legacy = readLegacy(headers, nowMs, malformed);
-  if (legacy) found.push(legacy);
-  const [first, ...rest] = found;
-  const view = first?.view ?? {};
-  return {
-    dialect: first?.dialect ?? 'none',
-    alsoSent: rest.map((f) => f.dialect),
-    ...Object.fromEntries(Object.entries(view).filter(([, v]) => v !== undefined)),
-    policies,
-    malformed,
-  };
+  // The first dialect found is read; the others are only named.
+  const sixFound = six === undefined ? undefined : { dialect: 'ietf-6' as const, view: six };
+  const first = combined ?? sixFound ?? legacy;
+  const alsoSent: Dialect[] = [];
+  if (sixFound && first !== sixFound) alsoSent.push('ietf-6');
+  if (legacy && first !== legacy) alsoSent.push(legacy.dialect);
+  const view: RateLimitView = { dialect: first?.dialect ?? 'none', alsoSent, policies, malformed };
+  if (first !== undefined) {
+    const r = first.view;
+    if (r.limit !== undefined) view.limit = r.limit;
+    if (r.remaining !== undefined) view.remaining = r.remaining;
+    if (r.resetSeconds !== undefined) view.resetSeconds = r.resetSeconds;
+    if (r.policy !== undefined) view.policy = r.policy;
+  }
+  return view;
 }
 
 const param = (entries: [string, number | undefined][]): Parameters =>
