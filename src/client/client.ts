@@ -232,6 +232,21 @@ class ClientCore {
   }
 }
 
+/** A call's request, the same on every attempt. */
+type PreparedRequest = Dispatcher.DispatchOptions & { headers: Record<string, string> };
+
+/** One attempt's send and answer (status 0 and the code for a transport error). */
+interface Exchange {
+  sentAt: number;
+  receivedAt: number;
+  status: number;
+  headers: IncomingHttpHeaders | undefined;
+  text: string;
+  errorCode: string | undefined;
+}
+
+const NO_RETRY: { retryAt?: number; pauseUntil?: number } = Object.freeze({});
+
 /**
  * One API key's sends: its Pacer and Gate (pacing, server budget, 429 pause), its Authorization
  * header and its label in the records; everything else is the client's. The client's own key is one,
@@ -276,6 +291,96 @@ export class Lane implements Caller {
     const core = this.core;
     const op = core.operations.get(operationId);
     if (!op) throw new Error(`unknown operation '${operationId}'`);
+    const request = this.prepare(op, input);
+    core.budget.request();
+    // Response time runs from when the call was due (the open model's schedule) or made: a call that
+    // waits behind a slow generator shows it. Retries are measured from their own send.
+    const dueAt = input.scheduledAt ?? now();
+    const tries = { rateLimited: 0 };
+    let extraBackoffMs = 0;
+
+    // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
+    // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
+    const signal = core.stop.signal;
+    for (let attempt = 1; ; attempt++) {
+      // The key's turn (pacing, server budget, a 429's pause), then one send; both inline, for the
+      // promise an async helper would add to every request.
+      let admission: Admission;
+      try {
+        admission = await this.gate.acquire(signal);
+      } catch (error) {
+        if (error instanceof HeldPastEndError) this.noteHeld(error);
+        throw error;
+      }
+      const x: Exchange = {
+        sentAt: now(),
+        receivedAt: 0,
+        status: 0,
+        headers: undefined,
+        text: '',
+        errorCode: undefined,
+      };
+      try {
+        const response = await core.send(core.pool, request);
+        x.status = response.status;
+        x.headers = response.headers;
+        x.text = response.text;
+      } catch (error) {
+        x.errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
+      }
+      x.receivedAt = now();
+      if (signal.aborted) {
+        // Cut off by the end of the run: neither a response nor a transport error to count.
+        this.pacer.observe(admission.seq, undefined, x.receivedAt);
+        this.gate.responded();
+        throw new AbortedError('run stopped');
+      }
+      // Read once, whatever dialect came: pacing steers by it, and the checks judge it from the record.
+      const view = x.headers ? readRateLimit(x.headers, x.receivedAt) : undefined;
+      const quota = view && view.dialect !== 'none' ? quotaState(view, x.receivedAt) : undefined;
+      // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
+      this.pacer.observe(admission.seq, input.auth === undefined ? quota : undefined, x.receivedAt, x.status);
+      this.gate.responded();
+
+      const payload = new ResponseBody(x.text, x.headers);
+      const next =
+        x.status === 429
+          ? await this.pauseFor429(input, admission.seq, x, view, tries)
+          : this.retryAfterError(op, input, attempt, x);
+      this.record({
+        operation: op,
+        attempt,
+        keyLabel: input.auth === undefined ? this.keyLabel : this.otherKeyLabel(input.auth),
+        scheduledAt: attempt === 1 ? dueAt : undefined,
+        sentAt: x.sentAt,
+        receivedAt: x.receivedAt,
+        status: x.status,
+        errorCode: x.errorCode,
+        headers: x.headers,
+        rateLimitView: view,
+        body: payload,
+        pacingWaitMs: admission.pacingWaitMs,
+        backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
+        retried: next.retryAt !== undefined,
+        ...(next.pauseUntil === undefined ? {} : { pauseUntil: next.pauseUntil }),
+      });
+
+      if (next.retryAt === undefined) {
+        return new Reply<T>(x.status, x.headers ?? {}, payload, attempt, x.errorCode);
+      }
+      if (x.status !== 429) {
+        const before = now();
+        await core.context.scheduler.sleepUntil(next.retryAt, signal);
+        extraBackoffMs = now() - before;
+      } else {
+        extraBackoffMs = 0;
+      }
+    }
+  }
+
+  /** The request a call sends on every attempt: its path, body and headers. */
+  private prepare(op: Operation, input: CallInput): PreparedRequest {
+    const core = this.core;
     const o = core.options;
     const path = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
     const body =
@@ -290,119 +395,62 @@ export class Lane implements Caller {
           ? this.headers
           : this.bodyHeaders()
         : this.customHeaders(input, body !== undefined);
-    const retry = input.retry ?? true;
-    const maxAttempts = o.maxAttempts ?? 3;
-    const maxRateLimitRetries = o.maxRateLimitRetries ?? 5;
-    core.budget.request();
-    // Response time runs from when the call was due (the open model's schedule) or made: a call that
-    // waits behind a slow generator shows it. Retries are measured from their own send.
-    const dueAt = input.scheduledAt ?? now();
-    let rateLimitRetries = 0;
-    let extraBackoffMs = 0;
+    return {
+      path,
+      method: op.method,
+      headers,
+      body,
+      headersTimeout: o.timeoutMs ?? 10_000,
+      bodyTimeout: o.timeoutMs ?? 10_000,
+    };
+  }
 
-    // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
-    // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
-    const signal = core.stop.signal;
-    for (let attempt = 1; ; attempt++) {
-      let admission: Admission;
-      try {
-        admission = await this.gate.acquire(signal);
-      } catch (error) {
-        if (error instanceof HeldPastEndError) this.noteHeld(error);
-        throw error;
-      }
-      const { seq } = admission;
-      const sentAt = now();
-      let status = 0;
-      let responseHeaders: IncomingHttpHeaders | undefined;
-      let text = '';
-      let errorCode: string | undefined;
-      try {
-        const response = await core.send(core.pool, {
-          path,
-          method: op.method,
-          headers,
-          body,
-          headersTimeout: o.timeoutMs ?? 10_000,
-          bodyTimeout: o.timeoutMs ?? 10_000,
-        });
-        status = response.status;
-        responseHeaders = response.headers;
-        text = response.text;
-      } catch (error) {
-        errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
-      }
-      const receivedAt = now();
-      if (signal.aborted) {
-        // Cut off by the end of the run: neither a response nor a transport error to count.
-        this.pacer.observe(seq, undefined, receivedAt);
-        this.gate.responded();
-        throw new AbortedError('run stopped');
-      }
-      // Read once, whatever dialect came: pacing steers by it, and the checks judge it from the record.
-      const view = responseHeaders ? readRateLimit(responseHeaders, receivedAt) : undefined;
-      const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
-      // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
-      this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, status);
-      this.gate.responded();
+  /**
+   * A 429 pauses the whole key, retried or not: no request of any virtual user leaves before its
+   * delay ends (the ban guard). The call tries again after it, within its retries and the run.
+   */
+  private async pauseFor429(
+    input: CallInput,
+    seq: number,
+    x: Exchange,
+    view: RateLimitView | undefined,
+    tries: { rateLimited: number },
+  ): Promise<{ retryAt?: number; pauseUntil?: number }> {
+    tries.rateLimited++;
+    const delay = this.rateLimitDelay(seq, x.headers, view, x.receivedAt);
+    const pauseUntil = x.receivedAt + delay.ms;
+    if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
+    this.pacer.pause(pauseUntil, x.receivedAt);
+    // Every generator of the key holds too; awaited, so that none is told after its next send. A
+    // store that cannot be told must not cost this attempt its record: this client's pause holds.
+    await this.gate.sharePause(pauseUntil - x.receivedAt).catch(() => undefined);
+    // A pause past the run's close is not waited for: the flow gets the 429 as it is.
+    const again =
+      (input.retry ?? true) &&
+      tries.rateLimited <= (this.core.options.maxRateLimitRetries ?? 5) &&
+      pauseUntil <= this.core.context.closesAt;
+    return again ? { retryAt: pauseUntil, pauseUntil } : { pauseUntil };
+  }
 
-      const payload = new ResponseBody(text, responseHeaders);
-
-      let retryAt: number | undefined;
-      let pauseUntil: number | undefined;
-      if (status === 429) {
-        // Every 429 pauses the whole key, retried or not: no request of any virtual user leaves
-        // before its delay ends (the ban guard).
-        rateLimitRetries++;
-        const delay = this.rateLimitDelay(seq, responseHeaders, view, receivedAt);
-        pauseUntil = receivedAt + delay.ms;
-        if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
-        this.pacer.pause(pauseUntil, receivedAt);
-        // Every generator of the key holds too; awaited, so that none is told after its next send. A
-        // store that cannot be told must not cost this attempt its record: this client's pause holds.
-        await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
-        // A pause past the run's close is not waited for: the flow gets the 429 as it is.
-        if (retry && rateLimitRetries <= maxRateLimitRetries && pauseUntil <= core.context.closesAt)
-          retryAt = pauseUntil;
-      } else if (
-        retry &&
-        (status >= 500 || status === 0) &&
-        IDEMPOTENT.has(op.method) &&
-        attempt < maxAttempts &&
-        core.budget.tryRetry()
-      ) {
-        retryAt = receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000);
-      }
-
-      this.record({
-        operation: op,
-        attempt,
-        keyLabel: input.auth === undefined ? this.keyLabel : this.otherKeyLabel(input.auth),
-        scheduledAt: attempt === 1 ? dueAt : undefined,
-        sentAt,
-        receivedAt,
-        status,
-        errorCode,
-        headers: responseHeaders,
-        rateLimitView: view,
-        body: payload,
-        pacingWaitMs: admission.pacingWaitMs,
-        backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
-        retried: retryAt !== undefined,
-        ...(pauseUntil === undefined ? {} : { pauseUntil }),
-      });
-
-      if (retryAt === undefined) {
-        return new Reply<T>(status, responseHeaders ?? {}, payload, attempt, errorCode);
-      }
-      if (status !== 429) {
-        const before = now();
-        await core.context.scheduler.sleepUntil(retryAt, signal);
-        extraBackoffMs = now() - before;
-      } else {
-        extraBackoffMs = 0;
-      }
-    }
+  /** A 5xx or transport error of an idempotent method is tried again, with full-jitter backoff, within the retry budget. */
+  private retryAfterError(
+    op: Operation,
+    input: CallInput,
+    attempt: number,
+    x: Exchange,
+  ): { retryAt?: number; pauseUntil?: number } {
+    const o = this.core.options;
+    if (
+      (input.retry ?? true) &&
+      (x.status >= 500 || x.status === 0) &&
+      IDEMPOTENT.has(op.method) &&
+      attempt < (o.maxAttempts ?? 3) &&
+      this.core.budget.tryRetry()
+    )
+      return {
+        retryAt: x.receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000),
+      };
+    return NO_RETRY;
   }
 
   /** The headers of a request with a JSON body, made on the key's first. */
