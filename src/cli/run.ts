@@ -27,6 +27,8 @@ import {
 } from '../api/tenants.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import { quotaKeyName, RedisQuotaStore } from '../client/redis-quota-store.ts';
+import { metricsFlags, metricsOptions, stopMetrics } from '../metrics/cli.ts';
+import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { CONTRACTS } from '../record/checks/contract.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
@@ -58,143 +60,148 @@ import { collectThresholds, failsForGood } from './thresholds.ts';
 export const EMBEDDED_TIME_SCALE = 10;
 
 export function runOptions(yargs: Argv) {
-  return yargs
-    .positional('scenario', {
-      type: 'string',
-      default: 'mixed-traffic',
-      describe: 'A name in scenarios/ or a path to a .ts file',
-    })
-    .option('base-url', {
-      type: 'string',
-      describe: 'Target; without it the reference server is started on 127.0.0.1',
-    })
-    .option('api-key', {
-      type: 'string',
-      describe: 'API key (or env PETSTORE_API_KEY); never printed or written',
-    })
-    .option('plan', { type: 'string', describe: "Plan to pace for (default: the scenario's, else free)" })
-    .option('plans', { type: 'string', describe: 'JSON file overriding plan limits and windows' })
-    .option('time-scale', {
-      type: 'number',
-      describe: `Divide the plan's windows by N (the embedded server runs at ${EMBEDDED_TIME_SCALE})`,
-    })
-    .option('duration', { type: 'string', describe: 'Run length, e.g. 30s (overrides the scenario)' })
-    .option('rate', {
-      type: 'string',
-      describe: "Open model: iterations per second, or a share of the plan like '100%'",
-    })
-    .option('vus', { type: 'number', describe: 'Closed model: virtual users' })
-    .option('iterations', { type: 'number', describe: 'Stop after this many iterations' })
-    .option('out', {
-      type: 'string',
-      describe: 'Directory for result.json (default reports/<scenario>-<time>/)',
-    })
-    .option('spec', { type: 'string', describe: 'OpenAPI document of the target (default ours)' })
-    .option('enforce', {
-      choices: ['on', 'off'],
-      describe: 'Plan pacing; off (raw mode) exceeds quotas on purpose',
-    })
-    .option('limiter', {
-      choices: LIMITER_KINDS,
-      describe:
-        "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap. Default: learned from the server's 429s",
-    })
-    .option('contract', {
-      choices: CONTRACTS,
-      default: 'seed' as const,
-      describe:
-        "The rate-limit dialect the checks judge as promised: the seed's X-RateLimit-* (Reset a Unix time), another limiter's, ietf (any IETF draft) or any (whatever the server speaks)",
-    })
-    .option('allow-ban-risk', {
-      type: 'boolean',
-      default: false,
-      describe: 'In raw mode, also lift the ban guard',
-    })
-    .option('timeout', { type: 'string', default: '10s', describe: 'Request timeout' })
-    .option('max-attempts', {
-      type: 'number',
-      default: 3,
-      describe: 'Attempts for 5xx and transport errors (idempotent methods)',
-    })
-    .option('seed', { type: 'number', describe: 'Seed of the flow choices, for repeatable runs' })
-    .option('quiet', {
-      type: 'boolean',
-      default: false,
-      describe: 'No live status line and no summary table: only the result path',
-    })
-    .option('threshold', {
-      type: 'string',
-      array: true,
-      describe:
-        "Pass/fail criterion, repeatable: [operation:]metric<op>value, e.g. 'p99<300ms', 'listPets:p95<100ms', 'errors<1%', 'checks>=100%', 'rps>=50', 'quota_utilization>=95%', 'violations==0'. Latency is response time; any failure exits 1",
-    })
-    .option('abort-on-fail', {
-      type: 'boolean',
-      default: false,
-      describe: 'End the run as soon as a --threshold fails for good (judged each second)',
-    })
-    .option('delay-abort-eval', {
-      type: 'string',
-      describe: 'With --abort-on-fail: how long the workload runs before thresholds are judged, e.g. 10s',
-    })
-    .option('baseline', {
-      type: 'string',
-      describe: 'Compare with this earlier result.json; exit 1 on a significant regression',
-    })
-    .option('max-regression', { type: 'string', describe: MAX_REGRESSION_DESCRIPTION })
-    .option('junit', { type: 'string', describe: 'Write JUnit XML: a testcase per threshold and per check' })
-    .option('summary-md', {
-      type: 'string',
-      describe: 'Write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)',
-    })
-    .option('quota-store', {
-      type: 'string',
-      describe:
-        "redis://HOST:PORT: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards)",
-    })
-    .option('workers', {
-      type: 'number',
-      default: 1,
-      describe:
-        "Worker threads sharing the workload (one core each); the key's quota stays one, their results are merged",
-    })
-    .option('tenants', {
-      type: 'string',
-      describe:
-        "CSV or JSON file of a tenant mix's keys on your target (plan,key[,name]; a key may be env:VAR): each key paced by its own plan; never printed or written. Without it, a scenario's `tenants` run on the embedded server's minted keys",
-    })
-    .option('shard', {
-      type: 'string',
-      describe:
-        "I/N: run part I of N of the workload (rates divided, VUs and iterations split); 'merge' joins the parts",
-    })
-    .requiresArg([
-      'quota-store',
-      'shard',
-      'workers',
-      'base-url',
-      'api-key',
-      'plan',
-      'plans',
-      'time-scale',
-      'duration',
-      'rate',
-      'vus',
-      'iterations',
-      'out',
-      'spec',
-      'timeout',
-      'max-attempts',
-      'seed',
-      'threshold',
-      'delay-abort-eval',
-      'baseline',
-      'max-regression',
-      'junit',
-      'summary-md',
-      'tenants',
-    ])
-    .conflicts('rate', 'vus');
+  return metricsOptions(
+    yargs
+      .positional('scenario', {
+        type: 'string',
+        default: 'mixed-traffic',
+        describe: 'A name in scenarios/ or a path to a .ts file',
+      })
+      .option('base-url', {
+        type: 'string',
+        describe: 'Target; without it the reference server is started on 127.0.0.1',
+      })
+      .option('api-key', {
+        type: 'string',
+        describe: 'API key (or env PETSTORE_API_KEY); never printed or written',
+      })
+      .option('plan', { type: 'string', describe: "Plan to pace for (default: the scenario's, else free)" })
+      .option('plans', { type: 'string', describe: 'JSON file overriding plan limits and windows' })
+      .option('time-scale', {
+        type: 'number',
+        describe: `Divide the plan's windows by N (the embedded server runs at ${EMBEDDED_TIME_SCALE})`,
+      })
+      .option('duration', { type: 'string', describe: 'Run length, e.g. 30s (overrides the scenario)' })
+      .option('rate', {
+        type: 'string',
+        describe: "Open model: iterations per second, or a share of the plan like '100%'",
+      })
+      .option('vus', { type: 'number', describe: 'Closed model: virtual users' })
+      .option('iterations', { type: 'number', describe: 'Stop after this many iterations' })
+      .option('out', {
+        type: 'string',
+        describe: 'Directory for result.json (default reports/<scenario>-<time>/)',
+      })
+      .option('spec', { type: 'string', describe: 'OpenAPI document of the target (default ours)' })
+      .option('enforce', {
+        choices: ['on', 'off'],
+        describe: 'Plan pacing; off (raw mode) exceeds quotas on purpose',
+      })
+      .option('limiter', {
+        choices: LIMITER_KINDS,
+        describe:
+          "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap. Default: learned from the server's 429s",
+      })
+      .option('contract', {
+        choices: CONTRACTS,
+        default: 'seed' as const,
+        describe:
+          "The rate-limit dialect the checks judge as promised: the seed's X-RateLimit-* (Reset a Unix time), another limiter's, ietf (any IETF draft) or any (whatever the server speaks)",
+      })
+      .option('allow-ban-risk', {
+        type: 'boolean',
+        default: false,
+        describe: 'In raw mode, also lift the ban guard',
+      })
+      .option('timeout', { type: 'string', default: '10s', describe: 'Request timeout' })
+      .option('max-attempts', {
+        type: 'number',
+        default: 3,
+        describe: 'Attempts for 5xx and transport errors (idempotent methods)',
+      })
+      .option('seed', { type: 'number', describe: 'Seed of the flow choices, for repeatable runs' })
+      .option('quiet', {
+        type: 'boolean',
+        default: false,
+        describe: 'No live status line and no summary table: only the result path',
+      })
+      .option('threshold', {
+        type: 'string',
+        array: true,
+        describe:
+          "Pass/fail criterion, repeatable: [operation:]metric<op>value, e.g. 'p99<300ms', 'listPets:p95<100ms', 'errors<1%', 'checks>=100%', 'rps>=50', 'quota_utilization>=95%', 'violations==0'. Latency is response time; any failure exits 1",
+      })
+      .option('abort-on-fail', {
+        type: 'boolean',
+        default: false,
+        describe: 'End the run as soon as a --threshold fails for good (judged each second)',
+      })
+      .option('delay-abort-eval', {
+        type: 'string',
+        describe: 'With --abort-on-fail: how long the workload runs before thresholds are judged, e.g. 10s',
+      })
+      .option('baseline', {
+        type: 'string',
+        describe: 'Compare with this earlier result.json; exit 1 on a significant regression',
+      })
+      .option('max-regression', { type: 'string', describe: MAX_REGRESSION_DESCRIPTION })
+      .option('junit', {
+        type: 'string',
+        describe: 'Write JUnit XML: a testcase per threshold and per check',
+      })
+      .option('summary-md', {
+        type: 'string',
+        describe: 'Write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)',
+      })
+      .option('quota-store', {
+        type: 'string',
+        describe:
+          "redis://HOST:PORT: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards)",
+      })
+      .option('workers', {
+        type: 'number',
+        default: 1,
+        describe:
+          "Worker threads sharing the workload (one core each); the key's quota stays one, their results are merged",
+      })
+      .option('tenants', {
+        type: 'string',
+        describe:
+          "CSV or JSON file of a tenant mix's keys on your target (plan,key[,name]; a key may be env:VAR): each key paced by its own plan; never printed or written. Without it, a scenario's `tenants` run on the embedded server's minted keys",
+      })
+      .option('shard', {
+        type: 'string',
+        describe:
+          "I/N: run part I of N of the workload (rates divided, VUs and iterations split); 'merge' joins the parts",
+      })
+      .requiresArg([
+        'quota-store',
+        'shard',
+        'workers',
+        'base-url',
+        'api-key',
+        'plan',
+        'plans',
+        'time-scale',
+        'duration',
+        'rate',
+        'vus',
+        'iterations',
+        'out',
+        'spec',
+        'timeout',
+        'max-attempts',
+        'seed',
+        'threshold',
+        'delay-abort-eval',
+        'baseline',
+        'max-regression',
+        'junit',
+        'summary-md',
+        'tenants',
+      ])
+      .conflicts('rate', 'vus'),
+  );
 }
 
 type RunArgs = Awaited<ReturnType<typeof runOptions>['argv']>;
@@ -324,6 +331,7 @@ export async function run(args: RunArgs): Promise<number> {
     throw new InputError(
       '--abort-on-fail needs the live figures of one generator; it cannot be used with --workers',
     );
+  const metricsSetup = metricsFlags(args);
   const tenantSetup = tenantMixOf(scenario, args.tenants, plans, timeScale, embedded);
   // Every group's rate is resolved (and refused) before the server starts or a key is used.
   const tenants = tenantSetup && {
@@ -385,6 +393,20 @@ export async function run(args: RunArgs): Promise<number> {
     }
   }
 
+  // The run's identity on every series: never a key (the target is shown without credentials).
+  const runId = randomBytes(6).toString('hex');
+  const metrics =
+    metricsSetup &&
+    new LiveMetrics({
+      ...metricsSetup,
+      identity: {
+        scenario: scenario.name,
+        run_id: runId,
+        target: publicTarget(baseUrl),
+        plan: planName,
+      },
+      windows,
+    });
   const interrupt = new Interrupt();
   const outputs: OutputOptions = {
     scenario: scenario.name,
@@ -472,6 +494,7 @@ export async function run(args: RunArgs): Promise<number> {
                 snapshot = take;
               },
               ...(tenants ? { tenants } : {}),
+              ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
             });
     } catch (error) {
       if (!(error instanceof SetupError)) throw error;
@@ -484,9 +507,13 @@ export async function run(args: RunArgs): Promise<number> {
       result = error.result;
     }
     progress.clear();
+    // Before the result is written: the last push carries the final counters, whatever is then written.
+    await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
+    if (metrics) result.meta.runId = runId;
     return finishRun(result, { args, thresholds, abortedBy, scenario, setupFailure, outputs });
   } finally {
     progress.clear();
+    await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     interrupt.release();
     await server?.stop();
     await sharedQuota?.store.close();

@@ -200,6 +200,8 @@ export interface ResultMeta {
   sharedQuota?: string;
   /** `--workers N`: the run was N worker threads' results merged. */
   workers?: number;
+  /** The `run_id` label its live metrics carried (`--metrics`): how to find the run's series. */
+  runId?: string;
 }
 
 export interface RunConfig {

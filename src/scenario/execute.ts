@@ -73,6 +73,8 @@ export interface ExecuteInput<D> {
    * second Ctrl-C writes before the process exits at once.
    */
   onSnapshot?(snapshot: () => RunResult): void;
+  /** Given once, when the run starts: the live recorder and the client's pacing, read by live metrics. */
+  onLive?(live: { recorder: Recorder; pacing(): ReturnType<ApiClient['pacingState']> }): void;
 }
 
 /** The run so far, once a second. */
@@ -135,6 +137,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         }
       : recorder,
   });
+  input.onLive?.({ recorder, pacing: () => client.pacingState() });
   // A tenant mix's keys, each its own lane: what they learned of the limiter goes in the result.
   const lanes = new Map<TenantKey, Lane>();
   const resultOf = (
