@@ -25,6 +25,8 @@ export interface BenchRunOptions {
   interruptedBy?: () => string | undefined;
   /** Called about once a second while the benchmark runs. */
   onProgress?(progress: BenchProgress): void;
+  /** Given once, when the benchmark starts: its live recorder, read by live metrics (this thread's only). */
+  onLive?(live: { recorder: Recorder }): void;
 }
 
 /** The result's configuration: what was asked, as `run` keeps its workload. */
@@ -89,6 +91,7 @@ export async function benchRun(
   let outcome: Awaited<ReturnType<typeof drive>>;
   try {
     recorder.measure(true, startedAt);
+    options.onLive?.({ recorder });
     outcome = await drive(settings, feed, options.signal);
     recorder.measure(false, outcome.endedAt);
   } finally {

@@ -40,6 +40,8 @@ export interface CapacityInput {
   /** Told, per plan, when a probe decides on a longer phase (the rate search) and how long it may take. */
   log?: (plan: string, line: string) => void;
   signal?: AbortSignal;
+  /** Given once, when the probes start: the recorder they all record into, read by live metrics. */
+  onLive?(live: { recorder: Recorder }): void;
 }
 
 export interface CapacityRun {
@@ -62,6 +64,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   const windowsByKey = new Map(scaled.map((p) => [p.name, p.windows]));
   const recorder = new Recorder({ startedAt, windows, windowsByKey });
   recorder.measure(true, startedAt);
+  input.onLive?.({ recorder });
   const ban = input.ban;
   const banProbe = () =>
     ban

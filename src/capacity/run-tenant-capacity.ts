@@ -7,7 +7,9 @@ import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
 import { rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
-import { runTenantStep } from './tenant-step.ts';
+import { runTenantStep, type TenantStepInput } from './tenant-step.ts';
+
+type LiveRun = Parameters<NonNullable<TenantStepInput['onLive']>>[0];
 
 /** The warm-up asks for about this many requests a second, with no more tenants than this. */
 const WARMUP_RATE = 100;
@@ -41,6 +43,11 @@ export interface TenantCapacityInput {
   warmup?: boolean;
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /**
+   * Given as each step's run starts (the warm-up's too): its live recorder, and which step it is:
+   * `warmup`, or the step's number of tenants (no two steps of a ramp have the same).
+   */
+  onLive?(live: LiveRun, step: string): void;
 }
 
 export type TenantCapacityResult = RunResult & { tenantCapacity: TenantCapacity };
@@ -88,6 +95,8 @@ export async function runTenantCapacity(input: TenantCapacityInput): Promise<Ten
     timeoutMs,
     signal: input.signal,
   };
+  const live = (step: string): Pick<TenantStepInput, 'onLive'> =>
+    input.onLive ? { onLive: (run) => input.onLive?.(run, step) } : {};
   let firstStep: RunResult | undefined;
   let best: { tenants: number; result: RunResult } | undefined;
   let warmup: TenantCapacity['warmup'] = null;
@@ -97,7 +106,9 @@ export async function runTenantCapacity(input: TenantCapacityInput): Promise<Ten
     warmup = { tenants, durationMs: Math.min(WARMUP_MS, input.stepMs) };
     input.log?.(`warm-up: ${tenants} tenants for ${warmup.durationMs / 1000} s (not measured)`);
     const perPlan = tenantCounts(input.mix, tenants);
-    warmupResult = (await runTenantStep({ ...common, perPlan, durationMs: warmup.durationMs })).result;
+    warmupResult = (
+      await runTenantStep({ ...common, perPlan, durationMs: warmup.durationMs, ...live('warmup') })
+    ).result;
     await rest(restMs, input.signal);
   }
   let first = true;
@@ -110,6 +121,7 @@ export async function runTenantCapacity(input: TenantCapacityInput): Promise<Ten
         ...common,
         perPlan: tenantCounts(input.mix, n),
         durationMs: input.stepMs,
+        ...live(String(n)),
       });
       firstStep ??= result;
       // A step cut short by Ctrl-C is no verdict: the ramp ends with the steps before it.

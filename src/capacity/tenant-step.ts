@@ -8,7 +8,7 @@ import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantBreakCause, TenantStep } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
 import type { ConstantArrivalRate, Scenario } from '../scenario/define.ts';
-import { executeScenario } from '../scenario/execute.ts';
+import { type ExecuteInput, executeScenario } from '../scenario/execute.ts';
 import { tenantLoads } from '../scenario/tenant-load.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
 
@@ -137,6 +137,8 @@ export interface TenantStepInput {
   thresholds: readonly Threshold[];
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Given when the step's run starts: its live recorder (see executeScenario). */
+  onLive?: ExecuteInput<number[]>['onLive'];
 }
 
 /**
@@ -217,6 +219,7 @@ export async function runTenantStep(
       spec: input.spec,
       signal: input.signal,
       tenants: { mix, loads: tenantLoads(mix, declared, {}, 'open') },
+      ...(input.onLive ? { onLive: input.onLive } : {}),
       onWorkload: (running) => {
         if (running) {
           loop.enable();

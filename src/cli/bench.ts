@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -15,6 +16,8 @@ import { type Prepared, prepareBench } from '../bench/setup.ts';
 import { STEPS } from '../bench/steps.ts';
 import { benchAll, totalConnections } from '../bench/threads.ts';
 import { unlimitedPlansFile } from '../bench/unlimited-plans.ts';
+import { metricsFlags, metricsOptions, stopMetrics } from '../metrics/cli.ts';
+import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
@@ -34,57 +37,59 @@ const EMBEDDED_KEY = 'enterprise-demo-key';
 const TIMEOUT_MS = 10_000;
 
 export function benchOptions(yargs: Argv) {
-  return yargs
-    .option('operations', {
-      type: 'string',
-      default: DEFAULT_OPERATIONS,
-      describe: 'Operations of the table to send, each with an optional weight: getPetById,listPets:3',
-    })
-    .option('duration', { type: 'string', default: '10s', describe: 'How long, e.g. 10s, 2m' })
-    .option('connections', { type: 'number', default: 10, describe: 'Concurrent connections' })
-    .option('pipelining', { type: 'number', default: 1, describe: 'Requests in flight per connection' })
-    .option('rate', {
-      type: 'string',
-      describe:
-        'Fixed rate, requests per second over all connections (default: as fast as the target answers); latency is corrected for coordinated omission',
-    })
-    .option('workers', { type: 'number', default: 1, describe: 'Worker threads, each driving its share' })
-    .option('base-url', {
-      type: 'string',
-      describe: 'Target; without it the reference server is started on 127.0.0.1 with an unlimited key',
-    })
-    .option('key', {
-      type: 'string',
-      describe:
-        'API key (or env PETSTORE_API_KEY); never printed or written. Wants an unlimited or enterprise plan',
-    })
-    .option('threshold', {
-      type: 'string',
-      array: true,
-      describe:
-        "Pass/fail criterion, repeatable, as for run: 'p99<50ms', 'rps>=5000', 'errors<0.1%', 'rate_limited==0'",
-    })
-    .option('out', {
-      type: 'string',
-      describe: 'Directory for result.json and report.html (default reports/bench-<time>/)',
-    })
-    .option('quiet', {
-      type: 'boolean',
-      default: false,
-      describe: 'No status line and no summary: only the result path',
-    })
-    .requiresArg([
-      'operations',
-      'duration',
-      'connections',
-      'pipelining',
-      'rate',
-      'workers',
-      'base-url',
-      'key',
-      'threshold',
-      'out',
-    ]);
+  return metricsOptions(
+    yargs
+      .option('operations', {
+        type: 'string',
+        default: DEFAULT_OPERATIONS,
+        describe: 'Operations of the table to send, each with an optional weight: getPetById,listPets:3',
+      })
+      .option('duration', { type: 'string', default: '10s', describe: 'How long, e.g. 10s, 2m' })
+      .option('connections', { type: 'number', default: 10, describe: 'Concurrent connections' })
+      .option('pipelining', { type: 'number', default: 1, describe: 'Requests in flight per connection' })
+      .option('rate', {
+        type: 'string',
+        describe:
+          'Fixed rate, requests per second over all connections (default: as fast as the target answers); latency is corrected for coordinated omission',
+      })
+      .option('workers', { type: 'number', default: 1, describe: 'Worker threads, each driving its share' })
+      .option('base-url', {
+        type: 'string',
+        describe: 'Target; without it the reference server is started on 127.0.0.1 with an unlimited key',
+      })
+      .option('key', {
+        type: 'string',
+        describe:
+          'API key (or env PETSTORE_API_KEY); never printed or written. Wants an unlimited or enterprise plan',
+      })
+      .option('threshold', {
+        type: 'string',
+        array: true,
+        describe:
+          "Pass/fail criterion, repeatable, as for run: 'p99<50ms', 'rps>=5000', 'errors<0.1%', 'rate_limited==0'",
+      })
+      .option('out', {
+        type: 'string',
+        describe: 'Directory for result.json and report.html (default reports/bench-<time>/)',
+      })
+      .option('quiet', {
+        type: 'boolean',
+        default: false,
+        describe: 'No status line and no summary: only the result path',
+      })
+      .requiresArg([
+        'operations',
+        'duration',
+        'connections',
+        'pipelining',
+        'rate',
+        'workers',
+        'base-url',
+        'key',
+        'threshold',
+        'out',
+      ]),
+  );
 }
 
 type BenchArgs = Awaited<ReturnType<typeof benchOptions>['argv']>;
@@ -136,6 +141,13 @@ export async function bench(args: BenchArgs): Promise<number> {
       `--pipelining ${pipelining}: ${chained.join(', ')} use what the request before them on their connection created, which needs --pipelining 1`,
     );
   const thresholds = (args.threshold ?? []).map((t) => parseThreshold(t, 'cli', new Set(ids)));
+  const metricsSetup = metricsFlags({ ...args, workers: 1 });
+  // Each worker thread records into a recorder of its own that this thread cannot read while it
+  // runs (it sees their progress counts only, and their results once they end): refused, as run does.
+  if (metricsSetup && workers > 1)
+    throw new InputError(
+      '--metrics pushes the figures of one thread: it cannot be used with --workers yet (run one bench process per worker instead)',
+    );
   const embedded = args.baseUrl === undefined;
   let baseUrl: URL | undefined;
   if (!embedded) {
@@ -157,6 +169,7 @@ export async function bench(args: BenchArgs): Promise<number> {
   const interrupt = new Interrupt();
   const progress = new ProgressLine();
   let prepared: Prepared | undefined;
+  let metrics: LiveMetrics | undefined;
   try {
     if (plansFile) {
       server = await spawnServer(['--plans', plansFile.path]);
@@ -216,6 +229,16 @@ export async function bench(args: BenchArgs): Promise<number> {
       process.stderr.write(
         `bench: ${target}${embedded ? ' (embedded reference server, unlimited enterprise key)' : ''}, ${totalConnections(settings)} connections${rate === undefined ? ', flat out' : `, ${rate} requests/s`}, for ${args.duration}\n`,
       );
+    // The run's identity on every series: never the key (the target without credentials).
+    const runId = randomBytes(6).toString('hex');
+    metrics =
+      metricsSetup &&
+      new LiveMetrics({
+        ...metricsSetup,
+        identity: { scenario: 'bench', run_id: runId, target, plan: planName },
+        windows,
+      });
+    const pushing = metrics;
     const startedAt = Date.now();
     let previous = 0;
     const result = await benchAll(settings, spec.operations, {
@@ -227,8 +250,12 @@ export async function bench(args: BenchArgs): Promise<number> {
             previous = p.requests;
           }
         : undefined,
+      ...(pushing ? { onLive: (run) => pushing.start(run) } : {}),
     });
     progress.clear();
+    // Before the result is written: the last push carries the final counters.
+    await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
+    if (metrics) result.meta.runId = runId;
 
     // A benchmark held back by a rate limiter says so wherever it is read, quiet or not.
     const warning = markRateLimited(result);
@@ -274,6 +301,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     return exitCode;
   } finally {
     progress.clear();
+    await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     interrupt.release();
     // The embedded server takes what setup made with it; a real target gets it removed.
     if (prepared && !embedded) {

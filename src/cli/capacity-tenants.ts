@@ -20,6 +20,8 @@ import {
   evaluateTenantCapacityThreshold,
   parseTenantCapacityThreshold,
 } from '../capacity/tenant-thresholds.ts';
+import { metricsFlags, stopMetrics } from '../metrics/cli.ts';
+import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
 import { writeResult } from '../result/write.ts';
@@ -203,7 +205,9 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
   const ops = new Set(spec.operations.map((op) => op.id));
   const thresholds = stepThresholds.map((t) => stepThreshold(t, ops));
   const verdicts = (args.threshold ?? []).map(parseTenantCapacityThreshold);
+  const metricsSetup = metricsFlags({ ...args, workers: 1 });
   const interrupt = new Interrupt();
+  let metrics: LiveMetrics | undefined;
   let server: ServerProcess | undefined;
   const stop = () => server?.child.kill();
   process.once('exit', stop);
@@ -215,6 +219,25 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
     if (!(await reachable(baseUrl)))
       throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
     if (!args.quiet) process.stderr.write(announcement(s, max, stepThresholds));
+    // Each step (and the warm-up) is a run with a recorder of its own: its series carry a `step` label
+    // (`warmup`, or its number of tenants), so that each starts at 0 and ends at its step's figures
+    // (the result's are the step `config.workload.shownStep`'s) instead of resetting one series' counters
+    // at every step. Tiers are labelled by their own plan, as in `run --tenants`; no quota utilisation
+    // of the run's plan is pushed, the tiers' is.
+    const runId = randomBytes(6).toString('hex');
+    metrics =
+      metricsSetup &&
+      new LiveMetrics({
+        ...metricsSetup,
+        identity: {
+          scenario: 'capacity-tenants',
+          run_id: runId,
+          target,
+          plan: Object.keys(s.mix).join(','),
+        },
+        windows: [],
+      });
+    const live = metrics;
     const result = await runTenantCapacity({
       mix: s.mix,
       plans: s.plans,
@@ -233,11 +256,16 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
       timeoutMs: args.timeout,
       log: args.quiet ? undefined : (line) => process.stderr.write(`capacity: ${line}\n`),
       signal: interrupt.signal,
+      ...(live ? { onLive: (run, step) => live.start(run, { step }) } : {}),
     });
+    // Before the result is written: the last push carries the final counters.
+    await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
+    if (metrics) result.meta.runId = runId;
     const c = result.tenantCapacity;
     if (verdicts.length > 0) result.thresholds = verdicts.map((t) => evaluateTenantCapacityThreshold(t, c));
     return finish(args, result, interrupt.aborted);
   } finally {
+    await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     process.removeListener('exit', stop);
     interrupt.release();
     await server?.stop();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
@@ -18,6 +19,8 @@ import { capacityEstimateMs, dailyEstimateMs, dailyWindow } from '../capacity/da
 import { rateSearchBoundMs, SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../capacity/rate-search.ts';
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
+import { metricsFlags, metricsOptions, stopMetrics } from '../metrics/cli.ts';
+import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
@@ -48,98 +51,100 @@ export const EMBEDDED_BAN_DURATION = '10m';
 export const DEFAULT_MAX_RATE = 500;
 
 export function capacityOptions(yargs: Argv) {
-  return yargs
-    .option('base-url', { type: 'string', describe: 'Target; without it the reference server is started' })
-    .option('key', {
-      type: 'string',
-      array: true,
-      describe: 'PLAN=KEY, repeatable (default with the embedded server: its demo key for every plan)',
-    })
-    .option('plans', { type: 'string', describe: 'JSON file overriding plan limits and windows' })
-    .option('windows', { type: 'number', default: 2, describe: 'Windows sent at the plan rate' })
-    .option('time-scale', {
-      type: 'number',
-      describe: `The target's windows are the plan's divided by N (embedded: ${CAPACITY_TIME_SCALE}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
-    })
-    .option('max-rate', {
-      type: 'number',
-      default: DEFAULT_MAX_RATE,
-      describe:
-        'Requests per second per key this machine can drive; faster plans get their own, slower embedded server',
-    })
-    .option('daily', {
-      type: 'boolean',
-      default: false,
-      describe:
-        "Also walk each plan's daily quota at the plan rate to its 429 (day / minute limit windows: hours against a real server; the time is said before starting)",
-    })
-    .option('probe-ban', {
-      type: 'boolean',
-      default: false,
-      describe:
-        'Provoke and measure the temporary ban: exhaust a window, send requests inside its Retry-After until banned, wait the ban out. Only on --ban-key',
-    })
-    .option('ban-key', {
-      type: 'string',
-      describe:
-        'PLAN=KEY that --probe-ban may get banned; never one of the --key keys (embedded: PLAN, default free, on a server of its own)',
-    })
-    .option('ban-max-wait', {
-      type: 'string',
-      default: '15m',
-      describe: 'Longest announced ban --probe-ban waits out to see it end (e.g. 90s, 15m, 1h)',
-    })
-    .option('threshold', {
-      type: 'string',
-      array: true,
-      describe:
-        "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000'",
-    })
-    .option('tenants', {
-      type: 'string',
-      describe:
-        "Tenant capacity instead: ramp tenants of a plan ('pro') or a mix in fixed proportions ('free=4,pro=1'), each at its plan's full quota, until a step breaks; report the largest number that held",
-    })
-    .option('tenant-threshold', {
-      type: 'string',
-      array: true,
-      describe: `--tenants: what each step must keep, repeatable, as run's --threshold (default ${DEFAULT_TENANT_THRESHOLD}); 5xx, 429s to paced tenants and limiter header failures always break a step`,
-    })
-    .option('step-duration', {
-      type: 'string',
-      describe: `--tenants: length of each step (default ${DEFAULT_STEP_DURATION})`,
-    })
-    .option('max-tenants', {
-      type: 'number',
-      describe: `--tenants: the ramp's bound (default ${DEFAULT_MAX_TENANTS.toLocaleString('en-US')}; the embedded server mints that many keys)`,
-    })
-    .option('tenants-start', { type: 'number', describe: '--tenants: the first step (default 1)' })
-    .option('tenants-file', {
-      type: 'string',
-      describe:
-        '--tenants with --base-url: the keys, CSV or JSON (plan,key[,name]; key env:NAME reads a variable), as run --tenants; never printed or written',
-    })
-    .option('out', { type: 'string', describe: 'Directory for result.json and report.html' })
-    .option('timeout', { type: 'number', default: 10_000, describe: 'Request timeout, ms' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'Only the result path' })
-    .requiresArg([
-      'base-url',
-      'key',
-      'plans',
-      'windows',
-      'time-scale',
-      'max-rate',
-      'threshold',
-      'out',
-      'ban-key',
-      'ban-max-wait',
-      'tenants',
-      'tenant-threshold',
-      'step-duration',
-      'max-tenants',
-      'tenants-start',
-      'tenants-file',
-    ]);
+  return metricsOptions(
+    yargs
+      .option('base-url', { type: 'string', describe: 'Target; without it the reference server is started' })
+      .option('key', {
+        type: 'string',
+        array: true,
+        describe: 'PLAN=KEY, repeatable (default with the embedded server: its demo key for every plan)',
+      })
+      .option('plans', { type: 'string', describe: 'JSON file overriding plan limits and windows' })
+      .option('windows', { type: 'number', default: 2, describe: 'Windows sent at the plan rate' })
+      .option('time-scale', {
+        type: 'number',
+        describe: `The target's windows are the plan's divided by N (embedded: ${CAPACITY_TIME_SCALE}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
+      })
+      .option('max-rate', {
+        type: 'number',
+        default: DEFAULT_MAX_RATE,
+        describe:
+          'Requests per second per key this machine can drive; faster plans get their own, slower embedded server',
+      })
+      .option('daily', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Also walk each plan's daily quota at the plan rate to its 429 (day / minute limit windows: hours against a real server; the time is said before starting)",
+      })
+      .option('probe-ban', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Provoke and measure the temporary ban: exhaust a window, send requests inside its Retry-After until banned, wait the ban out. Only on --ban-key',
+      })
+      .option('ban-key', {
+        type: 'string',
+        describe:
+          'PLAN=KEY that --probe-ban may get banned; never one of the --key keys (embedded: PLAN, default free, on a server of its own)',
+      })
+      .option('ban-max-wait', {
+        type: 'string',
+        default: '15m',
+        describe: 'Longest announced ban --probe-ban waits out to see it end (e.g. 90s, 15m, 1h)',
+      })
+      .option('threshold', {
+        type: 'string',
+        array: true,
+        describe:
+          "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000'",
+      })
+      .option('tenants', {
+        type: 'string',
+        describe:
+          "Tenant capacity instead: ramp tenants of a plan ('pro') or a mix in fixed proportions ('free=4,pro=1'), each at its plan's full quota, until a step breaks; report the largest number that held",
+      })
+      .option('tenant-threshold', {
+        type: 'string',
+        array: true,
+        describe: `--tenants: what each step must keep, repeatable, as run's --threshold (default ${DEFAULT_TENANT_THRESHOLD}); 5xx, 429s to paced tenants and limiter header failures always break a step`,
+      })
+      .option('step-duration', {
+        type: 'string',
+        describe: `--tenants: length of each step (default ${DEFAULT_STEP_DURATION})`,
+      })
+      .option('max-tenants', {
+        type: 'number',
+        describe: `--tenants: the ramp's bound (default ${DEFAULT_MAX_TENANTS.toLocaleString('en-US')}; the embedded server mints that many keys)`,
+      })
+      .option('tenants-start', { type: 'number', describe: '--tenants: the first step (default 1)' })
+      .option('tenants-file', {
+        type: 'string',
+        describe:
+          '--tenants with --base-url: the keys, CSV or JSON (plan,key[,name]; key env:NAME reads a variable), as run --tenants; never printed or written',
+      })
+      .option('out', { type: 'string', describe: 'Directory for result.json and report.html' })
+      .option('timeout', { type: 'number', default: 10_000, describe: 'Request timeout, ms' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'Only the result path' })
+      .requiresArg([
+        'base-url',
+        'key',
+        'plans',
+        'windows',
+        'time-scale',
+        'max-rate',
+        'threshold',
+        'out',
+        'ban-key',
+        'ban-max-wait',
+        'tenants',
+        'tenant-threshold',
+        'step-duration',
+        'max-tenants',
+        'tenants-start',
+        'tenants-file',
+      ]),
+  );
 }
 
 export type CapacityArgs = Awaited<ReturnType<typeof capacityOptions>['argv']>;
@@ -224,6 +229,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       throw new InputError(
         `threshold '${t.expression}': plan '${t.capacityPlan}' is not probed (give --key ${t.capacityPlan}=KEY)`,
       );
+  const metricsSetup = metricsFlags({ ...args, workers: 1 });
   const spec = await loadSpec(DEFAULT_SPEC_PATH);
 
   for (const { plan } of chosen)
@@ -239,6 +245,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     for (const s of servers) s.child.kill();
   };
   process.once('exit', stopAll);
+  let metrics: LiveMetrics | undefined;
   try {
     const targets: CapacityTarget[] = [];
     let ban: CapacityTarget | undefined;
@@ -301,6 +308,25 @@ export async function capacity(args: CapacityArgs): Promise<number> {
           `capacity: ban probe on a ${ban.plan.name} key: one window exhausted, then up to ${DEFAULT_MAX_STRIKES} requests inside its Retry-After until banned; the ban${embedded ? ` (${humanDuration(parseDuration(EMBEDDED_BAN_DURATION) / ban.timeScale)} on the embedded server)` : ''} is waited out up to --ban-max-wait ${args.banMaxWait}${embedded ? '' : ', after every plan is measured'}\n`,
         );
     }
+    // Every plan's probe records into one recorder: one set of series, `plan` naming them all. A
+    // window's utilisation is a plan's own, so it is pushed only when one plan is probed.
+    const runId = randomBytes(6).toString('hex');
+    metrics =
+      metricsSetup &&
+      new LiveMetrics({
+        ...metricsSetup,
+        identity: {
+          scenario: 'capacity',
+          run_id: runId,
+          target,
+          plan: targets.map((t) => t.plan.name).join(','),
+        },
+        windows:
+          targets.length === 1
+            ? scalePlan((targets[0] as CapacityTarget).plan, (targets[0] as CapacityTarget).timeScale).windows
+            : [],
+      });
+    const live = metrics;
     const {
       result,
       reports,
@@ -317,7 +343,11 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       log: args.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: interrupt.signal,
       ban: ban && { ...ban, maxWaitMs: banMaxWaitMs, alongside: embedded },
+      ...(live ? { onLive: (run) => live.start(run) } : {}),
     });
+    // Before the result is written: the last push carries the final counters.
+    await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
+    if (metrics) result.meta.runId = runId;
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `capacity-${stamp}`));
@@ -353,6 +383,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     }
     return reportOk ? EXIT.OK : EXIT.USAGE;
   } finally {
+    await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     process.removeListener('exit', stopAll);
     interrupt.release();
     await Promise.all(servers.map((s) => s.stop()));
