@@ -4,13 +4,22 @@
  * reference server, in its own process, enterprise key with limits that never bind), same
  * connections, in rotating order after a warm-up round of each (the server's JIT and ours). Only the
  * generator's process CPU is counted; medians and their ratios are what to quote.
+ *
+ * `run` is measured twice in each round: with live metrics off, and on (`--metrics`: the recorder
+ * read and pushed every second to a real Prometheus' remote-write receiver, started here, in a
+ * process of its own whose CPU is not counted). Their ratio is the cost of `--metrics` per request;
+ * the target is within 5%.
  */
 import { cpuUsage } from 'node:process';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { getPlan, scalePlan } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import { spawnServer } from '../src/cli/embedded-server.ts';
-import { runFlow, unlimitedPlansFile } from './harness.ts';
+import { LiveMetrics } from '../src/metrics/live-metrics.ts';
+import { parseMetricsFlags } from '../src/metrics/sinks.ts';
+import { startPrometheus } from '../test/helpers/prometheus.ts';
+import { runFlow, stopOnExit, unlimitedPlansFile } from './harness.ts';
 import { median, writeBenchReport } from './report.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -23,14 +32,25 @@ const fixedRate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : unde
 
 const { path: plansPath, plans } = unlimitedPlansFile();
 const server = await spawnServer(['--plans', plansPath]);
+// Stopped by their child's pid at the end, on Ctrl-C too.
+const stopServers = stopOnExit([server]);
+const prometheus = await startPrometheus().catch(async (error: unknown) => {
+  await stopServers();
+  throw error;
+});
+const stopAll = stopOnExit([server, prometheus]);
+const sinks = parseMetricsFlags([`prometheus=${prometheus.writeUrl}`]);
+const METRICS_INTERVAL_MS = 1000;
+const enterpriseWindows = scalePlan(getPlan(plans, 'enterprise'), 1).windows;
+let pushes = 0;
 const cpuMs = () => {
   const u = cpuUsage();
   return (u.user + u.system) / 1000;
 };
 
-type Tool = 'run' | 'autocannon' | 'undici';
-type Sample = { requests: number; cpuMs: number; usPerRequest: number; rps: number };
-const samples: Record<Tool, Sample[]> = { run: [], autocannon: [], undici: [] };
+type Tool = 'run' | 'run-metrics' | 'autocannon' | 'undici';
+type Sample = { requests: number; cpuMs: number; usPerRequest: number; rps: number; pushedSamples?: number };
+const samples: Record<Tool, Sample[]> = { run: [], 'run-metrics': [], autocannon: [], undici: [] };
 // Parsed once, outside every measurement: the figure is the request path, not start-up.
 const { operations } = await loadSpec();
 
@@ -69,7 +89,19 @@ async function measure(tool: Tool): Promise<Sample> {
   } else {
     // Only the workload's span counts: a run's fixed costs (compiling schemas, encoding the result)
     // do not grow with requests, and at a fixed rate they would otherwise weigh on a short round.
+    // With metrics on, that span holds every periodic collection and push; the last one, after the
+    // workload, is a fixed cost of the run's end (as writing result.json is).
     let workloadCpu = 0;
+    const runId = `generator-${process.pid}-${++pushes}`;
+    const metrics =
+      tool === 'run-metrics'
+        ? new LiveMetrics({
+            sinks,
+            intervalMs: METRICS_INTERVAL_MS,
+            identity: { scenario: 'bench-generator', run_id: runId, target: server.url, plan: 'enterprise' },
+            windows: enterpriseWindows,
+          })
+        : undefined;
     const result = await runFlow({
       url: server.url,
       plan: 'enterprise',
@@ -87,14 +119,27 @@ async function measure(tool: Tool): Promise<Sample> {
       onWorkload: (running) => {
         workloadCpu = running ? cpuMs() : cpuMs() - workloadCpu;
       },
+      ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
     });
     requests = result.overall.requests;
-    return {
+    const sample: Sample = {
       requests,
       cpuMs: workloadCpu,
       usPerRequest: (workloadCpu * 1000) / requests,
       rps: requests / duration,
     };
+    if (metrics) {
+      // A push that failed would make "on" look cheaper than it is: every sample must have gone, and
+      // Prometheus must hold the run's request count.
+      const [line] = await metrics.stop(5000);
+      if (!line || line.dropped > 0) throw new Error(`metrics not all pushed: ${line?.text}`);
+      sample.pushedSamples = Number(/pushed (\d+) samples/.exec(line.text)?.[1]);
+      const [pushed] = await prometheus.query(`sum(petstore_load_requests_total{run_id="${runId}"})`);
+      const answered = Object.values(result.operations).reduce((sum, op) => sum + op.requests, 0);
+      if (pushed?.value !== answered)
+        throw new Error(`Prometheus holds ${pushed?.value} requests of run ${runId}, the result ${answered}`);
+    }
+    return sample;
   }
   const spent = cpuMs() - cpuBefore;
   return { requests, cpuMs: spent, usPerRequest: (spent * 1000) / requests, rps: requests / duration };
@@ -104,7 +149,7 @@ try {
   console.log(
     `getPetById, ${connections} connections, ${rounds} rounds of ${duration} s per tool, after a warm-up round`,
   );
-  const tools: Tool[] = ['run', 'autocannon', 'undici'];
+  const tools: Tool[] = ['run', 'run-metrics', 'autocannon', 'undici'];
   for (const tool of tools) await measure(tool);
   for (let round = 0; round < rounds; round++) {
     // Rotate the order so that drift in machine load does not favour one tool.
@@ -113,14 +158,21 @@ try {
       const s = await measure(tool);
       samples[tool].push(s);
       console.log(
-        `round ${round + 1} ${tool.padEnd(10)}: ${s.requests} requests, ${s.rps.toFixed(0)} req/s, ${s.usPerRequest.toFixed(1)} µs CPU per request`,
+        `round ${round + 1} ${tool.padEnd(11)}: ${s.requests} requests, ${s.rps.toFixed(0)} req/s, ${s.usPerRequest.toFixed(1)} µs CPU per request${s.pushedSamples === undefined ? '' : `, ${s.pushedSamples} samples pushed`}`,
       );
     }
   }
 } finally {
-  await server.stop();
+  await stopAll();
+  await stopServers();
 }
 const run = median(samples.run.map((s) => s.usPerRequest));
+const runMetrics = median(samples['run-metrics'].map((s) => s.usPerRequest));
+// Each round's on/off pair ran side by side: their ratio is less exposed to drift than the medians'.
+const pairRatios = samples.run.map(
+  (off, i) => (samples['run-metrics'][i] as Sample).usPerRequest / off.usPerRequest,
+);
+const metricsOnToOff = runMetrics / run;
 const ac = median(samples.autocannon.map((s) => s.usPerRequest));
 const bare = median(samples.undici.map((s) => s.usPerRequest));
 console.log(
@@ -129,8 +181,17 @@ console.log(
 console.log(
   `ratios  run/autocannon: ${(run / ac).toFixed(2)}x   run/undici: ${(run / bare).toFixed(2)}x   undici/autocannon: ${(bare / ac).toFixed(2)}x`,
 );
-const medianUsPerRequest = { run, autocannon: ac, undici: bare };
-const ratios = { runToAutocannon: run / ac, runToUndici: run / bare, undiciToAutocannon: bare / ac };
 console.log(
-  `written ${writeBenchReport('bench-generator', { connections, duration, rounds, samples, medianUsPerRequest, ratios })}`,
+  `--metrics (push every ${METRICS_INTERVAL_MS / 1000} s to Prometheus)  off: ${run.toFixed(1)} µs   on: ${runMetrics.toFixed(1)} µs   on/off: ${metricsOnToOff.toFixed(3)}x (per round: ${pairRatios.map((r) => r.toFixed(3)).join(', ')}; target within 5%: ${metricsOnToOff <= 1.05 ? 'met' : 'NOT met'})`,
+);
+const medianUsPerRequest = { run, runMetrics, autocannon: ac, undici: bare };
+const ratios = {
+  runToAutocannon: run / ac,
+  runToUndici: run / bare,
+  undiciToAutocannon: bare / ac,
+  metricsOnToOff,
+  metricsOnToOffPerRound: pairRatios,
+};
+console.log(
+  `written ${writeBenchReport('bench-generator', { connections, duration, rounds, metricsIntervalMs: METRICS_INTERVAL_MS, samples, medianUsPerRequest, ratios })}`,
 );

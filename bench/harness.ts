@@ -33,6 +33,8 @@ export async function runFlow(options: {
   /** Raw mode when false (default true). */
   enforce?: boolean;
   onWorkload?(running: boolean): void;
+  /** Given once, when the run starts: its live recorder and pacing, as `run --metrics` reads them. */
+  onLive?: ExecuteInput<undefined>['onLive'];
 }): Promise<RunResult> {
   return runFlowObserved(options);
 }
@@ -66,6 +68,7 @@ export async function runFlowObserved(
     enforce: options.enforce ?? true,
     spec: 'built in',
     onWorkload: options.onWorkload,
+    onLive: options.onLive,
     tap: options.tap,
     onTick: options.onTick,
   });
