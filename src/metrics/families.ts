@@ -136,7 +136,7 @@ export const FAMILIES = {
   droppedSamples: family(
     'metrics_dropped_samples_total',
     'counter',
-    [],
-    'Samples this sink dropped: its queue was full, or the endpoint refused them for good',
+    ['sink'],
+    'Samples this sink (its place among the --metrics flags) dropped: its queue was full, the endpoint refused them for good, or the run ended first',
   ),
 } as const satisfies Record<string, Family>;

@@ -24,6 +24,8 @@ export class RecorderSource {
   /** Admitted so far at each collection, oldest first, as far back as the longest window needs. */
   private readonly history: { at: number; admitted: number }[];
   private readonly longestMs: number;
+  /** A window's label: its name, made unique (a plan file may give two windows one name). */
+  private readonly windowLabels: string[];
 
   constructor(
     private readonly live: LiveRun,
@@ -34,6 +36,10 @@ export class RecorderSource {
     this.previous = { at: startedAt, tiers: new Map() };
     this.history = [{ at: startedAt, admitted: 0 }];
     this.longestMs = Math.max(0, ...windows.map((w) => w.seconds * 1000));
+    // Two samples of one series at one time are refused whole: a repeated name gets its position.
+    this.windowLabels = windows.map((w, i) =>
+      windows.findIndex((o) => o.name === w.name) === i ? w.name : `${w.name}#${i + 1}`,
+    );
   }
 
   collect(at: number): Series[] {
@@ -45,12 +51,13 @@ export class RecorderSource {
     this.history.push({ at, admitted: recorder.admittedDuringWorkload });
     // A tenant mix's quota is its keys', per tier below; the run's own plan only paced setup.
     if (!recorder.tenants)
-      for (const w of this.windows)
-        add(out, FAMILIES.utilisation, { window: w.name }, this.utilisation(w, at));
+      for (const [i, w] of this.windows.entries())
+        add(out, FAMILIES.utilisation, { window: this.windowLabels[i] as string }, this.utilisation(w, at));
     this.prune(at);
     for (const point of lastRemaining(recorder))
       add(out, FAMILIES.remaining, { key_group: point.group }, point.remaining);
-    const pacing = this.live.pacing?.();
+    // A tenant mix's own key only runs setup: its pacing would read `ready` all run long.
+    const pacing = recorder.tenants ? undefined : this.live.pacing?.();
     if (pacing)
       for (const cause of PACING_CAUSES)
         add(out, FAMILIES.pacingState, { cause }, pacing.cause === cause ? 1 : 0);
@@ -145,14 +152,8 @@ function lastRemaining(recorder: Recorder): { group: string; remaining: number }
   // One sample per group and push: the run's own key (`free`, setup's) and a tier's first key
   // (`free#1`) name the same group, and two values of one series at one time are refused whole.
   const found = new Map<string, number>();
-  for (const key of recorder.quota.snapshot()) {
-    for (let i = key.points.length - 1; i >= 0; i--) {
-      const remaining = key.points[i]?.remainingLast;
-      if (remaining === undefined) continue;
-      found.set(key.key.replace(/#\d+$/, ''), remaining);
-      break;
-    }
-  }
+  for (const { key, remaining } of recorder.quota.lastRemaining())
+    found.set(key.replace(/#\d+$/, ''), remaining);
   return [...found].map(([group, remaining]) => ({ group, remaining }));
 }
 

@@ -29,10 +29,11 @@ export class LiveMetrics {
 
   constructor(private readonly options: LiveMetricsOptions) {
     this.queues = options.sinks.map(
-      (sink) =>
+      (sink, i) =>
         new RemoteWriteQueue({
           endpoint: sink.endpoint,
           identity: options.identity,
+          sinkLabel: String(i + 1),
           ...(options.maxQueuedSamples === undefined ? {} : { maxQueuedSamples: options.maxQueuedSamples }),
         }),
     );

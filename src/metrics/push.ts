@@ -20,6 +20,11 @@ export interface PushOptions {
   maxSamplesPerPost?: number;
   /** One POST's limit. */
   timeoutMs?: number;
+  /**
+   * Names this sink's own dropped-samples series (`sink`: its position among --metrics): two sinks
+   * feeding one store must not send one series two values at one time.
+   */
+  sinkLabel?: string;
 }
 
 export interface PushReport {
@@ -55,6 +60,8 @@ export class RemoteWriteQueue {
   private readonly perPost: number;
   private readonly timeoutMs: number;
   private stopped = false;
+  /** POSTs started, so that `drain` knows whether a failure was its own try. */
+  private posts = 0;
   readonly report: PushReport = {
     pushedSamples: 0,
     droppedSamples: 0,
@@ -73,7 +80,11 @@ export class RemoteWriteQueue {
   offer(series: readonly Series[], timestampMs: number): void {
     if (this.stopped) return;
     // The counter says what was dropped before this batch; the batch itself may be dropped later.
-    const own: Series = { name: FAMILIES.droppedSamples.name, labels: {}, value: this.report.droppedSamples };
+    const own: Series = {
+      name: FAMILIES.droppedSamples.name,
+      labels: { sink: this.options.sinkLabel ?? '1' },
+      value: this.report.droppedSamples,
+    };
     this.enqueue([encodeBatch([...series, own], this.options.identity, timestampMs)], false);
     this.send();
   }
@@ -81,14 +92,17 @@ export class RemoteWriteQueue {
   /** Sends what is queued until it is empty, a POST fails or `deadlineMs` passes; then stops for good. */
   async drain(deadlineMs: number): Promise<PushReport> {
     const timer = setTimeout(() => this.abort.abort(), Math.max(0, deadlineMs));
+    const postsBefore = this.posts;
     try {
       while (!this.abort.signal.aborted) {
         this.send();
         if (!this.inFlight) break;
         const failed = this.report.failedPushes;
+        // A POST started before the end may fail where the end's own (the final counters) would not.
+        const ours = this.posts > postsBefore;
         await this.inFlight;
         // One try at the end: an endpoint that just failed is not hammered until the deadline.
-        if (this.report.failedPushes > failed) break;
+        if (ours && this.report.failedPushes > failed) break;
       }
     } finally {
       clearTimeout(timer);
@@ -114,8 +128,15 @@ export class RemoteWriteQueue {
     }
     if (n > 0) {
       this.queue.splice(0, n);
-      this.report.dropReason = 'queue full';
+      this.noteDrop('queue full');
     }
+  }
+
+  /** Every reason samples were dropped, in order: a full queue is not hidden by the end's. */
+  private noteDrop(why: string): void {
+    const said = this.report.dropReason;
+    if (said === undefined) this.report.dropReason = why;
+    else if (!said.split('; ').includes(why)) this.report.dropReason = `${said}; ${why}`;
   }
 
   private drop(batches: number, why: string): void {
@@ -124,7 +145,7 @@ export class RemoteWriteQueue {
       this.queued -= batch.samples;
       this.report.droppedSamples += batch.samples;
     }
-    this.report.dropReason = why;
+    this.noteDrop(why);
   }
 
   private send(): void {
@@ -140,31 +161,39 @@ export class RemoteWriteQueue {
     this.sending = this.queue.splice(0, count);
     this.queued -= samples;
     const body = writeRequestBody([METADATA, ...this.sending.map((b) => b.bytes)]);
+    this.posts++;
     this.inFlight = postWriteRequest(this.options.endpoint, body, {
       dispatcher: this.agent,
       timeoutMs: this.timeoutMs,
       signal: this.abort.signal,
-    }).then((outcome) => {
-      const sent = this.sending;
-      this.sending = [];
-      this.inFlight = undefined;
-      if (outcome.ok) {
-        this.report.pushedSamples += samples;
-        // Catching up after an outage: the next POST at once, not at the next tick.
-        this.send();
-        return;
-      }
-      this.report.failedPushes++;
-      // A POST cut short by the end-of-run deadline says so, not "AbortError".
-      this.report.lastError = this.abort.signal.aborted
-        ? 'no answer before the end-of-run deadline'
-        : outcome.reason;
-      if (outcome.retry) {
-        this.enqueue(sent, true);
-        return;
-      }
-      this.report.droppedSamples += samples;
-      this.report.dropReason = outcome.reason;
-    });
+    })
+      .then((outcome) => {
+        const sent = this.sending;
+        this.sending = [];
+        this.inFlight = undefined;
+        if (outcome.ok) {
+          this.report.pushedSamples += samples;
+          // Catching up after an outage: the next POST at once, not at the next tick.
+          this.send();
+          return;
+        }
+        this.report.failedPushes++;
+        // A POST cut short by the end-of-run deadline says so, not "AbortError".
+        this.report.lastError = this.abort.signal.aborted
+          ? 'no answer before the end-of-run deadline'
+          : outcome.reason;
+        if (outcome.retry) {
+          this.enqueue(sent, true);
+          return;
+        }
+        this.report.droppedSamples += samples;
+        this.noteDrop(outcome.reason);
+      })
+      .catch((error: unknown) => {
+        // A fault of ours (encoding the next POST) must neither end the process nor stop the run.
+        this.inFlight = undefined;
+        this.report.failedPushes++;
+        this.report.lastError = (error as Error).message;
+      });
   }
 }

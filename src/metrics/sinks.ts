@@ -16,12 +16,13 @@ const KINDS = ['prometheus'] as const;
  * never shown: errors name the flag and the fault, never the text given.
  */
 export function parseMetricsFlags(values: readonly string[]): SinkSpec[] {
-  return values.map((value) => {
+  const sinks = values.map((value) => {
     const eq = value.indexOf('=');
     const kind = eq < 0 ? value : value.slice(0, eq);
     if (!(KINDS as readonly string[]).includes(kind))
       throw new InputError(
-        `--metrics: ${eq < 0 ? 'expected KIND=URL' : `unknown sink '${kind.slice(0, 40)}'`} (known: prometheus=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write)`,
+        // Only a word is echoed: a URL given without `prometheus=` may carry a password before its first `=`.
+        `--metrics: ${eq < 0 || !/^[a-z][a-z0-9_-]{0,19}$/i.test(kind) ? 'expected KIND=URL' : `unknown sink '${kind}'`} (known: prometheus=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write)`,
       );
     let url: URL;
     try {
@@ -33,8 +34,12 @@ export function parseMetricsFlags(values: readonly string[]): SinkSpec[] {
     }
     if (!/^https?:$/.test(url.protocol))
       throw new InputError(`--metrics ${kind}: the URL must be http:// or https://`);
-    return { kind: 'prometheus', endpoint: endpointOf(url), host: url.host };
+    return { kind: 'prometheus', endpoint: endpointOf(url), host: url.host } as SinkSpec;
   });
+  // One endpoint twice would get every sample twice, its own dropped counter with two values.
+  const urls = sinks.map((s) => s.endpoint.url.href);
+  if (new Set(urls).size < urls.length) throw new InputError('--metrics: the same endpoint is given twice');
+  return sinks;
 }
 
 function endpointOf(url: URL): RemoteWriteEndpoint {

@@ -136,6 +136,17 @@ export class QuotaTimeline {
     b.remainingLast = remaining;
   }
 
+  /**
+   * Each key's last announced Remaining (keys that announced one): what live metrics push, at a
+   * cost that grows with keys, not with the seconds of a long run as a snapshot's does.
+   */
+  lastRemaining(): { key: string; remaining: number }[] {
+    const out: { key: string; remaining: number }[] = [];
+    for (const [key, k] of this.keys)
+      if (!Number.isNaN(k.lastRemaining)) out.push({ key, remaining: k.lastRemaining });
+    return out;
+  }
+
   private key(label: string, tenant: boolean): KeyState | undefined {
     if (label === this.lastLabel && this.lastKey) return this.lastKey;
     let k = this.keys.get(label);

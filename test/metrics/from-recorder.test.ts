@@ -121,4 +121,18 @@ describe('series from a live recorder', () => {
     // The day's window: 180 of 1000 spent so far.
     expect(utilisation(at + 1, 'day')).toBeCloseTo(0.18, 5);
   });
+
+  it('never sends two samples of one series at one time: windows of one name, or one key group twice', () => {
+    const windows = [
+      { name: 'minute', limit: 60, seconds: 60 },
+      { name: 'minute', limit: 1000, seconds: 600 },
+    ];
+    const recorder = new Recorder({ startedAt: T0, windows });
+    const series = new RecorderSource({ recorder }, windows, T0).collect(T0 + 5000);
+    const keys = series.map((s) => `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(
+      series.filter((s) => s.name === 'petstore_load_quota_utilisation_ratio').map((s) => s.labels.window),
+    ).toEqual(['minute', 'minute#2']);
+  });
 });

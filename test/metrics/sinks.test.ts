@@ -22,6 +22,8 @@ describe('--metrics flags', () => {
     ['http://127.0.0.1:9090', /expected KIND=URL|unknown sink/],
     ['prometheus=not a url s3cret', /--metrics prometheus: not a URL/],
     ['prometheus=ftp://me:s3cret@127.0.0.1/', /must be http:\/\/ or https:\/\//],
+    // No `prometheus=`: the text before the first `=` is a URL with a password, not a sink's name.
+    ['https://me:s3cret@prom.example.test/api/v1/write?tenant=a', /expected KIND=URL/],
   ])('refuses %s in one line without repeating it', (flag, message) => {
     let error: unknown;
     try {
@@ -33,6 +35,11 @@ describe('--metrics flags', () => {
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('s3cret');
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('refuses one endpoint twice: it would get every sample twice', () => {
+    const url = 'prometheus=http://127.0.0.1:9090/api/v1/write';
+    expect(() => parseMetricsFlags([url, url])).toThrow(/the same endpoint is given twice/);
   });
 
   it('checks the interval, refuses it alone, and refuses --workers', () => {
