@@ -101,25 +101,6 @@ describe('petstore-load capacity --daily and --probe-ban (embedded server, time 
     expect(outcome.stdout).toMatch(/threshold capacity.free.strikes_to_ban==6: pass/);
   }, 100_000);
 
-  it.each([
-    [['--ban-key', 'free=k'], /--ban-key is only used with --probe-ban/],
-    [
-      ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k'],
-      /--probe-ban needs --ban-key PLAN=KEY/,
-    ],
-    [
-      ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k', '--ban-key', 'pro=k'],
-      /--ban-key: the pro key is also given with --key/,
-    ],
-    [['--probe-ban', '--ban-max-wait', '5'], /--ban-max-wait: '5' is not a duration/],
-    [['--daily', '--threshold', 'capacity.free.strikes_to_ban==6'], /strikes_to_ban needs --probe-ban/],
-  ])('refuses %j in one line, exit 2, before sending anything', async (args, message) => {
-    const outcome = await runCli(['capacity', ...args], 20_000);
-    expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toMatch(message);
-    expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
-  });
-
   it('on Ctrl-C writes what it measured, marked partial, and exits 130', async () => {
     const out = join(dir, 'interrupted');
     const cli = spawnCli(['capacity', '--key', 'free=free-demo-key', '--out', out]);

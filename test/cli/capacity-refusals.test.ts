@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/integration-cli.ts';
+
+/**
+ * `capacity`'s flags refused before anything is sent. Apart from test/cli/capacity.test.ts, which
+ * runs one at a time for its probes' schedule: these only start a process and read its first line.
+ */
+describe('petstore-load capacity: bad flags', () => {
+  it.each([
+    [['--ban-key', 'free=k'], /--ban-key is only used with --probe-ban/],
+    [
+      ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k'],
+      /--probe-ban needs --ban-key PLAN=KEY/,
+    ],
+    [
+      ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k', '--ban-key', 'pro=k'],
+      /--ban-key: the pro key is also given with --key/,
+    ],
+    [['--probe-ban', '--ban-max-wait', '5'], /--ban-max-wait: '5' is not a duration/],
+    [['--daily', '--threshold', 'capacity.free.strikes_to_ban==6'], /strikes_to_ban needs --probe-ban/],
+  ])('refuses %j in one line, exit 2, before sending anything', async (args, message) => {
+    const outcome = await runCli(['capacity', ...args], 20_000);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(message);
+    expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
