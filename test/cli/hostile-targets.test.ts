@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
@@ -12,7 +12,6 @@ import {
   killAllClis,
   killCli,
   readJson,
-  readTree,
   runCli,
   spawnCli,
   withTimeout,
@@ -20,8 +19,8 @@ import {
 
 /**
  * `petstore-load run` against targets that misbehave, as a new user meets them: a 429 with a
- * Retry-After of 31 years, a target that accepts connections and never answers, workloads of size
- * zero, and a user who presses Ctrl-C twice. Every child leads its own process group and is killed
+ * Retry-After of 31 years, a target that accepts connections and never answers, and a user who
+ * presses Ctrl-C twice (workloads of size zero: test/cli/zero-workload.test.ts). Every child leads its own process group and is killed
  * by pid when its test ends.
  */
 
@@ -159,45 +158,6 @@ describe.concurrent('run against a target that never answers', () => {
         } finally {
           await target.close();
         }
-      }),
-    TEST_TIMEOUT_MS,
-  );
-});
-
-// Every flag and scenario field of size zero is refused by resolveWorkload (test/scenario/workload.test.ts);
-// here, that the command says so in one line before it starts anything.
-describe.concurrent('run with a workload of size zero', () => {
-  const ZERO_SCENARIO = (workload: string) => `export default {
-  name: 'zero',
-  workload: ${workload},
-  flows: [{ name: 'list', run: async (api: { listPets(q: object): Promise<unknown> }) => { await api.listPets({ limit: 1 }); } }],
-};
-`;
-  it.each([
-    [['--vus', '0'], /--vus is 0: a run needs at least one virtual user/],
-    [['--rate', '0%'], /--rate is 0/],
-    [['--duration', '0s'], /--duration is 0: a run needs a duration above 0/],
-    [
-      [ZERO_SCENARIO("{ executor: 'ramping-vus', stages: [{ target: 0, duration: '5s' }] }")],
-      /workload\.stages is 0/,
-    ],
-  ])(
-    '%j: one line, exit 2, nothing run or written',
-    (args, message) =>
-      parallel(async () => {
-        const out = freshDir('zero');
-        const flags = [...args];
-        if (flags[0]?.startsWith('export default')) {
-          const file = join(out, '..', `zero-${++counter}.ts`);
-          writeFileSync(file, flags[0]);
-          flags[0] = file;
-        }
-        const r = await runCli(['run', ...flags, '--out', out], 20_000);
-        expect(r.code, context(r)).toBe(2);
-        expect(lines(r.stderr), context(r)).toHaveLength(1);
-        expect(r.stderr).toMatch(message);
-        expect(r.stdout).toBe('');
-        expect(readTree(out)).toEqual([]);
       }),
     TEST_TIMEOUT_MS,
   );

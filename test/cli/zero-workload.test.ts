@@ -1,0 +1,75 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliOutcome, killAllClis, readTree, runCli } from '../helpers/integration-cli.ts';
+
+/**
+ * `run` with a workload of size zero, as a new user might ask for one. Apart from
+ * test/cli/hostile-targets.test.ts, which runs one at a time for its bounds in seconds: these only
+ * start a process and read its one line.
+ */
+
+/** Children at once: each start is ~1.5 s of CPU, and CI machines have 2 cores. */
+const parallel = pLimit(2);
+const TEST_TIMEOUT_MS = 90_000;
+
+let dir: string;
+let counter = 0;
+const freshDir = (name: string) => {
+  const path = join(dir, `${name}-${++counter}`);
+  mkdirSync(path, { recursive: true });
+  return path;
+};
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'petstore-load-zero-'));
+});
+
+afterAll(() => {
+  killAllClis();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const context = (r: CliOutcome) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
+
+// Every flag and scenario field of size zero is refused by resolveWorkload (test/scenario/workload.test.ts);
+// here, that the command says so in one line before it starts anything.
+describe.concurrent('run with a workload of size zero', () => {
+  const ZERO_SCENARIO = (workload: string) => `export default {
+  name: 'zero',
+  workload: ${workload},
+  flows: [{ name: 'list', run: async (api: { listPets(q: object): Promise<unknown> }) => { await api.listPets({ limit: 1 }); } }],
+};
+`;
+  it.each([
+    [['--vus', '0'], /--vus is 0: a run needs at least one virtual user/],
+    [['--rate', '0%'], /--rate is 0/],
+    [['--duration', '0s'], /--duration is 0: a run needs a duration above 0/],
+    [
+      [ZERO_SCENARIO("{ executor: 'ramping-vus', stages: [{ target: 0, duration: '5s' }] }")],
+      /workload\.stages is 0/,
+    ],
+  ])(
+    '%j: one line, exit 2, nothing run or written',
+    (args, message) =>
+      parallel(async () => {
+        const out = freshDir('zero');
+        const flags = [...args];
+        if (flags[0]?.startsWith('export default')) {
+          const file = join(out, '..', `zero-${++counter}.ts`);
+          writeFileSync(file, flags[0]);
+          flags[0] = file;
+        }
+        const r = await runCli(['run', ...flags, '--out', out], 20_000);
+        expect(r.code, context(r)).toBe(2);
+        expect(lines(r.stderr), context(r)).toHaveLength(1);
+        expect(r.stderr).toMatch(message);
+        expect(r.stdout).toBe('');
+        expect(readTree(out)).toEqual([]);
+      }),
+    TEST_TIMEOUT_MS,
+  );
+});
