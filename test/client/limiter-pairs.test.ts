@@ -121,7 +121,13 @@ describe('every limiter model told in every dialect, paced at the plan rate', ()
       // one 429 more, after which the gap learned grows.
       expect(r.overall.rateLimited, figures).toBeLessThanOrEqual(limiter === 'gcra' ? 3 : 1);
       expect(r.compliance.violations, figures).toBe(0);
-      expect(r.compliance.quotaUtilization, figures).toBeGreaterThanOrEqual(0.8);
+      // Each 429 past the first holds the key for what the server told: a whole second (Retry-After
+      // and an IETF `t` count seconds), 7% of the run that the client must not use. CI saw a second
+      // 429 take a GCRA told in draft-8 to 77%.
+      const told429s = Math.max(0, r.overall.rateLimited - 1);
+      expect(r.compliance.quotaUtilization, figures).toBeGreaterThanOrEqual(
+        0.8 - (told429s * 1.005) / DURATION_S,
+      );
       expect(
         r.checks.filter((c) => c.failures > 0).map((c) => c.id),
         figures,
