@@ -235,16 +235,6 @@ class ClientCore {
 /** A call's request, the same on every attempt. */
 type PreparedRequest = Dispatcher.DispatchOptions & { headers: Record<string, string> };
 
-/** One attempt's send and answer (status 0 and the code for a transport error). */
-interface Exchange {
-  sentAt: number;
-  receivedAt: number;
-  status: number;
-  headers: IncomingHttpHeaders | undefined;
-  text: string;
-  errorCode: string | undefined;
-}
-
 const NO_RETRY: { retryAt?: number; pauseUntil?: number } = Object.freeze({});
 
 /**
@@ -312,51 +302,48 @@ export class Lane implements Caller {
         if (error instanceof HeldPastEndError) this.noteHeld(error);
         throw error;
       }
-      const x: Exchange = {
-        sentAt: now(),
-        receivedAt: 0,
-        status: 0,
-        headers: undefined,
-        text: '',
-        errorCode: undefined,
-      };
+      const sentAt = now();
+      let status = 0;
+      let headers: IncomingHttpHeaders | undefined;
+      let text = '';
+      let errorCode: string | undefined;
       try {
         const response = await core.send(core.pool, request);
-        x.status = response.status;
-        x.headers = response.headers;
-        x.text = response.text;
+        status = response.status;
+        headers = response.headers;
+        text = response.text;
       } catch (error) {
-        x.errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
+        errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
       }
-      x.receivedAt = now();
+      const receivedAt = now();
       if (signal.aborted) {
         // Cut off by the end of the run: neither a response nor a transport error to count.
-        this.pacer.observe(admission.seq, undefined, x.receivedAt);
+        this.pacer.observe(admission.seq, undefined, receivedAt);
         this.gate.responded();
         throw new AbortedError('run stopped');
       }
       // Read once, whatever dialect came: pacing steers by it, and the checks judge it from the record.
-      const view = x.headers ? readRateLimit(x.headers, x.receivedAt) : undefined;
-      const quota = view && view.dialect !== 'none' ? quotaState(view, x.receivedAt) : undefined;
+      const view = headers ? readRateLimit(headers, receivedAt) : undefined;
+      const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
       // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
-      this.pacer.observe(admission.seq, input.auth === undefined ? quota : undefined, x.receivedAt, x.status);
+      this.pacer.observe(admission.seq, input.auth === undefined ? quota : undefined, receivedAt, status);
       this.gate.responded();
 
-      const payload = new ResponseBody(x.text, x.headers);
+      const payload = new ResponseBody(text, headers);
       const next =
-        x.status === 429
-          ? await this.pauseFor429(input, admission.seq, x, view, tries)
-          : this.retryAfterError(op, input, attempt, x);
+        status === 429
+          ? await this.pauseFor429(input, admission.seq, headers, receivedAt, view, tries)
+          : this.retryAfterError(op, input, attempt, status, receivedAt);
       this.record({
         operation: op,
         attempt,
         keyLabel: input.auth === undefined ? this.keyLabel : this.otherKeyLabel(input.auth),
         scheduledAt: attempt === 1 ? dueAt : undefined,
-        sentAt: x.sentAt,
-        receivedAt: x.receivedAt,
-        status: x.status,
-        errorCode: x.errorCode,
-        headers: x.headers,
+        sentAt,
+        receivedAt,
+        status,
+        errorCode,
+        headers,
         rateLimitView: view,
         body: payload,
         pacingWaitMs: admission.pacingWaitMs,
@@ -366,9 +353,9 @@ export class Lane implements Caller {
       });
 
       if (next.retryAt === undefined) {
-        return new Reply<T>(x.status, x.headers ?? {}, payload, attempt, x.errorCode);
+        return new Reply<T>(status, headers ?? {}, payload, attempt, errorCode);
       }
-      if (x.status !== 429) {
+      if (status !== 429) {
         const before = now();
         await core.context.scheduler.sleepUntil(next.retryAt, signal);
         extraBackoffMs = now() - before;
@@ -412,18 +399,19 @@ export class Lane implements Caller {
   private async pauseFor429(
     input: CallInput,
     seq: number,
-    x: Exchange,
+    headers: IncomingHttpHeaders | undefined,
+    receivedAt: number,
     view: RateLimitView | undefined,
     tries: { rateLimited: number },
   ): Promise<{ retryAt?: number; pauseUntil?: number }> {
     tries.rateLimited++;
-    const delay = this.rateLimitDelay(seq, x.headers, view, x.receivedAt);
-    const pauseUntil = x.receivedAt + delay.ms;
+    const delay = this.rateLimitDelay(seq, headers, view, receivedAt);
+    const pauseUntil = receivedAt + delay.ms;
     if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
-    this.pacer.pause(pauseUntil, x.receivedAt);
+    this.pacer.pause(pauseUntil, receivedAt);
     // Every generator of the key holds too; awaited, so that none is told after its next send. A
     // store that cannot be told must not cost this attempt its record: this client's pause holds.
-    await this.gate.sharePause(pauseUntil - x.receivedAt).catch(() => undefined);
+    await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
     // A pause past the run's close is not waited for: the flow gets the 429 as it is.
     const again =
       (input.retry ?? true) &&
@@ -437,18 +425,19 @@ export class Lane implements Caller {
     op: Operation,
     input: CallInput,
     attempt: number,
-    x: Exchange,
+    status: number,
+    receivedAt: number,
   ): { retryAt?: number; pauseUntil?: number } {
     const o = this.core.options;
     if (
       (input.retry ?? true) &&
-      (x.status >= 500 || x.status === 0) &&
+      (status >= 500 || status === 0) &&
       IDEMPOTENT.has(op.method) &&
       attempt < (o.maxAttempts ?? 3) &&
       this.core.budget.tryRetry()
     )
       return {
-        retryAt: x.receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000),
+        retryAt: receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000),
       };
     return NO_RETRY;
   }
