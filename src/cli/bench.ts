@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -230,12 +229,11 @@ export async function bench(args: BenchArgs): Promise<number> {
         `bench: ${target}${embedded ? ' (embedded reference server, unlimited enterprise key)' : ''}, ${totalConnections(settings)} connections${rate === undefined ? ', flat out' : `, ${rate} requests/s`}, for ${args.duration}\n`,
       );
     // The run's identity on every series: never the key (the target without credentials).
-    const runId = randomBytes(6).toString('hex');
     metrics =
       metricsSetup &&
       new LiveMetrics({
         ...metricsSetup,
-        identity: { scenario: 'bench', run_id: runId, target, plan: planName },
+        identity: { scenario: 'bench', target, plan: planName },
         windows,
       });
     const pushing = metrics;
@@ -255,7 +253,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     progress.clear();
     // Before the result is written: the last push carries the final counters.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
-    if (metrics) result.meta.runId = runId;
+    if (metrics) result.meta.runId = metrics.runId;
 
     // A benchmark held back by a rate limiter says so wherever it is read, quiet or not.
     const warning = markRateLimited(result);

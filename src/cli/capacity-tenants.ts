@@ -224,14 +224,12 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
     // (the result's are the step `config.workload.shownStep`'s) instead of resetting one series' counters
     // at every step. Tiers are labelled by their own plan, as in `run --tenants`; no quota utilisation
     // of the run's plan is pushed, the tiers' is.
-    const runId = randomBytes(6).toString('hex');
     metrics =
       metricsSetup &&
       new LiveMetrics({
         ...metricsSetup,
         identity: {
           scenario: 'capacity-tenants',
-          run_id: runId,
           target,
           plan: Object.keys(s.mix).join(','),
         },
@@ -260,7 +258,7 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
     });
     // Before the result is written: the last push carries the final counters.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
-    if (metrics) result.meta.runId = runId;
+    if (metrics) result.meta.runId = metrics.runId;
     const c = result.tenantCapacity;
     if (verdicts.length > 0) result.thresholds = verdicts.map((t) => evaluateTenantCapacityThreshold(t, c));
     return finish(args, result, interrupt.aborted);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
@@ -310,14 +309,12 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     }
     // Every plan's probe records into one recorder: one set of series, `plan` naming them all. A
     // window's utilisation is a plan's own, so it is pushed only when one plan is probed.
-    const runId = randomBytes(6).toString('hex');
     metrics =
       metricsSetup &&
       new LiveMetrics({
         ...metricsSetup,
         identity: {
           scenario: 'capacity',
-          run_id: runId,
           target,
           plan: targets.map((t) => t.plan.name).join(','),
         },
@@ -347,7 +344,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     });
     // Before the result is written: the last push carries the final counters.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
-    if (metrics) result.meta.runId = runId;
+    if (metrics) result.meta.runId = metrics.runId;
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `capacity-${stamp}`));

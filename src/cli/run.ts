@@ -394,14 +394,12 @@ export async function run(args: RunArgs): Promise<number> {
   }
 
   // The run's identity on every series: never a key (the target is shown without credentials).
-  const runId = randomBytes(6).toString('hex');
   const metrics =
     metricsSetup &&
     new LiveMetrics({
       ...metricsSetup,
       identity: {
         scenario: scenario.name,
-        run_id: runId,
         target: publicTarget(baseUrl),
         plan: planName,
       },
@@ -509,7 +507,7 @@ export async function run(args: RunArgs): Promise<number> {
     progress.clear();
     // Before the result is written: the last push carries the final counters, whatever is then written.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
-    if (metrics) result.meta.runId = runId;
+    if (metrics) result.meta.runId = metrics.runId;
     return finishRun(result, { args, thresholds, abortedBy, scenario, setupFailure, outputs });
   } finally {
     progress.clear();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RateWindow } from '../api/plans.ts';
 import { type LiveRun, RecorderSource } from './from-recorder.ts';
 import { type PushReport, RemoteWriteQueue } from './push.ts';
@@ -6,7 +7,7 @@ import type { SinkSpec } from './sinks.ts';
 export interface LiveMetricsOptions {
   sinks: readonly SinkSpec[];
   intervalMs: number;
-  /** Labels on every series: scenario, run_id, target, plan. */
+  /** Labels on every series: scenario, target, plan (the run_id is made here). */
   identity: Readonly<Record<string, string>>;
   /** The run plan's windows as the target counts them. */
   windows: readonly RateWindow[];
@@ -27,12 +28,16 @@ export class LiveMetrics {
   private lastAt = 0;
   private collectError: string | undefined;
 
+  /** The `run_id` label on every series, which the result keeps as `meta.runId` to find them by. */
+  readonly runId = randomBytes(6).toString('hex');
+
   constructor(private readonly options: LiveMetricsOptions) {
+    const identity = { ...options.identity, run_id: this.runId };
     this.queues = options.sinks.map(
       (sink, i) =>
         new RemoteWriteQueue({
           endpoint: sink.endpoint,
-          identity: options.identity,
+          identity,
           sinkLabel: String(i + 1),
           ...(options.maxQueuedSamples === undefined ? {} : { maxQueuedSamples: options.maxQueuedSamples }),
         }),
@@ -96,7 +101,7 @@ export class LiveMetrics {
   }
 
   private line(sink: SinkSpec, r: PushReport): string {
-    const pushed = `metrics: pushed ${r.pushedSamples} samples to ${sink.kind} at ${sink.host} (run_id ${this.options.identity.run_id})`;
+    const pushed = `metrics: pushed ${r.pushedSamples} samples to ${sink.kind} at ${sink.host} (run_id ${this.runId})`;
     const why = [r.dropReason, r.lastError].filter((s, i, all) => s && all.indexOf(s) === i);
     const dropped = r.droppedSamples > 0 ? `, dropped ${r.droppedSamples} samples (${why.join(': ')})` : '';
     // A collection that failed is a bug of ours, not the endpoint's: said, not hidden.
