@@ -12,25 +12,54 @@ export const now = (): number => performance.timeOrigin + performance.now();
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * One sleepUntil's wait, as an object rather than closures: tsx names every function expression as
+ * it is made (an Object.defineProperty each), and the open model sleeps up to a thousand times a
+ * second. It is its own abort listener (EventTarget calls `handleEvent`), and the timers get it as
+ * their argument.
+ */
+class Sleep {
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly at: number,
+    readonly signal: AbortSignal | undefined,
+    readonly resolve: () => void,
+  ) {}
+
+  /** Only a step that was cut to the limit looks at the clock again: an ordinary wait arms one timer. */
+  arm(delay: number): void {
+    this.timer = delay > MAX_TIMER_MS ? setTimeout(rearm, MAX_TIMER_MS, this) : setTimeout(wake, delay, this);
+  }
+
+  handleEvent(): void {
+    this.done();
+  }
+
+  done(): void {
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this);
+    this.resolve();
+  }
+}
+
+function rearm(sleep: Sleep): void {
+  sleep.arm(sleep.at - now());
+}
+
+function wake(sleep: Sleep): void {
+  sleep.done();
+}
+
 /** Resolves at `at` (epoch ms, as `now`), or at once when the signal aborts; any `at`, even years away. */
 export function sleepUntil(at: number, signal?: AbortSignal): Promise<void> {
   const delay = at - now();
   // NaN (a time nobody could compute) waits for nothing rather than arming a 1 ms timer in a loop.
   if (!(delay > 0) || signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    let timer: NodeJS.Timeout | undefined;
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    // Only a step that was cut to the limit looks at the clock again: an ordinary wait arms one timer.
-    function arm(delay: number) {
-      timer =
-        delay > MAX_TIMER_MS ? setTimeout(() => arm(at - now()), MAX_TIMER_MS) : setTimeout(done, delay);
-    }
-    signal?.addEventListener('abort', done, { once: true });
-    arm(delay);
+    const sleep = new Sleep(at, signal, resolve);
+    signal?.addEventListener('abort', sleep, { once: true });
+    sleep.arm(delay);
   });
 }
 
