@@ -4,8 +4,13 @@
  * never binds, each in a child process of its own (so that its peak RSS is its own), beside a bare
  * undici dispatch loop paced the same way (the floor: nothing of ours). Rounds rotate the order; the
  * medians of CPU per request after a warm-up (BENCH_WARMUP_MS), and their ratios, are the figures
- * to quote. The reference server runs
- * in its own process and mints the keys from a seed both sides get through the environment.
+ * to quote. The reference server runs in its own process and mints the keys from a seed both sides
+ * get through the environment.
+ *
+ * BENCH_CANNED=1 adds two configs that send nothing: the same pipeline over the most keys, its
+ * responses canned (a copy of the reference server's, no socket), at the same rate and at ten times
+ * it. They split the gap to the bare loop into the pipeline's own cost and how much dearer each
+ * request is when a run wakes for only one or two at a time.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +21,7 @@ import { applyPlanOverrides, DEFAULT_PLANS, getPlan } from '../src/api/plans.ts'
 import { loadSpec } from '../src/api/spec.ts';
 import { buildTenantMix, mintedKey, TENANT_SEED_ENV } from '../src/api/tenants.ts';
 import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
+import type { RawResponse } from '../src/client/transport.ts';
 import { executeScenario } from '../src/scenario/execute.ts';
 import { tenantLoads } from '../src/scenario/tenant-load.ts';
 import { resolveWorkload } from '../src/scenario/workload.ts';
@@ -42,6 +48,8 @@ interface ChildReport {
   non2xx: number;
   cpuMs: number;
   usPerRequest: number;
+  /** Of which in the kernel (sockets, timers): what a request costs beyond the JavaScript. */
+  sysUsPerRequest: number;
   rps: number;
   rssBeforeMb: number;
   peakRssMb: number;
@@ -51,9 +59,46 @@ const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+const sysMs = () => process.cpuUsage().system / 1000;
 
-/** `run`'s pipeline (client lanes, pacing, recorder, every check) over `keys` tenant keys. */
-async function tenantsChild(url: string, seed: string, keys: number): Promise<ChildReport> {
+/**
+ * A transport that answers every request with a copy of one real response of the server (its
+ * Remaining as it was, its Reset moved on with the clock), on the next turn of the event loop.
+ */
+async function cannedTransport(url: string, seed: string): Promise<() => Promise<RawResponse>> {
+  const pool = new Pool(url);
+  const first = await pool.request({
+    path: '/pets/1',
+    method: 'GET',
+    headers: { authorization: `Bearer ${mintedKey(seed, 'bench', 1)}`, accept: 'application/json' },
+  });
+  const text = await first.body.text();
+  await pool.close();
+  const headers = first.headers as IncomingHttpHeaders;
+  const status = first.statusCode;
+  return () =>
+    new Promise((resolve) =>
+      setImmediate(() =>
+        resolve({
+          status,
+          headers: { ...headers, 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000)) },
+          text,
+        }),
+      ),
+    );
+}
+
+/**
+ * `run`'s pipeline (client lanes, pacing, recorder, every check) over `keys` tenant keys at `rate`;
+ * with `canned`, the requests go nowhere (cannedTransport).
+ */
+async function tenantsChild(
+  url: string,
+  seed: string,
+  keys: number,
+  rate: number,
+  canned = false,
+): Promise<ChildReport> {
   const plans = applyPlanOverrides(DEFAULT_PLANS, PLANS);
   const windows = getPlan(plans, 'bench').windows;
   const { operations } = await loadSpec();
@@ -71,8 +116,10 @@ async function tenantsChild(url: string, seed: string, keys: number): Promise<Ch
   const workload = resolveWorkload(declared, rate, {});
   const rssBeforeMb = process.resourceUsage().maxRSS / 1024;
   let cpuAt: number | undefined;
+  let sysAt = 0;
   let requestsAt = 0;
   let cpu = 0;
+  let sys = 0;
   const result = await executeScenario({
     scenario: {
       name: 'bench-tenants',
@@ -90,24 +137,29 @@ async function tenantsChild(url: string, seed: string, keys: number): Promise<Ch
     timeScale: 1,
     enforce: true,
     spec: 'built in',
+    ...(canned ? { transport: await cannedTransport(url, seed) } : {}),
     tenants: { mix, loads: tenantLoads(mix, declared, {}, 'open') },
     onTick: (tick) => {
       if (cpuAt !== undefined || tick.elapsedMs < warmupMs) return;
       cpuAt = cpuMs();
+      sysAt = sysMs();
       requestsAt = tick.requests;
     },
     onWorkload: (running) => {
-      if (!running) cpu = cpuMs() - (cpuAt ?? 0);
+      if (running) return;
+      cpu = cpuMs() - (cpuAt ?? 0);
+      sys = sysMs() - sysAt;
     },
   });
   const requests = result.overall.requests;
   const measured = requests - requestsAt;
   return {
-    what: `${keys} keys`,
+    what: canned ? `canned ${rate}/s` : `${keys} keys`,
     requests,
     non2xx: requests - (result.overall.statuses['200'] ?? 0),
     cpuMs: cpu,
     usPerRequest: (cpu * 1000) / measured,
+    sysUsPerRequest: (sys * 1000) / measured,
     rps: requests / result.meta.durationSeconds,
     rssBeforeMb,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
@@ -145,12 +197,14 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
     });
   const start = performance.now();
   let before: number | undefined;
+  let sysBefore = 0;
   let requestsAt = 0;
   // Paced as the open model is: every request due by now starts, one timer wake-up at a time.
   let sent = 0;
   while (performance.now() - start < duration * 1000) {
     if (before === undefined && performance.now() - start >= warmupMs) {
       before = cpuMs();
+      sysBefore = sysMs();
       requestsAt = requests;
     }
     const due = Math.floor(((performance.now() - start) * rate) / 1000);
@@ -164,6 +218,7 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
   }
   await Promise.all(inFlight);
   const cpu = cpuMs() - (before ?? 0);
+  const sys = sysMs() - sysBefore;
   const seconds = (performance.now() - start) / 1000;
   await pool.close();
   return {
@@ -172,19 +227,26 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
     non2xx: requests - ok,
     cpuMs: cpu,
     usPerRequest: (cpu * 1000) / (requests - requestsAt),
+    sysUsPerRequest: (sys * 1000) / (requests - requestsAt),
     rps: requests / seconds,
     rssBeforeMb,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
   };
 }
 
-function runChild(url: string, seed: string, what: number | 'bare'): Promise<ChildReport> {
+/** What a child runs: the bare loop, `run` over that many keys, or `run` with canned responses at a rate. */
+type Config = number | 'bare' | `canned@${number}`;
+
+function runChild(url: string, seed: string, what: Config): Promise<ChildReport> {
   return forkReport<ChildReport>(
     fileURLToPath(import.meta.url),
     ['--child', url, String(what)],
     `for ${what}`,
     {
       env: { ...process.env, [TENANT_SEED_ENV]: seed },
+      // BENCH_NODE_FLAGS (e.g. '--cpu-prof --cpu-prof-dir=DIR', '--trace-gc') go to every child: to
+      // see where a request's cost goes, or what a V8 setting changes.
+      execArgv: [...process.execArgv, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     },
   );
 }
@@ -192,7 +254,12 @@ function runChild(url: string, seed: string, what: number | 'bare'): Promise<Chi
 if (process.argv[2] === '--child') {
   const [url, what] = process.argv.slice(3) as [string, string];
   const seed = process.env[TENANT_SEED_ENV] as string;
-  const report = what === 'bare' ? await bareChild(url, seed) : await tenantsChild(url, seed, Number(what));
+  const report =
+    what === 'bare'
+      ? await bareChild(url, seed)
+      : what.startsWith('canned@')
+        ? await tenantsChild(url, seed, MAX_KEYS, Number(what.slice('canned@'.length)), true)
+        : await tenantsChild(url, seed, Number(what), rate);
   process.send?.(report);
   process.exit(0);
 }
@@ -202,8 +269,9 @@ const plansFile = `${fileURLToPath(new URL('../reports/', import.meta.url))}benc
 writeFileSync(plansFile, JSON.stringify(PLANS));
 const servers: ServerProcess[] = [];
 const stopServers = stopOnExit(servers);
-const configs: (number | 'bare')[] = ['bare', ...keyCounts];
-const samples = new Map<number | 'bare', ChildReport[]>(configs.map((c) => [c, []]));
+const canned: Config[] = process.env.BENCH_CANNED === '1' ? [`canned@${rate}`, `canned@${rate * 10}`] : [];
+const configs: Config[] = ['bare', ...keyCounts, ...canned];
+const samples = new Map<Config, ChildReport[]>(configs.map((c) => [c, []]));
 try {
   const server = await spawnServer(['--plans', plansFile, '--tenant-keys', `bench=${MAX_KEYS}`], {
     [TENANT_SEED_ENV]: seed,
@@ -213,12 +281,12 @@ try {
     `${rate} req/s for ${duration} s over ${keyCounts.join(', ')} keys and a bare undici dispatch loop, ${rounds} rounds in rotating order, each in a child process`,
   );
   for (let round = 0; round < rounds; round++) {
-    const order = configs.map((_, i) => configs[(i + round) % configs.length] as number | 'bare');
+    const order = configs.map((_, i) => configs[(i + round) % configs.length] as Config);
     for (const c of order) {
       const r = await runChild(server.url, seed, c);
       samples.get(c)?.push(r);
       console.log(
-        `  round ${round + 1} ${r.what.padEnd(12)}: ${r.requests} requests (${r.non2xx} not 200), ${r.rps.toFixed(0)} req/s, ${r.usPerRequest.toFixed(1)} µs CPU per request, peak RSS ${r.peakRssMb.toFixed(1)} MB`,
+        `  round ${round + 1} ${r.what.padEnd(12)}: ${r.requests} requests (${r.non2xx} not 200), ${r.rps.toFixed(0)} req/s, ${r.usPerRequest.toFixed(1)} µs CPU per request (${r.sysUsPerRequest.toFixed(1)} in the kernel), peak RSS ${r.peakRssMb.toFixed(1)} MB`,
       );
     }
   }
@@ -230,8 +298,9 @@ try {
 const figures = configs.map((c) => {
   const list = samples.get(c) as ChildReport[];
   return {
-    config: c === 'bare' ? 'bare undici' : `${c} keys`,
-    keys: c === 'bare' ? 0 : c,
+    config: c === 'bare' ? 'bare undici' : typeof c === 'number' ? `${c} keys` : c.replace('@', ' '),
+    keys: typeof c === 'number' ? c : c === 'bare' ? 0 : MAX_KEYS,
+    canned: typeof c === 'string' && c !== 'bare',
     usPerRequest: median(list.map((r) => r.usPerRequest)),
     peakRssMb: median(list.map((r) => r.peakRssMb)),
     rps: median(list.map((r) => r.rps)),
@@ -239,8 +308,8 @@ const figures = configs.map((c) => {
   };
 });
 const bare = figures[0] as (typeof figures)[number];
-const one = figures.find((f) => f.keys === Math.min(...keyCounts)) as (typeof figures)[number];
-const most = figures.find((f) => f.keys === MAX_KEYS) as (typeof figures)[number];
+const one = figures.find((f) => !f.canned && f.keys === Math.min(...keyCounts)) as (typeof figures)[number];
+const most = figures.find((f) => !f.canned && f.keys === MAX_KEYS) as (typeof figures)[number];
 console.log('');
 console.log(
   `${'config'.padEnd(12)} ${'µs CPU/req'.padStart(11)} ${'/ 1 key'.padStart(8)} ${'/ bare'.padStart(8)} ${'peak RSS'.padStart(10)} ${'req/s'.padStart(7)}`,
@@ -262,6 +331,11 @@ console.log(
 console.log(
   `peak RSS at ${MAX_KEYS} keys - 1 key: ${rssGrowth.toFixed(1)} MB, ${((rssGrowth * 1024 * 1024) / MAX_KEYS).toFixed(0)} bytes per key (at most 20 MB): ${yes(rssGrowth <= 20)}`,
 );
+const [slow, fast] = figures.filter((f) => f.canned);
+if (slow && fast)
+  console.log(
+    `the pipeline alone (canned responses, ${MAX_KEYS} keys): ${slow.usPerRequest.toFixed(1)} µs per request at ${rate} req/s, ${fast.usPerRequest.toFixed(1)} at ${rate * 10} req/s (${(slow.usPerRequest / fast.usPerRequest).toFixed(1)}x)`,
+  );
 const path = writeBenchReport('tenants', {
   rate,
   duration,

@@ -4,7 +4,7 @@ import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
-import { ApiClient, type Lane } from '../client/client.ts';
+import { ApiClient, type Lane, type Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
@@ -73,6 +73,8 @@ export interface ExecuteInput<D> {
    * second Ctrl-C writes before the process exits at once.
    */
   onSnapshot?(snapshot: () => RunResult): void;
+  /** What sends each request (a benchmark of the pipeline alone puts a canned one in; default undici's dispatch). */
+  transport?: Transport;
   /** Given once, when the run starts: the live recorder and the client's pacing, read by live metrics. */
   onLive?(live: { recorder: Recorder; pacing(): ReturnType<ApiClient['pacingState']> }): void;
 }
@@ -128,6 +130,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     maxAttempts: input.maxAttempts,
     connections: input.tenants ? 256 : Math.max(1, Math.min(256, input.workload.maxInFlight)),
     sharedQuota: input.sharedQuota,
+    transport: input.transport,
     sink: tap
       ? {
           record: (attempt) => {
