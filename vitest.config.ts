@@ -44,6 +44,8 @@ const TIMING_LIGHT = [
   'test/capacity/real-limiters.test.ts',
   'test/client/real-limiters.test.ts',
   'test/capacity/daily.test.ts',
+  // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
+  'test/cli/capacity-daily-ban.test.ts',
   'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
   'test/server/rate-limit.test.ts',

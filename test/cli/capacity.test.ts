@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/api/plans.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { killAllClis, killCli, readJson, runCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
  * `petstore-load capacity` as a user runs it, with nothing but the defaults: the embedded server
@@ -52,73 +52,4 @@ describe('petstore-load capacity (embedded server, every plan)', () => {
     );
     expect(outcome.stdout).toContain(`report written to ${join(out, 'report.html')}`);
   }, 150_000);
-});
-
-describe('petstore-load capacity --daily and --probe-ban (embedded server, time scale 60)', () => {
-  it('walks a small day, saying first how long it takes, and provokes the ban on a server of its own', async () => {
-    const plans = join(dir, 'small-day.json');
-    writeFileSync(plans, JSON.stringify({ free: { perMinute: 20, perDay: 100 } }));
-    const out = join(dir, 'daily-ban');
-    const outcome = await runCli(
-      [
-        'capacity',
-        '--key',
-        'free=free-demo-key',
-        '--plans',
-        plans,
-        '--time-scale',
-        '60',
-        '--daily',
-        '--probe-ban',
-        '--threshold',
-        'capacity.free.accepted_per_day==100',
-        '--threshold',
-        'capacity.free.strikes_to_ban==6',
-        '--out',
-        out,
-      ],
-      90_000,
-    );
-    const context = `${outcome.stdout}\n${outcome.stderr}`;
-    expect(outcome.code, context).toBe(0);
-    // Said before anything is sent: the day's length in requests and in time, and the ban's terms.
-    expect(outcome.stderr).toMatch(/--daily walks 100 requests a day at 20 per 1 s: about \d+ s in all/);
-    expect(outcome.stderr).toMatch(
-      /ban probe on a free key: .* the ban \(10 s on the embedded server\) is waited out/,
-    );
-    const result = readJson(join(out, 'result.json')) as RunResult;
-    expect(resultProblem(result)).toBeUndefined();
-    expect(result.capacity?.[0]?.daily?.first429At).toBe(101);
-    expect(result.banProbe?.strikes.toBan).toBe(6);
-    expect(result.banProbe?.ban?.code).toBe('temporarily_banned');
-    expect(result.banProbe?.verdict).toBe('pass');
-    // The ban key's deliberate requests are not the run's: no violation, no failed client check.
-    expect(result.compliance.violations).toBe(0);
-    expect(result.checks.filter((c) => c.failures > 0).map((c) => c.id)).toEqual([]);
-    expect(outcome.stdout).toMatch(
-      /ban probe \(free key, \d+ requests\): banned at request 6 inside Retry-After/,
-    );
-    expect(outcome.stdout).toMatch(/threshold capacity.free.strikes_to_ban==6: pass/);
-  }, 100_000);
-
-  it('on Ctrl-C writes what it measured, marked partial, and exits 130', async () => {
-    const out = join(dir, 'interrupted');
-    const cli = spawnCli(['capacity', '--key', 'free=free-demo-key', '--out', out]);
-    try {
-      const deadline = Date.now() + 20_000;
-      while (!cli.stderr().includes('capacity: free:') && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      cli.child.kill('SIGINT');
-      const { code } = await withTimeout(cli.exited, 20_000, 'capacity after SIGINT');
-      expect(code, cli.stderr()).toBe(130);
-      expect(existsSync(join(out, 'result.json'))).toBe(true);
-      const result = readJson(join(out, 'result.json')) as RunResult;
-      expect(result.meta.partial).toBe(true);
-      expect(result.overall.requests).toBeGreaterThan(0);
-      expect(cli.stderr()).toMatch(/capacity interrupted/);
-    } finally {
-      killCli(cli);
-    }
-  }, 40_000);
 });
