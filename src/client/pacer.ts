@@ -129,8 +129,13 @@ export class Pacer {
   private moreStarts: number[] | undefined;
   /** The most Remaining any answer showed (until one does, a full window is assumed). */
   private mostRemaining: number | undefined;
-  /** The latest answer told no quota at all: the server announces no budget to stay within. */
-  private silent = false;
+  /**
+   * The latest answer told no quota at all: the server announces no budget to stay within. Before
+   * the first answer nothing has been told either: raw mode's first burst (a run that starts behind
+   * its schedule sends all its virtual users at once) would otherwise meet a GCRA whose one slot
+   * leaves every other request a strike, and the seed's ban comes at the sixth.
+   */
+  private silent = true;
   /** The limit the server last described, at first the plan's shortest window's. */
   private lastLimit: number;
   private readonly spacing: AdaptiveSpacing;

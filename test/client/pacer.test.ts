@@ -208,16 +208,23 @@ describe('Pacer, enforce on: server feedback', () => {
 describe('Pacer, raw mode (enforce off)', () => {
   const minute: RateWindow[] = [{ name: 'minute', limit: 10, seconds: 60 }];
 
-  it('does not space sends, but without feedback assumes a fresh window of the plan limit', () => {
+  it('does not space sends: before any answer, maxOvershoot + 1 in flight; then up to the budget the answer told', () => {
     const pacer = new Pacer({ windows: perSecond(10), enforce: false });
-    // Sent all at once: the plan's 10, then (more than maxOvershoot in flight) wait for an answer.
-    let burst = 0;
-    while (pacer.earliest(T).at <= T && burst < 100) {
-      expect(pacer.earliest(T)).toEqual({ at: T, cause: 'ready' });
-      pacer.sent(T);
-      burst++;
-    }
-    expect(burst).toBe(10);
+    // Nothing told yet: all at once would make every request past a GCRA's one slot a strike.
+    const burst = () => {
+      let sent = 0;
+      while (pacer.earliest(T).at <= T && sent < 100) {
+        expect(pacer.earliest(T)).toEqual({ at: T, cause: 'ready' });
+        pacer.sent(T);
+        sent++;
+      }
+      return sent;
+    };
+    expect(burst()).toBe(3);
+    expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    // The first answer tells a fresh window: the rest of it at once, with the 2 still in flight counted.
+    pacer.observe(1, { limit: 10, remaining: 9, reset: S + 1 }, T, 200);
+    expect(burst()).toBe(7);
     expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
   });
 
@@ -265,18 +272,18 @@ describe('Pacer, raw mode (enforce off)', () => {
 
   it('against a server that announces no budget, keeps no more than maxOvershoot + 1 in flight', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
-    // Before any answer, the plan's fresh window is assumed.
-    for (let i = 0; i < 5; i++) pacer.sent(T);
-    expect(pacer.earliest(T).at).toBe(T);
-    // An answer with no quota fields at all: from now on, at most 3 in flight.
+    // Before any answer, nothing has been told: 3 in flight at most.
+    for (let i = 0; i < 3; i++) pacer.sent(T);
+    expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    // An answer with no quota fields at all: still at most 3 in flight.
     pacer.observe(1, undefined, T + 5, 200);
+    expect(pacer.earliest(T + 5)).toEqual({ at: T + 5, cause: 'ready' });
+    pacer.sent(T + 5);
     expect(pacer.earliest(T + 5)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
     pacer.observe(2, undefined, T + 6, 200);
-    expect(pacer.earliest(T + 6)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
-    pacer.observe(3, undefined, T + 7, 200);
-    expect(pacer.earliest(T + 7)).toEqual({ at: T + 7, cause: 'ready' });
-    // A server that tells its budget is held to that instead.
-    pacer.observe(4, { limit: 10, remaining: 9, reset: S + 30 }, T + 8, 200);
+    expect(pacer.earliest(T + 6)).toEqual({ at: T + 6, cause: 'ready' });
+    // A server that tells its budget is held to that instead: 9 left, 1 in flight, 8 more.
+    pacer.observe(3, { limit: 10, remaining: 9, reset: S + 30 }, T + 8, 200);
     for (let i = 0; i < 4; i++) pacer.sent(T + 8);
     expect(pacer.earliest(T + 8).at).toBe(T + 8);
   });
