@@ -305,7 +305,7 @@ describe('Pacer, raw mode (enforce off)', () => {
   it('honours a custom maxOvershoot', () => {
     const pacer = new Pacer({ windows: minute, enforce: false, maxOvershoot: 4 });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 1, reset: S + 30 }, T + 5);
+    pacer.observe(first, { limit: 10, remaining: 1, reset: S + 30 }, T + 5, 200);
     let sends = 0;
     while (pacer.earliest(T + 10).at <= T + 10 && sends < 20) {
       pacer.sent(T + 10);
@@ -318,19 +318,19 @@ describe('Pacer, raw mode (enforce off)', () => {
   it('goes on when an answer comes back', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5);
+    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 200);
     const a = pacer.sent(T + 10);
     pacer.sent(T + 10);
     expect(pacer.earliest(T + 11)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
     // The first 429 comes back: 0 left as of it, one sent since, one in flight.
-    pacer.observe(a, { limit: 10, remaining: 0, reset: S + 30 }, T + 20);
+    pacer.observe(a, { limit: 10, remaining: 0, reset: S + 30 }, T + 20, 429);
     expect(pacer.earliest(T + 21)).toEqual({ at: T + 21, cause: 'ready' });
   });
 
   it('waits for the reset when the overshoot is spent and nothing is in flight', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5);
+    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 200);
     const a = pacer.sent(T + 10);
     const b = pacer.sent(T + 10);
     // Both answered without rate-limit feedback (transport errors): nothing in flight, budget still spent.
@@ -348,7 +348,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     pacer.sent(T);
     pacer.sent(T);
     pacer.sent(T);
-    pacer.observe(a, { limit: 10, remaining: 2, reset: S + 30 }, T + 5);
+    pacer.observe(a, { limit: 10, remaining: 2, reset: S + 30 }, T + 5, 200);
     // Budget: 2 less the 3 still in flight = -1 (not yet -2), but 3 in flight is more than 2: wait.
     expect(pacer.inFlight).toBe(3);
     expect(pacer.earliest(T + 6)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
