@@ -302,6 +302,7 @@ const figures = configs.map((c) => {
     keys: typeof c === 'number' ? c : c === 'bare' ? 0 : MAX_KEYS,
     canned: typeof c === 'string' && c !== 'bare',
     usPerRequest: median(list.map((r) => r.usPerRequest)),
+    sysUsPerRequest: median(list.map((r) => r.sysUsPerRequest)),
     peakRssMb: median(list.map((r) => r.peakRssMb)),
     rps: median(list.map((r) => r.rps)),
     non2xx: list.reduce((n, r) => n + r.non2xx, 0),
@@ -344,5 +345,6 @@ const path = writeBenchReport('tenants', {
   perKeyRatio,
   bareRatio,
   rssGrowthMb: rssGrowth,
+  ...(slow && fast ? { cannedSlowOverFast: slow.usPerRequest / fast.usPerRequest } : {}),
 });
 console.log(`figures: ${path}`);
