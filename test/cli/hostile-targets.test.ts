@@ -1,16 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { startServer } from '../../src/server/index.ts';
 import { hostileTarget, rateLimitedFor } from '../helpers/hostile-target.ts';
 import {
-  type CliOutcome,
-  killAllClis,
+  cliWorkspace,
+  outcomeContext as context,
   killCli,
+  nonEmptyLines as lines,
   readJson,
   runCli,
   spawnCli,
@@ -37,25 +37,7 @@ const TEST_TIMEOUT_MS = 90_000;
 const HELD_RUN_LIMIT_MS = 20_000;
 const SETUPLESS = join('test', 'helpers', 'scenarios', 'shared-browse.ts');
 
-let dir: string;
-let counter = 0;
-const freshDir = (name: string) => {
-  const path = join(dir, `${name}-${++counter}`);
-  mkdirSync(path, { recursive: true });
-  return path;
-};
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'petstore-load-hostile-'));
-});
-
-afterAll(() => {
-  killAllClis();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const context = (r: CliOutcome) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
-const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
+const freshDir = cliWorkspace('hostile').fresh;
 
 function expectOutputs(out: string): RunResult {
   expect(existsSync(join(out, 'report.html')), 'report.html').toBe(true);

@@ -1,15 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { startServer } from '../../src/server/index.ts';
 import {
   type CliOutcome,
-  killAllClis,
+  cliWorkspace,
   killCli,
   readJson,
   readTree,
@@ -34,23 +33,7 @@ const RUN_TIMEOUT_MS = 45_000;
 /** A usage error ends before any traffic. */
 const USAGE_TIMEOUT_MS = 20_000;
 
-let dir: string;
-let counter = 0;
-/** A fresh directory under the test's temporary one. */
-const freshDir = (name: string) => {
-  const path = join(dir, `${name}-${++counter}`);
-  mkdirSync(path, { recursive: true });
-  return path;
-};
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'petstore-load-run-'));
-});
-
-afterAll(() => {
-  killAllClis();
-  rmSync(dir, { recursive: true, force: true });
-});
+const freshDir = cliWorkspace('run').fresh;
 
 function listening(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);

@@ -1,9 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliOutcome, killAllClis, readTree, runCli } from '../helpers/integration-cli.ts';
+import { describe, expect, it } from 'vitest';
+import {
+  cliWorkspace,
+  outcomeContext as context,
+  nonEmptyLines as lines,
+  readTree,
+  runCli,
+} from '../helpers/integration-cli.ts';
 
 /**
  * `run` with a workload of size zero, as a new user might ask for one. Apart from
@@ -15,25 +20,7 @@ import { type CliOutcome, killAllClis, readTree, runCli } from '../helpers/integ
 const parallel = pLimit(2);
 const TEST_TIMEOUT_MS = 90_000;
 
-let dir: string;
-let counter = 0;
-const freshDir = (name: string) => {
-  const path = join(dir, `${name}-${++counter}`);
-  mkdirSync(path, { recursive: true });
-  return path;
-};
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'petstore-load-zero-'));
-});
-
-afterAll(() => {
-  killAllClis();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const context = (r: CliOutcome) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
-const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
+const freshDir = cliWorkspace('zero').fresh;
 
 // Every flag and scenario field of size zero is refused by resolveWorkload (test/scenario/workload.test.ts);
 // here, that the command says so in one line before it starts anything.
@@ -59,7 +46,7 @@ describe.concurrent('run with a workload of size zero', () => {
         const out = freshDir('zero');
         const flags = [...args];
         if (flags[0]?.startsWith('export default')) {
-          const file = join(out, '..', `zero-${++counter}.ts`);
+          const file = join(freshDir('scenario'), 'zero.ts');
           writeFileSync(file, flags[0]);
           flags[0] = file;
         }

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * `petstore-load` as a child process (bin/petstore-load.js through tsx, ~1.5 s a start), for the
@@ -111,3 +113,32 @@ export function readTree(dir: string): { path: string; content: string }[] {
 export function readJson(path: string): unknown {
   return JSON.parse(readFileSync(path, 'utf8'));
 }
+
+/**
+ * A test file's temporary directory for its CLI runs, made before its tests and removed after them
+ * (every CLI still running killed first): `fresh(name)` gives each run a directory of its own.
+ */
+export function cliWorkspace(prefix: string): { fresh(name: string): string } {
+  let dir: string | undefined;
+  let counter = 0;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), `petstore-load-${prefix}-`));
+  });
+  afterAll(() => {
+    killAllClis();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    fresh(name: string): string {
+      const path = join(dir as string, `${name}-${++counter}`);
+      mkdirSync(path, { recursive: true });
+      return path;
+    },
+  };
+}
+
+/** A CLI outcome as an assertion's message: its exit code and both outputs. */
+export const outcomeContext = (r: CliOutcome) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+
+/** The lines of an output that are not blank. */
+export const nonEmptyLines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
