@@ -5,6 +5,10 @@ import { AdaptiveSpacing, type SpacingStart, type SpacingState, withMargin } fro
 import { type LogWindow, type QuotaLog, quotaLogs } from './quota-log.ts';
 import type { QuotaSpec } from './quota-store.ts';
 
+/** What holds a key's next request back (for the status line and the metrics). */
+export const PACING_CAUSES = ['ready', 'pacing', 'budget', 'pause', 'inflight'] as const;
+export type PacingCause = (typeof PACING_CAUSES)[number];
+
 export interface PacerOptions {
   /** Plan windows, already time-scaled to the target's clock. */
   windows: readonly RateWindow[];
@@ -162,14 +166,17 @@ export class Pacer {
    * Requests the server still admits by its last word, after the ones sent since. When that word has
    * lapsed (its window is over) or none came yet, pacing mode says Infinity: the sliding log already
    * bounds any burst. Raw mode assumes a fresh window of the last limit seen (or the plan's), so
-   * that the requests piled up behind a pause do not all leave at once and earn a ban.
+   * that the requests piled up behind a pause do not all leave at once and earn a ban; `peek` only
+   * looks (a status line must not start that window at the moment it asks).
    */
-  private remainingBudget(now: number): number {
+  private remainingBudget(now: number, peek = false): number {
     if (now >= this.budgetUntil) {
       if (this.options.enforce) return Number.POSITIVE_INFINITY;
       // A window's full limit, if the server ever showed about that much left; a bucket that never
       // shows more than its burst (a GCRA's 0) is not assumed to hold more after its word lapses.
-      this.budget = Math.min(this.lastLimit, (this.mostRemaining ?? Number.POSITIVE_INFINITY) + 1);
+      const assumed = Math.min(this.lastLimit, (this.mostRemaining ?? Number.POSITIVE_INFINITY) + 1);
+      if (peek) return assumed;
+      this.budget = assumed;
       this.budgetSeq = this.seq;
       this.budgetFromSeq = this.seq;
       this.budgetUntil = now + (this.plan.windowMsByLimit.get(this.lastLimit) ?? this.plan.shortestMs);
@@ -181,10 +188,10 @@ export class Pacer {
    * Earliest time one more send may leave, or Infinity when it must wait for a response (too many
    * requests in flight beyond the budget). `pacing` is the part owed to pacing, `pause` to a 429.
    */
-  earliest(now: number): { at: number; cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight' } {
+  earliest(now: number, peek = false): { at: number; cause: PacingCause } {
     if (this.pausedUntil > now) return { at: this.pausedUntil, cause: 'pause' };
     let at = now;
-    let cause: 'ready' | 'pacing' | 'budget' | 'inflight' = 'ready';
+    let cause: Exclude<PacingCause, 'pause'> = 'ready';
     if (this.nextSlot > at) {
       at = this.nextSlot;
       cause = 'pacing';
@@ -207,7 +214,7 @@ export class Pacer {
     // ban guard allows past one, since every one of them may be the 429 after a 429.
     if (!this.options.enforce && this.silent && this.inFlight > this.plan.maxOvershoot)
       return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
-    const budget = this.remainingBudget(now);
+    const budget = this.remainingBudget(now, peek);
     if (budget <= 0) {
       if (this.options.enforce) {
         if (this.budgetUntil > at) {

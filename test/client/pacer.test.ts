@@ -302,6 +302,33 @@ describe('Pacer, raw mode (enforce off)', () => {
     expect(sends).toBe(3);
   });
 
+  it('a look (peek) does not start the window a lapsed budget assumes: the next send does', () => {
+    const sendsAt = (pacer: Pacer, at: number) => {
+      let sends = 0;
+      while (pacer.earliest(at).at <= at && sends < 20) {
+        pacer.sent(at);
+        sends++;
+      }
+      return sends;
+    };
+    const [looked, asked] = [true, false].map((peek) => {
+      const pacer = new Pacer({ windows: minute, enforce: false });
+      pacer.observe(pacer.sent(T), { limit: 10, remaining: 0, reset: S + 1 }, T + 5, 200);
+      // The word has lapsed: a status line looks, or a send asks (and starts a minute's window).
+      expect(pacer.earliest(T + 2000, peek)).toEqual({ at: T + 2000, cause: 'ready' });
+      // A send 40 s later (asked for, as the gate does), whose transport error leaves nothing in
+      // flight and tells nothing.
+      expect(pacer.earliest(T + 40_000).at).toBe(T + 40_000);
+      const one = pacer.sent(T + 40_000);
+      pacer.observe(one, undefined, T + 40_010, 0);
+      return sendsAt(pacer, T + 63_000);
+    });
+    // Asked at 2 s, the assumed minute is over at 62 s: a fresh 1 and the overshoot. Looked at,
+    // it began with the send at 40 s: its 1 is spent, the overshoot is left.
+    expect(asked).toBe(3);
+    expect(looked).toBe(2);
+  });
+
   it('honours a custom maxOvershoot', () => {
     const pacer = new Pacer({ windows: minute, enforce: false, maxOvershoot: 4 });
     const first = pacer.sent(T);
