@@ -1,3 +1,4 @@
+import type { PacingCause } from '../client/pacer.ts';
 import type { RunTick } from '../scenario/execute.ts';
 
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))}s`;
@@ -18,6 +19,24 @@ function pacingText(tick: RunTick): string {
   }
 }
 
+/** Short words for what holds keys back, as a count of keys reads them. */
+const KEY_CAUSES: readonly [PacingCause, string][] = [
+  ['ready', 'sending'],
+  ['pacing', 'pacing'],
+  ['budget', 'waiting for a reset'],
+  ['pause', 'paused after a 429'],
+  ['inflight', 'waiting on requests in flight'],
+];
+
+/** A tenant mix's keys by what holds them back: `1200 keys: 1180 sending, 20 paused after a 429`. */
+function keysText(keys: Readonly<Record<PacingCause, number>>): string {
+  const total = KEY_CAUSES.reduce((n, [cause]) => n + keys[cause], 0);
+  const parts = KEY_CAUSES.filter(([cause]) => keys[cause] > 0).map(
+    ([cause, words]) => `${keys[cause]} ${words}`,
+  );
+  return `${total} keys: ${parts.join(', ')}`;
+}
+
 /** One status line: where the run is, how fast, how well, and what holds it back. */
 export function formatProgress(tick: RunTick): string {
   return [
@@ -27,7 +46,7 @@ export function formatProgress(tick: RunTick): string {
     `${tick.requests} requests`,
     `${tick.rateLimited} 429s`,
     `${tick.errors} errors`,
-    pacingText(tick),
+    tick.keys ? keysText(tick.keys()) : pacingText(tick),
   ].join('  ');
 }
 

@@ -19,7 +19,7 @@ import {
   HeldPastEndError,
   type SharedQuota,
 } from './gate.ts';
-import { Pacer, PacerPlan } from './pacer.ts';
+import { PACING_CAUSES, Pacer, PacerPlan, type PacingCause } from './pacer.ts';
 import { ResponseBody } from './response-body.ts';
 import { Scheduler } from './scheduler.ts';
 import { type RawResponse, send } from './transport.ts';
@@ -533,10 +533,21 @@ export class Lane implements Caller {
    * even spacing ('pacing'), the server's remaining budget ('budget'), a 429's pause ('pause', until
    * `until`), or requests in flight that must answer first ('inflight').
    */
-  pacingState(): { cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight'; until: number } {
-    const { at, cause } = this.pacer.earliest(now());
-    return { cause, until: at };
+  pacingState(at: number = now()): { cause: PacingCause; until: number } {
+    // Only a look: the raw-mode window a lapsed budget assumes starts at a send, not at a status line.
+    const { at: until, cause } = this.pacer.earliest(at, true);
+    return { cause, until };
   }
+}
+
+/**
+ * How many of a tenant mix's keys each cause holds back right now: its live state in one line,
+ * where one key's state would say nothing (a thousand keys, a few of them paused after a 429).
+ */
+export function keysByCause(lanes: Iterable<Lane>, at: number = now()): Record<PacingCause, number> {
+  const counts = Object.fromEntries(PACING_CAUSES.map((c) => [c, 0])) as Record<PacingCause, number>;
+  for (const lane of lanes) counts[lane.pacingState(at).cause]++;
+  return counts;
 }
 
 /**
@@ -614,7 +625,7 @@ export class ApiClient implements Caller {
   }
 
   /** What holds the client's own key's next request back right now (for the live status line). */
-  pacingState(): { cause: 'ready' | 'pause' | 'pacing' | 'budget' | 'inflight'; until: number } {
+  pacingState(): { cause: PacingCause; until: number } {
     return this.own.pacingState();
   }
 

@@ -99,7 +99,7 @@ export const FAMILIES = {
     'pacing_state',
     'gauge',
     ['cause'],
-    "1 for what holds the key's next request back now (ready, pacing, budget, pause, inflight), else 0",
+    "1 for what holds the key's next request back now (ready, pacing, budget, pause, inflight), else 0; in a tenant mix, how many keys each holds back",
   ),
   tierRequests: family('tier_requests_total', 'counter', ['group'], 'A tenant tier: attempts answered'),
   tierRateLimited: family('tier_rate_limited_total', 'counter', ['group'], 'A tenant tier: 429 responses'),

@@ -1,4 +1,5 @@
 import type { RateWindow } from '../api/plans.ts';
+import { PACING_CAUSES, type PacingCause } from '../client/pacer.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
 import type { TierTally } from '../record/tenant-tally.ts';
 import { FAMILIES } from './families.ts';
@@ -8,10 +9,11 @@ import { add, addHistogram, type Series } from './series.ts';
 export interface LiveRun {
   recorder: Recorder;
   pacing?(): { cause: string; until: number };
+  /** A tenant mix: how many keys each cause holds back now. */
+  keys?(): Readonly<Record<PacingCause, number>>;
 }
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-const PACING_CAUSES = ['ready', 'pacing', 'budget', 'pause', 'inflight'] as const;
 
 /**
  * The run's figures as series at a moment, read from the recorder's live state when a push is due:
@@ -56,11 +58,14 @@ export class RecorderSource {
     this.prune(at);
     for (const point of lastRemaining(recorder))
       add(out, FAMILIES.remaining, { key_group: point.group }, point.remaining);
-    // A tenant mix's own key only runs setup: its pacing would read `ready` all run long.
+    // A tenant mix's own key only runs setup (its pacing would read `ready` all run long): its keys
+    // are counted by what holds each back.
+    const keys = recorder.tenants ? this.live.keys?.() : undefined;
     const pacing = recorder.tenants ? undefined : this.live.pacing?.();
-    if (pacing)
-      for (const cause of PACING_CAUSES)
-        add(out, FAMILIES.pacingState, { cause }, pacing.cause === cause ? 1 : 0);
+    for (const cause of PACING_CAUSES) {
+      if (keys) add(out, FAMILIES.pacingState, { cause }, keys[cause]);
+      else if (pacing) add(out, FAMILIES.pacingState, { cause }, pacing.cause === cause ? 1 : 0);
+    }
     const tiers = new Map<TierTally, number>();
     const seconds = (at - this.previous.at) / 1000;
     if (recorder.tenants) {

@@ -4,9 +4,10 @@ import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
-import { ApiClient, type Lane, type Transport } from '../client/client.ts';
+import { ApiClient, keysByCause, type Lane, type Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
+import type { PacingCause } from '../client/pacer.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { errorCount } from '../record/errors.ts';
@@ -76,7 +77,15 @@ export interface ExecuteInput<D> {
   /** What sends each request (a benchmark of the pipeline alone puts a canned one in; default undici's dispatch). */
   transport?: Transport;
   /** Given once, when the run starts: the live recorder and the client's pacing, read by live metrics. */
-  onLive?(live: { recorder: Recorder; pacing(): ReturnType<ApiClient['pacingState']> }): void;
+  onLive?(live: LiveRun): void;
+}
+
+/** What live metrics read while a run goes: its recorder, and what holds its keys back now. */
+export interface LiveRun {
+  recorder: Recorder;
+  pacing(): ReturnType<ApiClient['pacingState']>;
+  /** A tenant mix: how many keys each cause holds back now. */
+  keys?(): Record<PacingCause, number>;
 }
 
 /** The run so far, once a second. */
@@ -93,6 +102,11 @@ export interface RunTick {
   /** Response time p99 so far, ms. */
   p99Ms: number;
   pacing: ReturnType<ApiClient['pacingState']>;
+  /**
+   * A tenant mix: how many keys each cause holds back now (`pacing` is only the run's own key's).
+   * Asked, not given: it walks every key, and only a status line on a terminal reads it.
+   */
+  keys?(): Record<PacingCause, number>;
   /** The result so far, marked partial. Encodes every histogram: call it only when needed. */
   snapshot(): RunResult;
 }
@@ -140,9 +154,10 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         }
       : recorder,
   });
-  input.onLive?.({ recorder, pacing: () => client.pacingState() });
   // A tenant mix's keys, each its own lane: what they learned of the limiter goes in the result.
   const lanes = new Map<TenantKey, Lane>();
+  const keys = input.tenants ? () => keysByCause(lanes.values()) : undefined;
+  input.onLive?.({ recorder, pacing: () => client.pacingState(), ...(keys ? { keys } : {}) });
   const resultOf = (
     workload: WorkloadSummary,
     startedAt: number,
@@ -215,6 +230,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         errors: errorCount(overall),
         p99Ms: overall.response.totalCount ? overall.response.getValueAtPercentile(99) / 1000 : 0,
         pacing: client.pacingState(),
+        ...(keys ? { keys } : {}),
         snapshot: () => resultOf(summary, startedAt, now(), true, undefined),
       });
     }, 1000);

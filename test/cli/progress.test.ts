@@ -35,6 +35,13 @@ describe('live status line', () => {
     expect(formatProgress(tick({ pacing: { cause: 'budget', until: 0 } }))).toMatch(/quota spent/);
   });
 
+  it("counts a tenant mix's keys by what holds each back, in place of the run's own key", () => {
+    const keys = { ready: 1180, pacing: 0, budget: 3, pause: 17, inflight: 0 };
+    const line = formatProgress(tick({ keys: () => keys }));
+    expect(line).toMatch(/ {2}1200 keys: 1180 sending, 3 waiting for a reset, 17 paused after a 429$/);
+    expect(line).not.toContain('pacing to the plan');
+  });
+
   it('rewrites one line in place on a terminal, cut to its width, and clears it at the end', () => {
     const { stream, writes } = fakeStream(true, 30);
     const progress = new ProgressLine(stream);

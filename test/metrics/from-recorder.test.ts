@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildTenantMix } from '../../src/api/tenants.ts';
 import { BUCKET_BOUNDS_SECONDS, BUCKET_LABELS, classicBuckets } from '../../src/metrics/buckets.ts';
 import { RecorderSource } from '../../src/metrics/from-recorder.ts';
 import type { Series } from '../../src/metrics/series.ts';
@@ -102,6 +103,24 @@ describe('series from a live recorder', () => {
     expect(value(series, 'petstore_load_violations_total')).toBe(0);
     // No label value anywhere is other than a name, an id, a class or a number.
     for (const s of series) for (const v of Object.values(s.labels)) expect(v).toMatch(/^[A-Za-z0-9_+.#-]+$/);
+  });
+
+  it("a tenant mix counts its keys by what holds each back, not the run's own key", () => {
+    const mix = buildTenantMix(
+      [{ plan: 'free', keys: 3 }],
+      () => FREE_WINDOWS,
+      (plan, n) => `${plan}-${n}`,
+    );
+    const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS, tenants: mix });
+    const keys = { ready: 2, pacing: 0, budget: 0, pause: 1, inflight: 0 };
+    const source = new RecorderSource(
+      { recorder, pacing: () => ({ cause: 'ready', until: T0 }), keys: () => keys },
+      FREE_WINDOWS,
+      T0,
+    );
+    const series = source.collect(T0 + 1000);
+    const state = series.filter((s) => s.name === 'petstore_load_pacing_state');
+    expect(Object.fromEntries(state.map((s) => [s.labels.cause, s.value]))).toEqual(keys);
   });
 
   it("utilisation: the window's quota admitted over the last window, or so far when the run is younger", () => {
