@@ -1,4 +1,4 @@
-import type { PacingCause } from '../client/pacer.ts';
+import type { PacingCause } from '../api/pacing-causes.ts';
 import type { RunTick } from '../scenario/execute.ts';
 
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))}s`;
@@ -19,22 +19,24 @@ function pacingText(tick: RunTick): string {
   }
 }
 
-/** Short words for what holds keys back, as a count of keys reads them. */
+/**
+ * One word for what holds keys back, as a count of keys reads them: they come last on a line the
+ * terminal's width cuts, after some 70 characters of figures.
+ */
 const KEY_CAUSES: readonly [PacingCause, string][] = [
   ['ready', 'sending'],
   ['pacing', 'pacing'],
-  ['budget', 'waiting for a reset'],
-  ['pause', 'paused after a 429'],
-  ['inflight', 'waiting on requests in flight'],
+  ['budget', 'spent'],
+  ['pause', 'paused'],
+  ['inflight', 'waiting'],
 ];
 
-/** A tenant mix's keys by what holds them back: `1200 keys: 1180 sending, 20 paused after a 429`. */
+/** A tenant mix's keys by what holds them back: `keys 1180 sending, 20 paused`. */
 function keysText(keys: Readonly<Record<PacingCause, number>>): string {
-  const total = KEY_CAUSES.reduce((n, [cause]) => n + keys[cause], 0);
   const parts = KEY_CAUSES.filter(([cause]) => keys[cause] > 0).map(
     ([cause, words]) => `${keys[cause]} ${words}`,
   );
-  return `${total} keys: ${parts.join(', ')}`;
+  return `keys ${parts.join(', ')}`;
 }
 
 /** One status line: where the run is, how fast, how well, and what holds it back. */

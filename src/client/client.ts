@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
+import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { quotaState, type RateLimitView, readRateLimit, resetField } from '../api/rate-limit-dialect.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
@@ -19,7 +20,7 @@ import {
   HeldPastEndError,
   type SharedQuota,
 } from './gate.ts';
-import { PACING_CAUSES, Pacer, PacerPlan, type PacingCause } from './pacer.ts';
+import { Pacer, PacerPlan } from './pacer.ts';
 import { ResponseBody } from './response-body.ts';
 import { Scheduler } from './scheduler.ts';
 import { type RawResponse, send } from './transport.ts';

@@ -1,13 +1,10 @@
 import { isSpacingLimiter, type LimiterKind } from '../api/limiter-kinds.ts';
+import type { PacingCause } from '../api/pacing-causes.ts';
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { AdaptiveSpacing, type SpacingStart, type SpacingState, withMargin } from './adaptive-spacing.ts';
 import { type LogWindow, type QuotaLog, quotaLogs } from './quota-log.ts';
 import type { QuotaSpec } from './quota-store.ts';
-
-/** What holds a key's next request back (for the status line and the metrics). */
-export const PACING_CAUSES = ['ready', 'pacing', 'budget', 'pause', 'inflight'] as const;
-export type PacingCause = (typeof PACING_CAUSES)[number];
 
 export interface PacerOptions {
   /** Plan windows, already time-scaled to the target's clock. */

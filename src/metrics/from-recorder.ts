@@ -1,5 +1,5 @@
+import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
 import type { RateWindow } from '../api/plans.ts';
-import { PACING_CAUSES, type PacingCause } from '../client/pacer.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
 import type { TierTally } from '../record/tenant-tally.ts';
 import { FAMILIES } from './families.ts';

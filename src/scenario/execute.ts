@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
+import type { PacingCause } from '../api/pacing-causes.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
 import { ApiClient, keysByCause, type Lane, type Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
-import type { PacingCause } from '../client/pacer.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { errorCount } from '../record/errors.ts';
