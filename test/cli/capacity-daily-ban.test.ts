@@ -1,10 +1,16 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { killAllClis, killCli, readJson, runCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+import {
+  cliWorkspace,
+  killCli,
+  readJson,
+  runCli,
+  spawnCli,
+  withTimeout,
+} from '../helpers/integration-cli.ts';
 
 /**
  * `petstore-load capacity` on one free key: a small day walked at time scale 60 with the ban
@@ -13,17 +19,13 @@ import { killAllClis, killCli, readJson, runCli, spawnCli, withTimeout } from '.
  * a core of its own.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'petstore-load-capacity-'));
-afterAll(() => {
-  killAllClis();
-  rmSync(dir, { recursive: true, force: true });
-});
+const freshDir = cliWorkspace('capacity').fresh;
 
 describe('petstore-load capacity --daily and --probe-ban (embedded server, time scale 60)', () => {
   it('walks a small day, saying first how long it takes, and provokes the ban on a server of its own', async () => {
-    const plans = join(dir, 'small-day.json');
+    const plans = join(freshDir('plans'), 'small-day.json');
     writeFileSync(plans, JSON.stringify({ free: { perMinute: 20, perDay: 100 } }));
-    const out = join(dir, 'daily-ban');
+    const out = freshDir('daily-ban');
     const outcome = await runCli(
       [
         'capacity',
@@ -67,7 +69,7 @@ describe('petstore-load capacity --daily and --probe-ban (embedded server, time 
   }, 100_000);
 
   it('on Ctrl-C writes what it measured, marked partial, and exits 130', async () => {
-    const out = join(dir, 'interrupted');
+    const out = freshDir('interrupted');
     const cli = spawnCli(['capacity', '--key', 'free=free-demo-key', '--out', out]);
     try {
       const deadline = Date.now() + 20_000;

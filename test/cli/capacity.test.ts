@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/api/plans.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
+import { cliWorkspace, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
  * `petstore-load capacity` as a user runs it, with nothing but the defaults: the embedded server
@@ -14,15 +12,11 @@ import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
  * of what the headers announced, a fixed window recognised, under two minutes.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'petstore-load-capacity-'));
-afterAll(() => {
-  killAllClis();
-  rmSync(dir, { recursive: true, force: true });
-});
+const freshDir = cliWorkspace('capacity').fresh;
 
 describe('petstore-load capacity (embedded server, every plan)', () => {
   it('finds every plan as promised: accepted = limit, first 429 at limit + 1, reset within 1 s, a fixed window', async () => {
-    const out = join(dir, 'run');
+    const out = freshDir('run');
     const started = Date.now();
     const outcome = await runCli(['capacity', '--out', out], 120_000);
     const context = `${outcome.stdout}\n${outcome.stderr}`;
