@@ -53,6 +53,8 @@ interface ChildReport {
   rps: number;
   rssBeforeMb: number;
   peakRssMb: number;
+  /** Times the process gave up the CPU per request (voluntary context switches): how often it wakes. */
+  wakeupsPerRequest: number;
 }
 
 const cpuMs = () => {
@@ -60,6 +62,7 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 const sysMs = () => process.cpuUsage().system / 1000;
+const switches = () => process.resourceUsage().voluntaryContextSwitches;
 
 /**
  * A transport that answers every request with a copy of one real response of the server (its
@@ -117,6 +120,8 @@ async function tenantsChild(
   const rssBeforeMb = process.resourceUsage().maxRSS / 1024;
   let cpuAt: number | undefined;
   let sysAt = 0;
+  let switchesAt = 0;
+  let wakeups = 0;
   let requestsAt = 0;
   let cpu = 0;
   let sys = 0;
@@ -143,12 +148,14 @@ async function tenantsChild(
       if (cpuAt !== undefined || tick.elapsedMs < warmupMs) return;
       cpuAt = cpuMs();
       sysAt = sysMs();
+      switchesAt = switches();
       requestsAt = tick.requests;
     },
     onWorkload: (running) => {
       if (running) return;
       cpu = cpuMs() - (cpuAt ?? 0);
       sys = sysMs() - sysAt;
+      wakeups = switches() - switchesAt;
     },
   });
   const requests = result.overall.requests;
@@ -160,6 +167,7 @@ async function tenantsChild(
     cpuMs: cpu,
     usPerRequest: (cpu * 1000) / measured,
     sysUsPerRequest: (sys * 1000) / measured,
+    wakeupsPerRequest: wakeups / measured,
     rps: requests / result.meta.durationSeconds,
     rssBeforeMb,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
@@ -198,6 +206,7 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
   const start = performance.now();
   let before: number | undefined;
   let sysBefore = 0;
+  let switchesBefore = 0;
   let requestsAt = 0;
   // Paced as the open model is: every request due by now starts, one timer wake-up at a time.
   let sent = 0;
@@ -205,6 +214,7 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
     if (before === undefined && performance.now() - start >= warmupMs) {
       before = cpuMs();
       sysBefore = sysMs();
+      switchesBefore = switches();
       requestsAt = requests;
     }
     const due = Math.floor(((performance.now() - start) * rate) / 1000);
@@ -219,6 +229,7 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
   await Promise.all(inFlight);
   const cpu = cpuMs() - (before ?? 0);
   const sys = sysMs() - sysBefore;
+  const wakeups = switches() - switchesBefore;
   const seconds = (performance.now() - start) / 1000;
   await pool.close();
   return {
@@ -228,6 +239,7 @@ async function bareChild(url: string, seed: string): Promise<ChildReport> {
     cpuMs: cpu,
     usPerRequest: (cpu * 1000) / (requests - requestsAt),
     sysUsPerRequest: (sys * 1000) / (requests - requestsAt),
+    wakeupsPerRequest: wakeups / (requests - requestsAt),
     rps: requests / seconds,
     rssBeforeMb,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
@@ -286,7 +298,7 @@ try {
       const r = await runChild(server.url, seed, c);
       samples.get(c)?.push(r);
       console.log(
-        `  round ${round + 1} ${r.what.padEnd(12)}: ${r.requests} requests (${r.non2xx} not 200), ${r.rps.toFixed(0)} req/s, ${r.usPerRequest.toFixed(1)} µs CPU per request (${r.sysUsPerRequest.toFixed(1)} in the kernel), peak RSS ${r.peakRssMb.toFixed(1)} MB`,
+        `  round ${round + 1} ${r.what.padEnd(12)}: ${r.requests} requests (${r.non2xx} not 200), ${r.rps.toFixed(0)} req/s, ${r.usPerRequest.toFixed(1)} µs CPU per request (${r.sysUsPerRequest.toFixed(1)} in the kernel), ${r.wakeupsPerRequest.toFixed(2)} wake-ups per request, peak RSS ${r.peakRssMb.toFixed(1)} MB`,
       );
     }
   }
@@ -303,6 +315,7 @@ const figures = configs.map((c) => {
     canned: typeof c === 'string' && c !== 'bare',
     usPerRequest: median(list.map((r) => r.usPerRequest)),
     sysUsPerRequest: median(list.map((r) => r.sysUsPerRequest)),
+    wakeupsPerRequest: median(list.map((r) => r.wakeupsPerRequest)),
     peakRssMb: median(list.map((r) => r.peakRssMb)),
     rps: median(list.map((r) => r.rps)),
     non2xx: list.reduce((n, r) => n + r.non2xx, 0),

@@ -123,16 +123,19 @@ describe('series from a live recorder', () => {
     expect(Object.fromEntries(state.map((s) => [s.labels.cause, s.value]))).toEqual(keys);
   });
 
-  it("utilisation: the window's quota admitted over the last window, or so far when the run is younger", () => {
+  it("utilisation: the window's quota admitted over the last window, or so far when the run is younger", async () => {
     const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+    recorder.measure(true, T0);
     const source = new RecorderSource({ recorder }, FREE_WINDOWS, T0);
+    const get = await operation('getPetById');
     const utilisation = (at: number, window: string) =>
       value(source.collect(at), 'petstore_load_quota_utilisation_ratio', { window });
     // 1 admitted a second for 3 minutes, a collection every 5 s.
     let at = T0;
     for (let i = 0; i < 36; i++) {
       at += 5000;
-      recorder.admittedDuringWorkload += 5;
+      for (let k = 0; k < 5; k++)
+        recorder.record(makeAttempt(get, { sentAt: at - 1000 * k - 10, receivedAt: at - 1000 * k - 5 }));
       const minute = utilisation(at, 'minute') as number;
       if (at - T0 >= 60_000) expect(minute).toBeCloseTo(1, 5);
       else expect(minute).toBeCloseTo((at - T0) / 1000 / 60, 5);

@@ -172,6 +172,36 @@ describe('Recorder', () => {
     expect(recorder.operations.get('getPetById')?.checkFailures).toBe(1);
   });
 
+  it('counts attempts in runs, yet every read sees each attempt recorded before it, in order', () => {
+    const seen: number[] = [];
+    const recorder = new Recorder({
+      startedAt: T0,
+      windows: FREE_WINDOWS,
+      checks: [
+        { id: 'order', rule: 'r', source: 's', evaluate: ({ attempt }) => void seen.push(attempt.sentAt) },
+      ],
+      clientChecks: [],
+      workloadOnly: true,
+    });
+    // Setup's attempt is not measured, the workload's are: the switch counts what came before it as it came.
+    recorder.record(makeAttempt(listPets, { sentAt: T0, json: [] }));
+    recorder.measure(true, T0 + 100);
+    for (let i = 1; i <= 1000; i++)
+      recorder.record(makeAttempt(listPets, { sentAt: T0 + 100 + i, json: [] }));
+    expect(recorder.overall.requests).toBe(1001);
+    expect(recorder.overall.duringWorkload).toBe(1000);
+    expect(recorder.admittedDuringWorkload).toBe(1000);
+    expect(seen).toEqual([T0, ...Array.from({ length: 1000 }, (_, i) => T0 + 101 + i)]);
+    // One more, read through another figure: it is there too.
+    recorder.record(makeAttempt(getPetById, { sentAt: T0 + 2000, status: 404, json: errorBody(404) }));
+    expect(recorder.operations.get('getPetById')?.requests).toBe(1);
+    recorder.record(makeAttempt(listPets, { sentAt: T0 + 2100, json: [] }));
+    recorder.measure(false, T0 + 3000);
+    recorder.record(makeAttempt(listPets, { sentAt: T0 + 3100, json: [] }));
+    expect(recorder.overall.requests).toBe(1004);
+    expect(recorder.overall.duringWorkload).toBe(1002);
+  });
+
   it('measures service time from the send and response time from when the call was due, less waits', () => {
     const recorder = fed;
     const create = recorder.operations.get('createPet');
