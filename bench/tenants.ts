@@ -12,9 +12,11 @@
  * it. They split the gap to the bare loop into the pipeline's own cost and how much dearer each
  * request is when a run wakes for only one or two at a time.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type Dispatcher, Pool } from 'undici';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan } from '../src/api/plans.ts';
@@ -263,8 +265,32 @@ function runChild(url: string, seed: string, what: Config): Promise<ChildReport>
   );
 }
 
+/**
+ * With BENCH_PIN (default on where taskset and two CPUs are), the server runs on the first CPU and
+ * each child on the last, every thread of each: the scheduler then never runs a child beside the
+ * server on one core for a while and apart for another, which moved a config's CPU per request by a
+ * third from one round to the next (its kernel time most). Every config gets the same placement.
+ */
+const pin = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && hasTaskset();
+const LAST_CPU = String(availableParallelism() - 1);
+
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every thread of `pid` on `cpu` (the threads a process starts later inherit it). */
+function pinTo(pid: number, cpu: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
+}
+
 if (process.argv[2] === '--child') {
   const [url, what] = process.argv.slice(3) as [string, string];
+  if (pin) pinTo(process.pid, LAST_CPU);
   const seed = process.env[TENANT_SEED_ENV] as string;
   const report =
     what === 'bare'
@@ -289,8 +315,12 @@ try {
     [TENANT_SEED_ENV]: seed,
   });
   servers.push(server);
+  if (pin) {
+    pinTo(server.child.pid as number, '0');
+    pinTo(process.pid, '0');
+  }
   console.log(
-    `${rate} req/s for ${duration} s over ${keyCounts.join(', ')} keys and a bare undici dispatch loop, ${rounds} rounds in rotating order, each in a child process`,
+    `${rate} req/s for ${duration} s over ${keyCounts.join(', ')} keys and a bare undici dispatch loop, ${rounds} rounds in rotating order, each in a child process${pin ? ` on CPU ${LAST_CPU}, the server on CPU 0` : ''}`,
   );
   for (let round = 0; round < rounds; round++) {
     const order = configs.map((_, i) => configs[(i + round) % configs.length] as Config);
