@@ -18,6 +18,7 @@ import type { Scenario } from './define.ts';
 import { type Coordination, type EngineInput, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
 import type { TenantLoad } from './tenant-load.ts';
+import { keepRequestObjectsYoung } from './v8-heap.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
 /** The version users installed, from package.json, so results name it without a second copy to update. */
@@ -117,6 +118,7 @@ export interface RunTick {
  * what they measure is what users run.
  */
 export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunResult> {
+  keepRequestObjectsYoung();
   const recorder = new Recorder({
     startedAt: now(),
     windows: input.windows,
