@@ -306,31 +306,29 @@ function runChild(url: string, seed: string, what: Config): Promise<ChildReport>
 }
 
 /**
- * With BENCH_PIN (default on where taskset and two CPUs are), the server runs on the first CPU and
- * each child on the last, every thread of each: the scheduler then never runs a child beside the
- * server on one core for a while and apart for another, which moved a config's CPU per request by a
- * third from one round to the next (its kernel time most). Every config gets the same placement.
+ * Unless BENCH_PIN=0, the server runs on the first CPU and each child on the last, every thread of
+ * each, where taskset can place them: the scheduler then never runs a child beside the server on
+ * one core for a while and apart for another, which moved a config's CPU per request by a third
+ * from one round to the next (its kernel time most). Every config gets the same placement. The
+ * parent decides and tells its children the CPU (CHILD_CPU_ENV); a placement refused leaves the
+ * run as the scheduler has it, said in the heading.
  */
-const pin = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && hasTaskset();
-const LAST_CPU = String(availableParallelism() - 1);
+const CHILD_CPU_ENV = 'BENCH_TENANTS_CHILD_CPU';
 
-function hasTaskset(): boolean {
+/** Every thread of `pid` on `cpu` (the threads a process starts later inherit it); false when refused. */
+function pinTo(pid: number, cpu: string): boolean {
   try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
   }
 }
 
-/** Every thread of `pid` on `cpu` (the threads a process starts later inherit it). */
-function pinTo(pid: number, cpu: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
-}
-
 if (process.argv[2] === '--child') {
   const [url, what] = process.argv.slice(3) as [string, string];
-  if (pin) pinTo(process.pid, LAST_CPU);
+  const cpu = process.env[CHILD_CPU_ENV];
+  if (cpu) pinTo(process.pid, cpu);
   const seed = process.env[TENANT_SEED_ENV] as string;
   const report =
     what === 'bare'
@@ -355,12 +353,17 @@ try {
     [TENANT_SEED_ENV]: seed,
   });
   servers.push(server);
-  if (pin) {
-    pinTo(server.child.pid as number, '0');
+  const lastCpu = String(availableParallelism() - 1);
+  // The parent tries the child's CPU on itself first, then settles on the server's with it.
+  const pinned =
+    process.env.BENCH_PIN !== '0' &&
+    availableParallelism() >= 2 &&
+    pinTo(process.pid, lastCpu) &&
+    pinTo(server.child.pid as number, '0') &&
     pinTo(process.pid, '0');
-  }
+  if (pinned) process.env[CHILD_CPU_ENV] = lastCpu;
   console.log(
-    `${rate} req/s for ${duration} s over ${keyCounts.join(', ')} keys and a bare undici dispatch loop, ${rounds} rounds in rotating order, each in a child process${pin ? ` on CPU ${LAST_CPU}, the server on CPU 0` : ''}; CPU counted from ${steadyMs / 1000} s (every key has sent once), and from ${warmupMs / 1000} s (first pass)`,
+    `${rate} req/s for ${duration} s over ${keyCounts.join(', ')} keys and a bare undici dispatch loop, ${rounds} rounds in rotating order, each in a child process${pinned ? ` on CPU ${lastCpu}, the server on CPU 0` : ' (not pinned to CPUs)'}; CPU counted from ${steadyMs / 1000} s (every key has sent once), and from ${warmupMs / 1000} s (first pass)`,
   );
   for (let round = 0; round < rounds; round++) {
     const order = configs.map((_, i) => configs[(i + round) % configs.length] as Config);
