@@ -98,7 +98,9 @@ describe('Scheduler', () => {
     const stop = new AbortController();
     const t = now();
     const far = s.sleepUntil(t + 60_000, stop.signal);
-    const near = s.sleepUntil(t + 5);
+    // Read afresh and 50 ms ahead: a wait already due takes no timer, and a loaded machine (CI saw it)
+    // can pass 5 ms between two statements.
+    const near = s.sleepUntil(now() + 50);
     expect(timers.armed()).toBe(2);
     expect(timers.live()).toBe(1);
     await near;
@@ -117,7 +119,8 @@ describe('Scheduler', () => {
     const woken: string[] = [];
     const a = s.sleepUntil(t + 60_000, run.signal).then(() => woken.push('a'));
     const b = s.sleepUntil(t + 30_000, run.signal).then(() => woken.push('b'));
-    const c = s.sleepUntil(t + 20, other.signal).then(() => woken.push('c'));
+    // Far enough that a stall between two statements of a loaded machine does not end it before the abort.
+    const c = s.sleepUntil(now() + 200, other.signal).then(() => woken.push('c'));
     let parked: Waiter | undefined;
     const p = s
       .park(run.signal, (w) => {
