@@ -14,8 +14,8 @@ export interface AttemptRecord {
   attempt: number;
   /** Label of the key (its plan, or a tenant's `pro#3`), never the key itself. */
   keyLabel: string;
-  /** A tenant mix's tenant the key belongs to (one shared object per key); absent outside a mix. */
-  tenant?: TenantRef;
+  /** A tenant mix's tenant the key belongs to (one shared object per key); undefined outside a mix. */
+  tenant?: TenantRef | undefined;
   /** Open model: when the iteration was scheduled to start; response time is measured from here. */
   scheduledAt: number | undefined;
   sentAt: number;
@@ -37,7 +37,7 @@ export interface AttemptRecord {
    * A 429's pause of the key as the client kept it (epoch ms): Retry-After's, a reset's, or, when
    * the server told no wait, the client's own backoff.
    */
-  pauseUntil?: number;
+  pauseUntil?: number | undefined;
   /** This attempt is followed by a retry. */
   retried: boolean;
 }

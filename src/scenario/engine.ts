@@ -100,7 +100,7 @@ class IterationApi extends PetstoreApi {
     const due = this.due;
     if (due === undefined) return this.client.call<T>(operationId, input);
     this.due = undefined;
-    return this.client.call<T>(operationId, { ...input, scheduledAt: due });
+    return this.client.call<T>(operationId, input, due);
   }
 }
 
