@@ -227,15 +227,20 @@ export function readRateLimit(headers: Headers, nowMs: number): RateLimitView {
   const alsoSent: Dialect[] = [];
   if (sixFound && first !== sixFound) alsoSent.push('ietf-6');
   if (legacy && first !== legacy) alsoSent.push(legacy.dialect);
-  const view: RateLimitView = { dialect: first?.dialect ?? 'none', alsoSent, policies, malformed };
-  if (first !== undefined) {
-    const r = first.view;
-    if (r.limit !== undefined) view.limit = r.limit;
-    if (r.remaining !== undefined) view.remaining = r.remaining;
-    if (r.resetSeconds !== undefined) view.resetSeconds = r.resetSeconds;
-    if (r.policy !== undefined) view.policy = r.policy;
-  }
-  return view;
+  // One literal with every field (undefined where not told): every response's view has one shape,
+  // with its fields in the object, where fields added afterwards took a property array and a
+  // shape transition each on every response.
+  const r = first?.view;
+  return {
+    dialect: first?.dialect ?? 'none',
+    alsoSent,
+    limit: r?.limit,
+    remaining: r?.remaining,
+    resetSeconds: r?.resetSeconds,
+    policy: r?.policy,
+    policies,
+    malformed,
+  };
 }
 
 const param = (entries: [string, number | undefined][]): Parameters =>
