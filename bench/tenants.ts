@@ -3,9 +3,10 @@
  * (BENCH_RATE, 2,000 req/s) spread over 1, 100, 1,000 and 10,000 tenant keys of a plan whose quota
  * never binds, each in a child process of its own (so that its peak RSS is its own), beside a bare
  * undici dispatch loop paced the same way (the floor: nothing of ours). Rounds rotate the order; the
- * medians of CPU per request after a warm-up (BENCH_WARMUP_MS), and their ratios, are the figures
- * to quote. The reference server runs in its own process and mints the keys from a seed both sides
- * get through the environment.
+ * medians of CPU per request once every key has sent (steadyMs), and their ratios, are the figures
+ * to quote, with those from the warm-up on (BENCH_WARMUP_MS, first pass included) beside them. The
+ * reference server runs in its own process, pinned apart from the children where taskset can, and
+ * mints the keys from a seed both sides get through the environment.
  *
  * BENCH_CANNED=1 adds two configs that send nothing: the same pipeline over the most keys, its
  * responses canned (a copy of the reference server's, no socket), at the same rate and at ten times
@@ -94,7 +95,8 @@ interface Mark {
 class Meter {
   private first: Mark | undefined;
   private steady: Mark | undefined;
-  private end: Mark | undefined;
+  /** Its requests are given to `figures`: a run's count is known only once it has ended. */
+  private end: Omit<Mark, 'requests'> | undefined;
 
   /** At `elapsedMs` into the run, with `requests` answered so far. */
   tick(elapsedMs: number, requests: number): void {
@@ -104,7 +106,7 @@ class Meter {
 
   /** At the workload's end: what comes after (the result, the pool's close) is not a request's. */
   stop(): void {
-    this.end = mark(0);
+    this.end = mark(Number.NaN);
   }
 
   /** The report's figures, `requests` answered in all (a run too short for a mark counts from its start). */
@@ -115,7 +117,7 @@ class Meter {
     'cpuMs' | 'usPerRequest' | 'usPerRequestFirstPass' | 'sysUsPerRequest' | 'wakeupsPerRequest'
   > {
     const zero: Mark = { cpu: 0, sys: 0, switches: 0, requests: 0 };
-    const end = { ...(this.end ?? mark(0)), requests };
+    const end: Mark = { ...(this.end ?? mark(requests)), requests };
     const from = this.steady ?? this.first ?? zero;
     const n = end.requests - from.requests;
     const first = this.first ?? zero;
