@@ -73,6 +73,19 @@ export function neverAnsweredLine(result: RunResult): string | undefined {
 }
 
 /**
+ * The line a run whose shared quota store went away and never came back ends with (exit 3): it sent
+ * nothing without the store, so it did not do its job, whatever its figures say.
+ */
+export function storeLostLine(result: RunResult): string | undefined {
+  const lost = result.compliance.storeOutages?.find((o) => o.to === undefined);
+  if (!lost) return undefined;
+  return `quota store ${result.meta.sharedQuota ?? ''} unreachable from ${lost.from.toFixed(1)} s to the end of the run: ${lost.held} request${lost.held === 1 ? '' : 's'} held, none sent without it`.replace(
+    'store  ',
+    'store ',
+  );
+}
+
+/**
  * The run's exit code, most telling first: an interruption (the user's word), a target that never
  * answered, a setup that failed, a failed gate (thresholds, baseline, probes), a file not written.
  */
@@ -81,7 +94,7 @@ export function runExitCode(
   how: { interrupted: boolean; setupFailed: boolean; writeFailed: boolean },
 ): number {
   if (how.interrupted) return EXIT.INTERRUPTED;
-  if (neverAnsweredLine(result)) return EXIT.UNREACHABLE;
+  if (neverAnsweredLine(result) || storeLostLine(result)) return EXIT.UNREACHABLE;
   if (how.setupFailed) return EXIT.USAGE;
   if (
     result.thresholds?.some((t) => !t.passed) ||

@@ -52,7 +52,13 @@ import { ProgressLine } from './progress.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { neverAnsweredLine, type OutputOptions, runExitCode, writeRunOutputs } from './run-output.ts';
+import {
+  neverAnsweredLine,
+  type OutputOptions,
+  runExitCode,
+  storeLostLine,
+  writeRunOutputs,
+} from './run-output.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { collectThresholds, failsForGood } from './thresholds.ts';
 
@@ -561,7 +567,7 @@ function finishRun(
     console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
   else console.log(path);
   // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
-  const never = neverAnsweredLine(result);
+  const never = neverAnsweredLine(result) ?? storeLostLine(result);
   const why =
     exitCode === EXIT.UNREACHABLE
       ? [never, o.setupFailure].filter(Boolean).join('; ')

@@ -1,7 +1,8 @@
 import { now } from './clock.ts';
 import type { Pacer } from './pacer.ts';
-import type { QuotaStore } from './quota-store.ts';
+import type { QuotaSpec, QuotaStore } from './quota-store.ts';
 import { Scheduler, type Waiter } from './scheduler.ts';
+import { StoreAwayError, type StoreResume, type StoreWatch } from './store-outage.ts';
 
 /** A quota shared with other generators: the store, and the key's name in it. */
 export interface SharedQuota {
@@ -67,6 +68,8 @@ export class Gate {
   private waiting = 0;
   /** Callers waiting for an answer; made when the first one waits. */
   private responseWaiters: Waiter[] | undefined;
+  /** The shared store's server this key last paced with (StoreWatch.epoch). */
+  private storeEpoch: number;
 
   constructor(
     readonly pacer: Pacer,
@@ -74,7 +77,9 @@ export class Gate {
     private readonly shared?: SharedQuota,
     /** The run's close and drain, and the scheduler, shared with the client's other keys. */
     readonly context: GateContext = new GateContext(),
-  ) {}
+  ) {
+    this.storeEpoch = shared?.store.watch?.epoch ?? 0;
+  }
 
   /** See GateContext.closesAt: setting it closes every gate of the context. */
   get closesAt(): number {
@@ -124,6 +129,8 @@ export class Gate {
     const left = () => {
       // The last caller out lets the settled chain go, so an idle key holds no promises.
       if (--this.waiting === 0) this.chain = SETTLED;
+      const watch = this.shared?.store.watch;
+      if (watch !== undefined && watch.outages.length > 0) watch.countHeld(queuedAt, now());
     };
     this.chain = admitted.then(left, left);
     return admitted;
@@ -155,9 +162,77 @@ export class Gate {
 
   /**
    * The shared quota's slot for this send, waited for; false when another generator's 429 paused
-   * the key meanwhile (the slot is given up, and the pause is now this pacer's too).
+   * the key meanwhile (the slot is given up, and the pause is now this pacer's too), or when the
+   * store failed the call: a send never leaves without the store's say, it waits for the store.
    */
   private async reserveShared(signal: AbortSignal): Promise<boolean> {
+    const { store } = this.shared as SharedQuota;
+    const watch = store.watch;
+    if (watch === undefined) return this.reserveSlot(signal);
+    try {
+      if (watch.down && !(await watch.whenBack(signal))) {
+        if (signal.aborted || this.context.draining) throw new AbortedError('run stopped');
+        throw new StoreAwayError('the quota store did not come back before the run closed');
+      }
+      if (this.storeEpoch !== watch.epoch) await this.resume(watch, signal);
+      return await this.reserveSlot(signal);
+    } catch (error) {
+      if (error instanceof AbortedError || error instanceof StoreAwayError) throw error;
+      // The store's own words stay here: the outage is recorded, and the send waits for it.
+      watch.lost();
+      return false;
+    }
+  }
+
+  /**
+   * The first send of this key after the store came back as another server (restarted empty, or a
+   * replica promoted without the last writes): the reservations it lost are put back from the
+   * target's own word (its Remaining until its Reset) where it gave one; where it did not and the
+   * store holds nothing of the key, nothing leaves until one window of the plan has passed since the
+   * outage began, by when every send that any generator made before it has aged out.
+   */
+  private async resume(watch: StoreWatch, signal: AbortSignal): Promise<void> {
+    const epoch = watch.epoch;
+    const outage = watch.latest();
+    const spec = this.pacer.quotaSpec();
+    if (spec) {
+      const resumed = await this.restore(spec, outage?.from ?? now());
+      if (outage) outage.resumed ??= resumed.how;
+      if (resumed.holdUntil !== undefined) {
+        if (resumed.holdUntil > this.context.closesAt)
+          throw new HeldPastEndError(resumed.holdUntil, 'pacing');
+        if (resumed.holdUntil > now()) await this.context.scheduler.sleepUntil(resumed.holdUntil, signal);
+        if (signal.aborted) throw new AbortedError('run stopped');
+      }
+    }
+    this.storeEpoch = epoch;
+  }
+
+  /**
+   * What the target said of the window it counts, put back into a store that came back as another
+   * server: what it still counted until its Reset, or nothing where that Reset came well after the
+   * outage began (a new window that no send has reached yet); else, where the store holds nothing of the
+   * key, a hold of one window of the plan from the outage's start.
+   */
+  private async restore(
+    spec: QuotaSpec,
+    downFrom: number,
+  ): Promise<{ how: StoreResume; holdUntil?: number }> {
+    const { store, key } = this.shared as SharedQuota;
+    const t = now();
+    const word = this.pacer.serverWord();
+    const index = word ? spec.windows.findIndex((w) => w.limit === word.limit) : -1;
+    if (word && index >= 0) {
+      if (word.until > t) await store.reseed?.(key, spec, index, word.limit - word.remaining, word.until - t);
+      // A Reset told in whole seconds is up to one late: a window that ended less than a second
+      // after the outage began may have ended before it, and sends of others may count in the next.
+      if (word.until > t || word.until - 1000 >= downFrom) return { how: 'server' };
+    }
+    if (!store.knows || (await store.knows(key))) return { how: 'intact' };
+    return { how: 'held', holdUntil: downFrom + Math.min(...spec.windows.map((w) => w.spanMs)) };
+  }
+
+  private async reserveSlot(signal: AbortSignal): Promise<boolean> {
     const { store, key } = this.shared as SharedQuota;
     const spec = this.pacer.quotaSpec();
     // Raw mode shares only pauses: it does not pace, so it reserves no slot.

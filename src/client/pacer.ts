@@ -334,6 +334,20 @@ export class Pacer {
     return this.spacing.consecutive;
   }
 
+  /**
+   * The server's latest word on its budget, lapsed or not: the limit it described, the sends it
+   * still admitted after ours since, and until when (its Reset). What a shared store that forgot its
+   * reservations is told in their place.
+   */
+  serverWord(): { limit: number; remaining: number; until: number } | undefined {
+    if (this.budgetFromSeq < 0 || !this.options.enforce) return undefined;
+    return {
+      limit: this.lastLimit,
+      remaining: this.budget - (this.seq - this.budgetSeq),
+      until: this.budgetUntil,
+    };
+  }
+
   /** What the gap learned (for the result). */
   spacingState(): SpacingState {
     return this.spacing.state();

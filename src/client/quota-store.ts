@@ -1,5 +1,6 @@
 import { now } from './clock.ts';
 import { type QuotaLog, quotaLog } from './quota-log.ts';
+import type { StoreWatch } from './store-outage.ts';
 
 /** The quota one key's sends share, as every generator of it must see it. */
 export interface QuotaSpec {
@@ -29,6 +30,15 @@ export interface QuotaStore {
   /** Pauses the key for every generator for `ms` from now; never shortens a longer pause. */
   pause(key: string, ms: number): Promise<void>;
   close(): Promise<void>;
+  /** A store that can go away and come back (Redis): its outages, waited for by every send. */
+  readonly watch?: StoreWatch;
+  /**
+   * After it came back as another server: makes window `index` of the key hold at least `count`
+   * sends that count for `forMs` more (what the target said it still counts).
+   */
+  reseed?(key: string, spec: QuotaSpec, index: number, count: number, forMs: number): Promise<void>;
+  /** Whether the store holds any reservation state of the key (a restarted one holds none). */
+  knows?(key: string): Promise<boolean>;
 }
 
 interface KeyState {

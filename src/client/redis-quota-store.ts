@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../api/redis.ts';
+import { connectRedis, serverRunId } from '../api/redis.ts';
+import { now } from './clock.ts';
 import type { QuotaSpec, QuotaStore } from './quota-store.ts';
+import { StoreWatch } from './store-outage.ts';
 
 /**
  * The reservation rule of `reserveSlot` (quota-store.ts), run atomically inside Redis on Redis's own
@@ -65,10 +67,33 @@ local cur = tonumber(redis.call('GET', KEYS[1] .. ':pause') or '0')
 return string.format('%.3f', math.max(0, cur - now))
 `;
 
+/**
+ * A store that came back without a key's reservations is told what the target still counts: window
+ * ARGV[1]'s log is made to hold at least ARGV[2] sends that count for ARGV[3] ms more (limit ARGV[4],
+ * span ARGV[5]). Generators that all write their word keep the largest, not the sum: the sends are
+ * the same ones, told by each.
+ */
+const RESEED = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local log = KEYS[1] .. ':log:' .. ARGV[1]
+local want = tonumber(ARGV[2])
+local span = tonumber(ARGV[5])
+local at = now + tonumber(ARGV[3]) - span
+local have = redis.call('ZCOUNT', log, string.format('%.3f', now - span), '+inf')
+for j = have + 1, math.min(want, tonumber(ARGV[4])) do
+  redis.call('ZADD', log, string.format('%.3f', at), 'told:' .. j)
+end
+local ttl = math.ceil(tonumber(ARGV[3])) + 1000
+if want > have and redis.call('PTTL', log) < ttl then redis.call('PEXPIRE', log, ttl) end
+return want - have
+`;
+
 interface QuotaCommands {
   petstoreReserve(key: string, ...args: (string | number)[]): Promise<string>;
   petstorePause(key: string, ms: number): Promise<number>;
   petstorePauseLeft(key: string): Promise<string>;
+  petstoreReseed(key: string, ...args: (string | number)[]): Promise<number>;
 }
 
 /** Redis keys never hold an API key: a digest of it names the shared state. */
@@ -81,15 +106,32 @@ export function quotaKeyName(apiKey: string): string {
  * store and key paces as one client and pauses together after any one's 429.
  */
 export class RedisQuotaStore implements QuotaStore {
-  private constructor(private readonly redis: Redis & QuotaCommands) {}
+  /** Its outages: once connected, a lost store is waited for and met again, never sent around. */
+  readonly watch: StoreWatch;
+
+  private constructor(
+    private readonly redis: Redis & QuotaCommands,
+    serverId: string,
+  ) {
+    this.watch = new StoreWatch(() => serverRunId(redis), serverId);
+    // A drop is an outage even when no send meets it: a store restarted between two sends is found
+    // out by the probe after it, which compares the server that answers with the one that was lost.
+    redis.on('close', () => this.watch.lost(now()));
+  }
 
   /** Connects, or fails within `timeoutMs` with the reason (a run must not start unshared). */
   static async connect(url: string, timeoutMs = 3000): Promise<RedisQuotaStore> {
-    const redis = (await connectRedis(url, timeoutMs)) as Redis & QuotaCommands;
+    const redis = (await connectRedis(url, { timeoutMs, persistent: true })) as Redis & QuotaCommands;
     redis.defineCommand('petstoreReserve', { numberOfKeys: 1, lua: RESERVE });
     redis.defineCommand('petstorePause', { numberOfKeys: 1, lua: PAUSE });
     redis.defineCommand('petstorePauseLeft', { numberOfKeys: 1, lua: PAUSE_LEFT });
-    return new RedisQuotaStore(redis);
+    redis.defineCommand('petstoreReseed', { numberOfKeys: 1, lua: RESEED });
+    try {
+      return new RedisQuotaStore(redis, await serverRunId(redis));
+    } catch (error) {
+      redis.disconnect();
+      throw error;
+    }
   }
 
   async reserve(key: string, spec: QuotaSpec): Promise<number> {
@@ -106,7 +148,20 @@ export class RedisQuotaStore implements QuotaStore {
     await this.redis.petstorePause(key, Math.max(0, ms));
   }
 
+  async reseed(key: string, spec: QuotaSpec, index: number, count: number, forMs: number): Promise<void> {
+    const w = spec.windows[index];
+    if (!w || count <= 0 || forMs <= 0) return;
+    await this.redis.petstoreReseed(key, index + 1, count, forMs, w.limit, w.spanMs);
+  }
+
+  async knows(key: string): Promise<boolean> {
+    return (await this.redis.exists(`${key}:next`)) === 1;
+  }
+
   async close(): Promise<void> {
+    this.watch.close();
+    // A store that is away has nothing to say goodbye to.
+    if (this.redis.status !== 'ready') return this.redis.disconnect();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

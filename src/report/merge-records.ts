@@ -1,6 +1,12 @@
 import type { CheckResult } from '../record/checks/tally.ts';
 import { type DialectCounts, detectedDialect, inDialectOrder } from '../record/dialects.ts';
-import type { Compliance, HeaderDialect, LimiterSeen, WorkloadSummary } from '../result/types.ts';
+import type {
+  Compliance,
+  HeaderDialect,
+  LimiterSeen,
+  StoreOutageSeen,
+  WorkloadSummary,
+} from '../result/types.ts';
 
 /**
  * The first failures kept per check, as tally.ts keeps them (its MAX_SAMPLES, and the schema's
@@ -93,4 +99,43 @@ export function mergeLimiters(parts: (LimiterSeen | undefined)[]): LimiterSeen |
     gapMs: Math.max(...present.map((p) => p.gapMs)),
     rateCuts: present.reduce((n, p) => n + p.rateCuts, 0),
   };
+}
+
+/**
+ * Every part's store outages on one clock (`start`: each part's start, epoch ms), one spell where
+ * parts saw the same outage (they overlap, or meet within a second), with their held sends added up.
+ * A spell that any part never saw end never ended.
+ */
+export function mergeStoreOutages(
+  parts: { outages: StoreOutageSeen[] | undefined; start: number }[],
+  start: number,
+): StoreOutageSeen[] | undefined {
+  const spells = parts
+    .flatMap((p) =>
+      (p.outages ?? []).map((o) => ({
+        ...o,
+        from: p.start + o.from * 1000,
+        to: o.to === undefined ? Number.POSITIVE_INFINITY : p.start + o.to * 1000,
+      })),
+    )
+    .sort((a, b) => a.from - b.from);
+  if (spells.length === 0) return undefined;
+  const merged: typeof spells = [];
+  for (const s of spells) {
+    const last = merged.at(-1);
+    if (last && s.from <= last.to + 1000) {
+      last.to = Math.max(last.to, s.to);
+      last.held += s.held;
+      last.sentWithout += s.sentWithout;
+      last.resumed ??= s.resumed;
+    } else merged.push({ ...s });
+  }
+  const seconds = (at: number) => Math.max(0, Math.round(at - start) / 1000);
+  return merged.map((o) => ({
+    from: seconds(o.from),
+    ...(Number.isFinite(o.to) ? { to: seconds(o.to) } : {}),
+    held: o.held,
+    sentWithout: o.sentWithout,
+    ...(o.resumed && Number.isFinite(o.to) ? { resumed: o.resumed } : {}),
+  }));
 }

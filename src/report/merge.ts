@@ -12,6 +12,7 @@ import {
   mergeChecks,
   mergeHeaderDialects,
   mergeLimiters,
+  mergeStoreOutages,
   mergeViolationSamples,
   mergeWorkloads,
 } from './merge-records.ts';
@@ -85,6 +86,10 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
+  const storeOutages = mergeStoreOutages(
+    parts.map((p) => ({ outages: p.result.compliance.storeOutages, start: p.start })),
+    start,
+  );
   const windows = first.result.config.windows;
   const quota = mergeQuota(
     parts.map((p) => ({ quota: p.result.quota, start: p.start })),
@@ -121,6 +126,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
       ...(headerDialect ? { headerDialect } : {}),
       ...(limiter ? { limiter } : {}),
+      ...(storeOutages ? { storeOutages } : {}),
     },
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
     ...tenants,

@@ -270,12 +270,28 @@ export interface Compliance {
    */
   heldPastEnd?: { until: number; by: string };
   /**
+   * `--quota-store`: each spell in which the shared store did not answer, in seconds from the run's
+   * start (`to` absent: it never came back before the run ended, and the run exits 3). Nothing is
+   * sent without the store's say: `held` sends waited for it, and `sentWithout` is 0.
+   */
+  storeOutages?: StoreOutageSeen[];
+  /**
    * The dialect(s) the target told its quota in, counted per response, and the contract the checks
    * judged them against (absent when no response was checked).
    */
   headerDialect?: HeaderDialect;
   /** The target's limiter as the client met it; absent when it was not given and taught nothing. */
   limiter?: LimiterSeen;
+}
+
+export interface StoreOutageSeen {
+  /** Seconds from the run's start. */
+  from: number;
+  to?: number;
+  held: number;
+  sentWithout: number;
+  /** How pacing went on: see StoreResume (absent: it never came back, or no send came after it). */
+  resumed?: 'intact' | 'server' | 'held' | 'local-share';
 }
 
 /**
