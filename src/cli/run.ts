@@ -164,6 +164,12 @@ export function runOptions(yargs: Argv) {
         describe:
           "redis://HOST:PORT: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards)",
       })
+      .option('store-outage', {
+        choices: ['wait', 'local-share'] as const,
+        default: 'wait' as const,
+        describe:
+          'While the --quota-store is away: wait for it (nothing is sent without a reservation), or local-share: each generator paces alone at its share of the plan (1/N of --shard I/N and --workers), told to the store when it is back',
+      })
       .option('workers', {
         type: 'number',
         default: 1,
@@ -182,6 +188,7 @@ export function runOptions(yargs: Argv) {
       })
       .requiresArg([
         'quota-store',
+        'store-outage',
         'shard',
         'workers',
         'base-url',
@@ -323,6 +330,10 @@ export async function run(args: RunArgs): Promise<number> {
     throw new InputError('--max-attempts must be a whole number >= 1');
   const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
   const quotaStoreUrl = args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore);
+  if (args.storeOutage === 'local-share' && !quotaStoreUrl)
+    throw new InputError(
+      '--store-outage local-share needs --quota-store: without a store there is no outage',
+    );
   const overrides = {
     durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
     rate: args.rate === undefined ? undefined : parseRateFlag(args.rate),
@@ -385,11 +396,18 @@ export async function run(args: RunArgs): Promise<number> {
       throw new InputError(`target ${publicTarget(baseUrl)} is unreachable`, EXIT.UNREACHABLE);
   }
 
+  // Every generator of the key paces at its part of the plan while the store is away: one per shard and worker.
+  const localShare = args.storeOutage === 'local-share' ? (shard?.count ?? 1) * workers : undefined;
   let sharedQuota: (SharedQuota & { label: string }) | undefined;
   if (quotaStoreUrl) {
     try {
       const store = await RedisQuotaStore.connect(quotaStoreUrl.url);
-      sharedQuota = { store, key: quotaKeyName(apiKey ?? 'anonymous'), label: quotaStoreUrl.label };
+      sharedQuota = {
+        store,
+        key: quotaKeyName(apiKey ?? 'anonymous'),
+        label: quotaStoreUrl.label,
+        ...(localShare ? { localShare } : {}),
+      };
     } catch (error) {
       await server?.stop();
       throw new InputError(
@@ -481,7 +499,12 @@ export async function run(args: RunArgs): Promise<number> {
                 planRate: planRate(windows),
                 ...(tenantSetup ? { tenants: tenantJob(tenantSetup.mix) } : {}),
                 quota: quotaStoreUrl
-                  ? { kind: 'redis', ...quotaStoreUrl, key: quotaKeyName(apiKey ?? 'anonymous') }
+                  ? {
+                      kind: 'redis',
+                      ...quotaStoreUrl,
+                      key: quotaKeyName(apiKey ?? 'anonymous'),
+                      ...(localShare ? { localShare } : {}),
+                    }
                   : { kind: 'port', key: 'run' },
               },
             })

@@ -1,13 +1,18 @@
 import { now } from './clock.ts';
-import type { Pacer } from './pacer.ts';
+import { Pacer } from './pacer.ts';
 import type { QuotaSpec, QuotaStore } from './quota-store.ts';
 import { Scheduler, type Waiter } from './scheduler.ts';
-import { StoreAwayError, type StoreResume, type StoreWatch } from './store-outage.ts';
+import { StoreAwayError, type StoreOutage, type StoreResume, type StoreWatch } from './store-outage.ts';
 
 /** A quota shared with other generators: the store, and the key's name in it. */
 export interface SharedQuota {
   store: QuotaStore;
   key: string;
+  /**
+   * `--store-outage local-share`: while the store is away, this generator paces alone at 1/N of the
+   * plan (N: the generators sharing the key), rather than wait for the store.
+   */
+  localShare?: number;
 }
 
 export interface Admission {
@@ -70,6 +75,15 @@ export class Gate {
   private responseWaiters: Waiter[] | undefined;
   /** The shared store's server this key last paced with (StoreWatch.epoch). */
   private storeEpoch: number;
+  /**
+   * `localShare`: this generator's own sends against 1/N of every window, kept all run long so that
+   * an outage starts from what it sent before, not from an empty log.
+   */
+  private readonly share: Pacer | undefined;
+  /** The outage whose sends without the store this key has told it of (local-share). */
+  private toldOf: StoreOutage | undefined;
+  /** When this key's sends without the store left (local-share), until the store is told of them. */
+  private withoutStore: number[] | undefined;
 
   constructor(
     readonly pacer: Pacer,
@@ -79,6 +93,7 @@ export class Gate {
     readonly context: GateContext = new GateContext(),
   ) {
     this.storeEpoch = shared?.store.watch?.epoch ?? 0;
+    this.share = shared?.localShare && shared.store.watch ? sharePacer(pacer, shared.localShare) : undefined;
   }
 
   /** See GateContext.closesAt: setting it closes every gate of the context. */
@@ -170,11 +185,13 @@ export class Gate {
     const watch = store.watch;
     if (watch === undefined) return this.reserveSlot(signal);
     try {
-      if (watch.down && !(await watch.whenBack(signal))) {
-        if (signal.aborted || this.context.draining) throw new AbortedError('run stopped');
-        throw new StoreAwayError('the quota store did not come back before the run closed');
+      if (watch.down && !(await watch.whenBack(signal, this.context.closesAt))) {
+        // Cut off by the run's end (or its close while the store was away): not a failure of the flow.
+        if (signal.aborted || this.context.draining || now() >= this.context.closesAt)
+          throw new AbortedError('run stopped');
+        throw new StoreAwayError('the quota store was away when the workload ended');
       }
-      if (this.storeEpoch !== watch.epoch) await this.resume(watch, signal);
+      if (this.storeEpoch !== watch.epoch || this.sentWithoutStore(watch)) await this.resume(watch, signal);
       return await this.reserveSlot(signal);
     } catch (error) {
       if (error instanceof AbortedError || error instanceof StoreAwayError) throw error;
@@ -191,11 +208,28 @@ export class Gate {
    * store holds nothing of the key, nothing leaves until one window of the plan has passed since the
    * outage began, by when every send that any generator made before it has aged out.
    */
+  /** Sends of the latest outage that left without the store and that it has not been told of yet. */
+  private sentWithoutStore(watch: StoreWatch): boolean {
+    const outage = watch.latest();
+    return outage !== undefined && outage.sentWithout > 0 && this.toldOf !== outage;
+  }
+
   private async resume(watch: StoreWatch, signal: AbortSignal): Promise<void> {
     const epoch = watch.epoch;
     const outage = watch.latest();
+    this.toldOf = outage;
     const spec = this.pacer.quotaSpec();
-    if (spec) {
+    const sent = this.withoutStore;
+    if (spec && sent && this.shared?.store.tell) {
+      const t = now();
+      await this.shared.store.tell(
+        this.shared.key,
+        spec,
+        sent.map((at) => t - at),
+      );
+      this.withoutStore = undefined;
+    }
+    if (spec && epoch !== this.storeEpoch) {
       const resumed = await this.restore(spec, outage?.from ?? now());
       if (outage) outage.resumed ??= resumed.how;
       if (resumed.holdUntil !== undefined) {
@@ -232,6 +266,37 @@ export class Gate {
     return { how: 'held', holdUntil: downFrom + Math.min(...spec.windows.map((w) => w.spanMs)) };
   }
 
+  /**
+   * `localShare` while the store is away: true when this generator's share of the plan lets the send
+   * go now (counted as sent without the store), false after waiting for it to (look again: the store
+   * may be back by then).
+   */
+  private async takeShare(share: Pacer, signal: AbortSignal): Promise<boolean> {
+    const watch = this.shared?.store.watch as StoreWatch;
+    const t = now();
+    const { at } = share.earliest(t);
+    if (at <= t) {
+      const outage = watch.latest();
+      if (outage) {
+        outage.sentWithout++;
+        outage.resumed ??= 'local-share';
+      }
+      // Told to the store when it is back; no more than the largest window holds are ever looked at.
+      this.withoutStore ??= [];
+      this.withoutStore.push(t);
+      if (this.withoutStore.length > this.largestLimit()) this.withoutStore.shift();
+      return true;
+    }
+    if (at > this.context.closesAt) throw new HeldPastEndError(at, 'pacing');
+    await this.context.scheduler.sleepUntil(at, signal);
+    if (signal.aborted) throw new AbortedError('run stopped');
+    return false;
+  }
+
+  private largestLimit(): number {
+    return Math.max(1, ...(this.pacer.quotaSpec()?.windows.map((w) => w.limit) ?? [1]));
+  }
+
   private async reserveSlot(signal: AbortSignal): Promise<boolean> {
     const { store, key } = this.shared as SharedQuota;
     const spec = this.pacer.quotaSpec();
@@ -260,10 +325,15 @@ export class Gate {
     for (;;) {
       await this.waitLocal(signal);
       if (!this.shared) break;
+      if (this.share && this.shared.store.watch?.down) {
+        if (await this.takeShare(this.share, signal)) break;
+        continue;
+      }
       // A 429 of our own while the shared slot was waited for pauses us as much as another's.
       if ((await this.reserveShared(signal)) && this.pacer.pausedUntil <= now()) break;
     }
     const admittedAt = now();
+    this.share?.sent(admittedAt);
     // Time this caller spent inside the key's latest pause counts as backoff, whether it waited at the
     // head of the queue or behind others; the rest of its wait was pacing.
     const { pausedFrom, pausedUntil } = this.pacer;
@@ -276,4 +346,20 @@ export class Gate {
       seq: this.pacer.sent(admittedAt),
     };
   }
+}
+
+/**
+ * A generator's share of the plan while the store is away: 1/N of every window's limit (at least one
+ * send), over the shared quota's spans, whose guard is the widest the client keeps.
+ */
+function sharePacer(pacer: Pacer, generators: number): Pacer | undefined {
+  const spec = pacer.quotaSpec();
+  if (!spec) return undefined;
+  const windows = pacer.options.windows;
+  const guardMs = Math.max(0, ...spec.windows.map((w, i) => w.spanMs - (windows[i]?.seconds ?? 0) * 1000));
+  return new Pacer({
+    windows: windows.map((w) => ({ ...w, limit: Math.max(1, Math.floor(w.limit / generators)) })),
+    enforce: true,
+    guardMs,
+  });
 }

@@ -37,6 +37,8 @@ export interface QuotaStore {
    * sends that count for `forMs` more (what the target said it still counts).
    */
   reseed?(key: string, spec: QuotaSpec, index: number, count: number, forMs: number): Promise<void>;
+  /** Sends that left without the store (`agoMs` before now), added to every window's log. */
+  tell?(key: string, spec: QuotaSpec, agoMs: readonly number[]): Promise<void>;
   /** Whether the store holds any reservation state of the key (a restarted one holds none). */
   knows?(key: string): Promise<boolean>;
 }

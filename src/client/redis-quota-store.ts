@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { connectRedis, serverRunId } from '../api/redis.ts';
 import { now } from './clock.ts';
@@ -89,11 +89,37 @@ if want > have and redis.call('PTTL', log) < ttl then redis.call('PEXPIRE', log,
 return want - have
 `;
 
+/**
+ * Sends that left without the store (`--store-outage local-share`), told to it once it is back: each
+ * at its own time (ARGV[3..]: ms ago), in every window's log, under members of this generator's own
+ * (ARGV[1]) so that every generator's are added up. ARGV[2]: the number of windows; then per window
+ * its limit and span, then the sends.
+ */
+const TELL = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local n = tonumber(ARGV[2])
+local first = 3 + 2 * n
+for i = 1, n do
+  local limit = tonumber(ARGV[1 + 2 * i])
+  local span = tonumber(ARGV[2 + 2 * i])
+  local log = KEYS[1] .. ':log:' .. i
+  for j = first, #ARGV do
+    local at = now - tonumber(ARGV[j])
+    if at > now - span then redis.call('ZADD', log, string.format('%.3f', at), ARGV[1] .. ':' .. j) end
+  end
+  redis.call('ZREMRANGEBYRANK', log, 0, -(limit + 1))
+  if redis.call('PTTL', log) < span then redis.call('PEXPIRE', log, math.ceil(span) + 1000) end
+end
+return 1
+`;
+
 interface QuotaCommands {
   petstoreReserve(key: string, ...args: (string | number)[]): Promise<string>;
   petstorePause(key: string, ms: number): Promise<number>;
   petstorePauseLeft(key: string): Promise<string>;
   petstoreReseed(key: string, ...args: (string | number)[]): Promise<number>;
+  petstoreTell(key: string, ...args: (string | number)[]): Promise<number>;
 }
 
 /** Redis keys never hold an API key: a digest of it names the shared state. */
@@ -126,6 +152,7 @@ export class RedisQuotaStore implements QuotaStore {
     redis.defineCommand('petstorePause', { numberOfKeys: 1, lua: PAUSE });
     redis.defineCommand('petstorePauseLeft', { numberOfKeys: 1, lua: PAUSE_LEFT });
     redis.defineCommand('petstoreReseed', { numberOfKeys: 1, lua: RESEED });
+    redis.defineCommand('petstoreTell', { numberOfKeys: 1, lua: TELL });
     try {
       return new RedisQuotaStore(redis, await serverRunId(redis));
     } catch (error) {
@@ -152,6 +179,13 @@ export class RedisQuotaStore implements QuotaStore {
     const w = spec.windows[index];
     if (!w || count <= 0 || forMs <= 0) return;
     await this.redis.petstoreReseed(key, index + 1, count, forMs, w.limit, w.spanMs);
+  }
+
+  async tell(key: string, spec: QuotaSpec, agoMs: readonly number[]): Promise<void> {
+    if (agoMs.length === 0) return;
+    const args: (string | number)[] = [`sent:${randomUUID()}`, spec.windows.length];
+    for (const w of spec.windows) args.push(w.limit, w.spanMs);
+    await this.redis.petstoreTell(key, ...args, ...agoMs.map((ms) => Math.max(0, ms)));
   }
 
   async knows(key: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { now } from './clock.ts';
+import { MAX_TIMER_MS, now } from './clock.ts';
 
 /**
  * How pacing went on once the store answered again: `intact` (the same store process, or one that
@@ -41,6 +41,7 @@ export class StoreWatch {
   private waiters = new Set<() => void>();
   private probing = false;
   private closed = false;
+  private givenUp = false;
   /** Outages in a row that ended within a second of their start: a store that answers probes but fails sends. */
   private relapses = 0;
 
@@ -71,12 +72,19 @@ export class StoreWatch {
     return this.outages.at(-1);
   }
 
-  /** Resolves true once the store answers again, false when `signal` aborts or the watch closes first. */
-  whenBack(signal: AbortSignal): Promise<boolean> {
+  /**
+   * Resolves true once the store answers again; false when `signal` aborts, `deadline` (epoch ms)
+   * passes, or the watch gave up first.
+   */
+  whenBack(signal: AbortSignal, deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
     if (!this.down) return Promise.resolve(true);
-    if (this.closed || signal.aborted) return Promise.resolve(false);
+    if (this.closed || this.givenUp || signal.aborted || deadline <= now()) return Promise.resolve(false);
     return new Promise((resolve) => {
+      const timer = Number.isFinite(deadline)
+        ? setTimeout(() => done(), Math.min(deadline - now(), MAX_TIMER_MS))
+        : undefined;
       const done = () => {
+        clearTimeout(timer);
         this.waiters.delete(done);
         signal.removeEventListener('abort', done);
         resolve(!this.down);
@@ -84,6 +92,16 @@ export class StoreWatch {
       this.waiters.add(done);
       signal.addEventListener('abort', done, { once: true });
     });
+  }
+
+  /**
+   * The workload is over: while the store stays away, sends (teardown's) fail at once rather than
+   * wait for it; once it answers again they go on as before.
+   */
+  giveUp(): void {
+    if (!this.down) return;
+    this.givenUp = true;
+    for (const wake of [...this.waiters]) wake();
   }
 
   /** A send queued at `queuedAt` and admitted (or given up) now: counted as held by every outage it waited through. */
@@ -125,9 +143,10 @@ export class StoreWatch {
     if (serverId !== this.serverId) {
       this.serverId = serverId;
       this.epoch++;
-    }
+    } else if (this.current) this.current.resumed ??= 'intact';
     if (this.current) this.current.to = now();
     this.current = undefined;
+    this.givenUp = false;
     for (const wake of [...this.waiters]) wake();
   }
 }

@@ -275,6 +275,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         if (running) live = { summary, startedAt: now() };
         if (running) startTicks(summary);
         else clearInterval(ticker);
+        // A store still away when the workload ends is not waited for by teardown: its sends fail.
+        if (!running) input.sharedQuota?.store.watch?.giveUp();
         input.onWorkload?.(running);
       },
     });

@@ -40,7 +40,9 @@ export interface WorkerJob {
    */
   tenants?: { specs: TenantGroupSpec[]; keys: string[]; windowsByPlan: Record<string, RateWindow[]> };
   /** Where the key's quota is shared: the main thread's store (through a port), or Redis. */
-  quota: { kind: 'port'; key: string } | { kind: 'redis'; url: string; label: string; key: string };
+  quota:
+    | { kind: 'port'; key: string }
+    | { kind: 'redis'; url: string; label: string; key: string; localShare?: number };
 }
 
 /** Messages between a worker and the main thread, besides the quota store's own port. */

@@ -97,6 +97,7 @@ try {
       store,
       key: job.quota.key,
       label: job.quota.kind === 'redis' ? job.quota.label : `main thread (${job.share.count} workers)`,
+      ...(job.quota.kind === 'redis' && job.quota.localShare ? { localShare: job.quota.localShare } : {}),
     },
     shard: job.shard,
     ...(tenants ? { tenants } : {}),
