@@ -162,7 +162,7 @@ export function runOptions(yargs: Argv) {
       .option('quota-store', {
         type: 'string',
         describe:
-          "redis://HOST:PORT: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards)",
+          "redis://HOST:PORT, or redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER for a Sentinel-watched master: share the key's pacing and 429 pauses with every generator naming the same store (other machines, shards). A store that goes away is waited for, never sent around (see --store-outage)",
       })
       .option('store-outage', {
         choices: ['wait', 'local-share'] as const,

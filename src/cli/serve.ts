@@ -74,7 +74,7 @@ export function serveOptions(yargs: Argv) {
     .option('quota-store', {
       type: 'string',
       describe:
-        "redis://HOST:PORT: keep the limiter's counts there, so that several instances enforce one limit",
+        "redis://HOST:PORT, or redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER: keep the limiter's counts there, so that several instances enforce one limit (reconnected after a restart or a failover)",
     })
     .option('time-scale', {
       type: 'number',

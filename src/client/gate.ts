@@ -144,8 +144,9 @@ export class Gate {
     const left = () => {
       // The last caller out lets the settled chain go, so an idle key holds no promises.
       if (--this.waiting === 0) this.chain = SETTLED;
+      // Held: waited for an away store. A generator that paces at its share meanwhile holds none.
       const watch = this.shared?.store.watch;
-      if (watch !== undefined && watch.outages.length > 0) watch.countHeld(queuedAt, now());
+      if (watch !== undefined && watch.outages.length > 0 && !this.share) watch.countHeld(queuedAt, now());
     };
     this.chain = admitted.then(left, left);
     return admitted;

@@ -47,7 +47,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 /** The limiter's store for `quotaStore`; an unreachable one fails the start, in one line. */
 async function connectStore(url: string): Promise<Redis> {
   try {
-    return await connectRedis(url);
+    return await connectRedis(url, { persistent: true });
   } catch (error) {
     throw new InputError(
       `quotaStore ${url.replace(/\/\/[^@/]*@/, '//')}: cannot connect (${(error as Error).message})`,

@@ -44,6 +44,11 @@ class FlakyStore implements QuotaStore {
     this.check();
     this.reseeds.push({ index, count, forMs });
   }
+  told: number[][] = [];
+  async tell(_key: string, _spec: QuotaSpec, agoMs: readonly number[]): Promise<void> {
+    this.check();
+    this.told.push([...agoMs]);
+  }
   async knows(): Promise<boolean> {
     this.check();
     return this.reserved > 0;
@@ -68,9 +73,9 @@ class FlakyStore implements QuotaStore {
 /** 20 sends a second: the shortest window is 1 s. */
 const WINDOWS: RateWindow[] = [{ name: 'second', limit: 20, seconds: 1 }];
 
-function gateOn(store: FlakyStore): { gate: Gate; pacer: Pacer } {
+function gateOn(store: FlakyStore, localShare?: number): { gate: Gate; pacer: Pacer } {
   const pacer = new Pacer({ windows: WINDOWS, enforce: true, guardMs: 0 });
-  return { gate: new Gate(pacer, { store, key: 'k' }), pacer };
+  return { gate: new Gate(pacer, { store, key: 'k', ...(localShare ? { localShare } : {}) }), pacer };
 }
 
 describe('StoreWatch', () => {
@@ -206,6 +211,36 @@ describe('Gate with a store that goes away', () => {
     await expect(held).rejects.toBeInstanceOf(AbortedError);
     expect(store.watch.outages[0]?.to).toBeUndefined();
     expect(store.watch.outages[0]?.held).toBe(1);
+    await store.close();
+  });
+
+  it('local-share: paces alone at 1/N of the plan while the store is away, and tells the store those sends once it is back', async () => {
+    const store = new FlakyStore();
+    const { gate } = gateOn(store, 2);
+    await gate.acquire(never);
+    store.goAway();
+    const sentAt: number[] = [];
+    const until = now() + 1500;
+    while (now() < until) {
+      await gate.acquire(never);
+      sentAt.push(now());
+    }
+    // Sending goes on while the store is away (waiting would send none).
+    expect(sentAt.length).toBeGreaterThanOrEqual(5);
+    const [outage] = store.watch.outages;
+    expect(outage?.sentWithout).toBe(sentAt.length);
+    expect(outage?.held).toBe(0);
+    expect(outage?.resumed).toBe('local-share');
+    store.away = false;
+    await store.watch.whenBack(never);
+    await gate.acquire(never);
+    expect(store.told).toHaveLength(1);
+    const told = store.told[0] ?? [];
+    expect(told).toHaveLength(sentAt.length);
+    // 20 a second for the key, 10 for this generator's share: in no second more than 10 of its own,
+    // read from the send times the gate kept (ms before it told the store).
+    for (const ago of told)
+      expect(told.filter((a) => a >= ago && a < ago + 1000).length).toBeLessThanOrEqual(10);
     await store.close();
   });
 });
