@@ -5,7 +5,7 @@ export const EXIT = {
   THRESHOLDS_FAILED: 1,
   /** Bad flags, files or scenarios. */
   USAGE: 2,
-  /** The target could not be reached. */
+  /** The target could not be reached, or the shared quota store was gone and never came back. */
   UNREACHABLE: 3,
   /** `serve` could not listen (address in use, no permission). */
   LISTEN_FAILED: 4,
