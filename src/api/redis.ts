@@ -14,16 +14,15 @@ export interface StoreAddress {
 const SENTINEL = 'redis+sentinel:';
 
 export function parseStoreAddress(text: string, flag = '--quota-store'): StoreAddress {
+  if (text.startsWith(`${SENTINEL}//`)) {
+    const { hosts, name } = sentinelParts(text, flag);
+    return { url: text, label: `${SENTINEL}//${hosts.map((h) => `${h.host}:${h.port}`).join(',')}/${name}` };
+  }
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw new InputError(`${flag}: '${text}' is not a URL (expected redis://HOST:PORT)`);
-  }
-  if (url.protocol === SENTINEL) {
-    sentinelOptions(url, flag);
-    const hosts = sentinelHosts(url);
-    return { url: url.href, label: `${SENTINEL}//${hosts.join(',')}${url.pathname}` };
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
     throw new InputError(
@@ -32,29 +31,32 @@ export function parseStoreAddress(text: string, flag = '--quota-store'): StoreAd
   return { url: url.href, label: `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}` };
 }
 
-/** WHATWG URLs keep a list of hosts in `host` only when it is one: the rest is read from the text. */
-function sentinelHosts(url: URL): string[] {
-  const authority = url.href.slice(`${SENTINEL}//`.length).split('/')[0] ?? '';
-  return (authority.includes('@') ? authority.slice(authority.lastIndexOf('@') + 1) : authority)
-    .split(',')
-    .filter(Boolean);
-}
-
-function sentinelOptions(url: URL, flag: string): RedisOptions {
-  const hosts = sentinelHosts(url);
-  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  if (hosts.length === 0 || !name)
+/**
+ * A Sentinel address by hand: WHATWG URLs take one host, and a list of them (`a:1,b:2`) is not one.
+ * The password, if any, is the sentinels' and the master's alike.
+ */
+function sentinelParts(
+  text: string,
+  flag: string,
+): { hosts: { host: string; port: number }[]; name: string; password?: string } {
+  const match = /^redis\+sentinel:\/\/(?:([^@/]*)@)?([^/@]+)\/([^/?#]+)\/?$/.exec(text);
+  if (!match)
     throw new InputError(
       `${flag}: a Sentinel store is redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER_NAME`,
     );
-  const sentinels = hosts.map((h) => {
-    const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(h);
-    if (!match) throw new InputError(`${flag}: '${h}' is not HOST:PORT`);
-    return { host: (match[1] as string).replace(/^\[|\]$/g, ''), port: Number(match[2] ?? 26379) };
+  const hosts = (match[2] as string).split(',').map((h) => {
+    const parts = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(h);
+    if (!parts) throw new InputError(`${flag}: '${h}' is not HOST:PORT`);
+    return { host: (parts[1] as string).replace(/^\[|\]$/g, ''), port: Number(parts[2] ?? 26379) };
   });
-  const password = url.password ? decodeURIComponent(url.password) : undefined;
+  const secret = match[1] ? decodeURIComponent(match[1].slice(match[1].indexOf(':') + 1)) : '';
+  return { hosts, name: decodeURIComponent(match[3] as string), ...(secret ? { password: secret } : {}) };
+}
+
+function sentinelOptions(text: string): RedisOptions {
+  const { hosts, name, password } = sentinelParts(text, 'store');
   return {
-    sentinels,
+    sentinels: hosts,
     name,
     ...(password ? { password, sentinelPassword: password } : {}),
     // A failover takes the sentinels a few seconds: asking them again every 200 ms to 1 s follows it.
@@ -79,7 +81,6 @@ export interface ConnectOptions {
  */
 export async function connectRedis(url: string, o: ConnectOptions = {}): Promise<Redis> {
   const timeoutMs = o.timeoutMs ?? 3000;
-  const parsed = new URL(url);
   const options: RedisOptions = {
     lazyConnect: true,
     connectTimeout: timeoutMs,
@@ -96,22 +97,43 @@ export async function connectRedis(url: string, o: ConnectOptions = {}): Promise
     // A master demoted by a failover answers writes with READONLY: reconnect, and Sentinel names the new one.
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
   };
-  const redis =
-    parsed.protocol === SENTINEL
-      ? new Redis({ ...options, ...sentinelOptions(parsed, 'store') })
-      : new Redis(url, options);
+  const redis = url.startsWith(`${SENTINEL}//`)
+    ? new Redis({ ...options, ...sentinelOptions(url) })
+    : new Redis(url, options);
   let last: Error | undefined;
   // Errors are answered by the calls that meet them; without a listener ioredis would print them.
   redis.on('error', (error: Error) => {
     last = error;
   });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await redis.connect();
+    // Sentinels that do not answer are asked again and again: connect() alone would never fail.
+    await Promise.race([
+      redis.connect(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs + 500);
+      }),
+    ]);
   } catch (error) {
     redis.disconnect();
-    throw last ?? error;
+    throw new Error(inWords(last ?? (error as Error)));
+  } finally {
+    clearTimeout(timer);
   }
   return redis;
+}
+
+/** Why a connection failed, in words rather than the client library's. */
+function inWords(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
+  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(error.message)) return 'no answer in time';
+  if (/sentinels are unreachable/i.test(error.message)) return 'no sentinel answered';
+  if (/NOAUTH|WRONGPASS|invalid password/i.test(error.message)) return 'authentication refused';
+  if (/sentinel/i.test(error.message) && /master/i.test(error.message))
+    return 'the sentinels know no such master';
+  return error.message;
 }
 
 /** The identity of the Redis server process answering (its `run_id`): another after a restart or a failover. */
