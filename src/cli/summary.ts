@@ -2,13 +2,8 @@ import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
-import type {
-  IsolationVerdict,
-  LimiterSeen,
-  RunResult,
-  StoreOutageSeen,
-  TierSummary,
-} from '../result/types.ts';
+import { describeStoreOutage } from '../report/store-outages.ts';
+import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
 
 const pad = (text: string, width: number, right = false) =>
@@ -232,20 +227,4 @@ function describeLimiter(l: LimiterSeen): string {
       ? `; the rate halved ${l.rateCuts} time${l.rateCuts === 1 ? '' : 's'} by 429s that told no wait`
       : '';
   return `${model}${gap}${cuts}`;
-}
-
-const RESUMED: Record<NonNullable<StoreOutageSeen['resumed']>, string> = {
-  intact: 'the store had kept its reservations',
-  server: "pacing resumed from the server's Remaining",
-  held: 'the store had forgotten its reservations and the server told none: one window was waited out',
-  'local-share': 'each generator paced alone at its share of the plan meanwhile',
-};
-
-/** One outage of the shared quota store, in the words of the summary. */
-export function describeStoreOutage(o: StoreOutageSeen): string {
-  const sent = `${o.sentWithout} request${o.sentWithout === 1 ? '' : 's'} sent without it`;
-  const held = `${o.held} held`;
-  if (o.to === undefined)
-    return `quota store unreachable from ${o.from.toFixed(1)} s to the end of the run: ${sent}, ${held}`;
-  return `quota store unreachable ${o.from.toFixed(1)} s to ${o.to.toFixed(1)} s: ${sent}, ${held}${o.resumed ? `; ${RESUMED[o.resumed]}` : ''}`;
 }

@@ -3,6 +3,7 @@ import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, counted } from '../format.ts';
 import { quotaChartId } from '../quota-chart.ts';
+import { describeStoreOutage } from '../store-outages.ts';
 
 function pausesText(k: KeyQuota): string {
   const n = k.pauses.length + (k.droppedPauses ?? 0);
@@ -53,7 +54,11 @@ function keyCard(k: KeyQuota, result: RunResult, points: (id: string) => number)
  * and every pause after a 429 beside the traffic. Absent for results of older versions.
  */
 export function quotaSection(result: RunResult, points: (id: string) => number): SafeHtml {
-  if (!result.quota) return html``;
+  const outages = storeOutagesNote(result);
+  if (!result.quota)
+    return outages.length > 0
+      ? html`<section id="quota"><h2>Quota over time</h2>${outages}</section>`
+      : html``;
   const intro = html`<p class="muted">Per key and per second of the run: the Remaining the server announced
     (green steps: the last of each second, the lighter line its lowest; left axis), the requests and 429s
     per second (right axis), a dashed line where a new window began (Remaining jumped up, or the reset
@@ -63,5 +68,12 @@ export function quotaSection(result: RunResult, points: (id: string) => number):
     result.quota.length === 0
       ? html`<p class="no-data">no data: the run recorded no response, so there is no quota to plot</p>`
       : result.quota.map((k) => keyCard(k, result, points));
-  return html`<section id="quota"><h2>Quota over time</h2>${intro}${body}</section>`;
+  return html`<section id="quota"><h2>Quota over time</h2>${outages}${intro}${body}</section>`;
+}
+
+/** Every spell in which the shared quota store was away, first: it explains the gaps in the charts. */
+function storeOutagesNote(result: RunResult): SafeHtml[] {
+  return (result.compliance.storeOutages ?? []).map(
+    (o) => html`<p class="store-outage${o.to === undefined ? ' failing' : ''}">${describeStoreOutage(o)}</p>`,
+  );
 }
