@@ -57,4 +57,5 @@ export type FromWorker =
   | { type: 'setup-failed'; message: string }
   | { type: 'workload-done' }
   | { type: 'result'; result: unknown }
-  | { type: 'failed'; message: string; setup: boolean };
+  /** `unreachable`: the worker could not reach the shared quota store (exit 3, as for the main thread). */
+  | { type: 'failed'; message: string; setup: boolean; unreachable?: boolean };

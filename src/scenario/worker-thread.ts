@@ -59,10 +59,20 @@ function tenantsOf(t: NonNullable<WorkerJob['tenants']>, declared: Workload, kin
   return { mix, loads: tenantLoads(mix, declared, job.overrides, kind, tenantShare(job.shard, job.share)) };
 }
 
+/** The main thread reached the store a moment ago; a worker that cannot is told apart from a bug. */
+class StoreUnreachable extends Error {}
+
+async function connectStore(quota: { url: string; label: string }): Promise<QuotaStore> {
+  try {
+    return await RedisQuotaStore.connect(quota.url);
+  } catch (error) {
+    throw new StoreUnreachable(`--quota-store ${quota.label}: cannot connect (${(error as Error).message})`);
+  }
+}
+
 let store: QuotaStore | undefined;
 try {
-  store =
-    job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await RedisQuotaStore.connect(job.quota.url);
+  store = job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await connectStore(job.quota);
   const [scenario, spec] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
   const whole = resolveWorkload(scenario.workload, job.planRate, job.overrides);
   const tenants = job.tenants && tenantsOf(job.tenants, scenario.workload, whole.kind);
@@ -125,7 +135,12 @@ try {
   });
   post({ type: 'result', result });
 } catch (error) {
-  post({ type: 'failed', message: (error as Error).message, setup: error instanceof SetupError });
+  post({
+    type: 'failed',
+    message: (error as Error).message,
+    setup: error instanceof SetupError,
+    ...(error instanceof StoreUnreachable ? { unreachable: true } : {}),
+  });
 } finally {
   await store?.close();
   // The listener on the main thread's messages would hold the thread open; the result is sent.

@@ -1,4 +1,6 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
+import { InputError } from '../api/input-error.ts';
+import { EXIT } from '../cli/exit-codes.ts';
 import { QuotaHub } from '../client/port-quota-store.ts';
 import { MemoryQuotaStore } from '../client/quota-store.ts';
 import { mergeResults } from '../report/merge.ts';
@@ -50,7 +52,7 @@ export async function runWorkers(input: WorkersInput): Promise<RunResult> {
 
   let done = 0;
   const results: RunResult[] = [];
-  const failures: { message: string; setup: boolean }[] = [];
+  const failures: { message: string; setup: boolean; unreachable?: boolean }[] = [];
   try {
     await Promise.all(
       workers.map(
@@ -72,7 +74,11 @@ export async function runWorkers(input: WorkersInput): Promise<RunResult> {
                   results[i] = message.result as RunResult;
                   break;
                 case 'failed':
-                  failures.push({ message: message.message, setup: message.setup });
+                  failures.push({
+                    message: message.message,
+                    setup: message.setup,
+                    unreachable: message.unreachable === true,
+                  });
                   // A worker that cannot go on must not leave the others waiting for it.
                   if (++done === count) send(workers[0], { type: 'teardown' });
                   break;
@@ -93,7 +99,11 @@ export async function runWorkers(input: WorkersInput): Promise<RunResult> {
   const measured = results.filter(Boolean);
   const failure = failures[0];
   if (failure && (failure.setup || measured.length === 0))
-    throw failure.setup ? new SetupError(failure.message) : new Error(failure.message);
+    throw failure.setup
+      ? new SetupError(failure.message)
+      : failure.unreachable
+        ? new InputError(failure.message, EXIT.UNREACHABLE)
+        : new Error(failure.message);
   const merged = mergeResults(measured);
   merged.meta.workers = count;
   if (input.job.shard) merged.meta.shard = input.job.shard;

@@ -84,7 +84,7 @@ describe('run --workers 2 (embedded server, Free plan)', () => {
     [['--workers', '0'], /--workers must be a whole number from 1 to 64/],
     [['--workers', '2', '--abort-on-fail'], /--abort-on-fail .* cannot be used with --workers/],
     [['--shard', '4/3'], /--shard: expected I\/N with 1 <= I <= N/],
-    [['--quota-store', 'http://x'], /--quota-store: only redis:\/\/ and rediss:\/\//],
+    [['--quota-store', 'http://x'], /--quota-store: only redis:\/\/, rediss:\/\/ and redis\+sentinel:\/\//],
   ])('refuses %j in one line, exit 2', async (args, message) => {
     const outcome = await runCli(['run', ...args, '--quiet'], 30_000);
     expect(outcome.code).toBe(2);
