@@ -202,23 +202,23 @@ export class Gate {
     }
   }
 
-  /**
-   * The first send of this key after the store came back as another server (restarted empty, or a
-   * replica promoted without the last writes): the reservations it lost are put back from the
-   * target's own word (its Remaining until its Reset) where it gave one; where it did not and the
-   * store holds nothing of the key, nothing leaves until one window of the plan has passed since the
-   * outage began, by when every send that any generator made before it has aged out.
-   */
   /** Sends of the latest outage that left without the store and that it has not been told of yet. */
   private sentWithoutStore(watch: StoreWatch): boolean {
     const outage = watch.latest();
     return outage !== undefined && outage.sentWithout > 0 && this.toldOf !== outage;
   }
 
+  /**
+   * The first send of this key after the store came back as another server (restarted empty, or a
+   * replica promoted without the last writes): the reservations it lost are put back from the
+   * target's own word (its Remaining until its Reset) where it gave one; where it did not and the
+   * store holds nothing of the key, nothing leaves until one window of the plan has passed since the
+   * outage began, by when every send that any generator made before it has aged out. Sends that left
+   * without the store (local-share) are told to it first, whichever store it is.
+   */
   private async resume(watch: StoreWatch, signal: AbortSignal): Promise<void> {
     const epoch = watch.epoch;
     const outage = watch.latest();
-    this.toldOf = outage;
     const spec = this.pacer.quotaSpec();
     const sent = this.withoutStore;
     if (spec && sent && this.shared?.store.tell) {
@@ -230,6 +230,8 @@ export class Gate {
       );
       this.withoutStore = undefined;
     }
+    // Only once told: a store that fails the telling is told again at its return.
+    this.toldOf = outage;
     if (spec && epoch !== this.storeEpoch) {
       const resumed = await this.restore(spec, outage?.from ?? now());
       if (outage) outage.resumed ??= resumed.how;
