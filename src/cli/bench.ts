@@ -1,4 +1,3 @@
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
@@ -20,7 +19,6 @@ import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
-import { writeResult } from '../result/write.ts';
 import type { RunTick } from '../scenario/execute.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
@@ -28,7 +26,7 @@ import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';
 import { failureLine, formatSummary } from './summary.ts';
-import { writeOutput } from './write-output.ts';
+import { writeOutput, writeResultFile } from './write-output.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see unlimited-plans.ts). */
 const EMBEDDED_KEY = 'enterprise-demo-key';
@@ -267,22 +265,14 @@ export async function bench(args: BenchArgs): Promise<number> {
       : result.thresholds?.some((t) => !t.passed)
         ? EXIT.THRESHOLDS_FAILED
         : EXIT.OK;
-    let path: string;
-    try {
-      path = writeResult(dir, result);
-    } catch (error) {
-      // A measured benchmark is never lost to a bad --out: it goes where it can be written, and we say so.
-      path = writeResult(join(tmpdir(), 'petstore-load', `bench-${stamp}`), result);
-      process.stderr.write(
-        `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
-      );
-      if (exitCode === EXIT.OK) exitCode = EXIT.USAGE;
-    }
-    const reportPath = join(dirname(path), 'report.html');
+    const { path, failed } = writeResultFile(dir, result, `bench-${stamp}`);
+    if (failed && exitCode === EXIT.OK) exitCode = EXIT.WRITE_FAILED;
+    const reportPath = join(path ? dirname(path) : dir, 'report.html');
     const reported = writeOutput(reportPath, renderHtmlReport(result), 'report');
-    if (!reported && exitCode === EXIT.OK) exitCode = EXIT.USAGE;
-    if (args.quiet) console.log(path);
-    else {
+    if (!reported && exitCode === EXIT.OK) exitCode = EXIT.WRITE_FAILED;
+    if (args.quiet) {
+      if (path) console.log(path);
+    } else {
       const o = result.overall;
       console.log(
         [

@@ -22,16 +22,14 @@ import {
 } from '../capacity/tenant-thresholds.ts';
 import { metricsFlags, stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
-import { renderHtmlReport } from '../report/html.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
-import { writeResult } from '../result/write.ts';
 import type { CapacityArgs } from './capacity.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { writeOutput } from './write-output.ts';
+import { writeResultAndReport } from './write-output.ts';
 
 export const DEFAULT_TENANT_THRESHOLD = 'p99<300ms';
 export const DEFAULT_STEP_DURATION = '5s';
@@ -279,17 +277,19 @@ function finish(
   const c = result.tenantCapacity;
   const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
   const dir = resolve(args.out ?? join('reports', `capacity-tenants-${stamp}`));
-  const path = writeResult(dir, result);
-  const reportOk = writeOutput(join(dir, 'report.html'), renderHtmlReport(result), 'report');
-  const failed = (result.thresholds ?? []).filter((t) => !t.passed);
-  if (args.quiet) console.log(path);
-  else {
+  const {
+    path,
+    written,
+    failed: writeFailed,
+  } = writeResultAndReport(dir, result, `capacity-tenants-${stamp}`);
+  const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
+  if (args.quiet) {
+    if (path) console.log(path);
+  } else {
     console.log(formatTenantCapacity(c));
     for (const t of result.thresholds ?? [])
       console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
-    console.log(
-      `result written to ${path}${reportOk ? `\nreport written to ${join(dir, 'report.html')}` : ''}`,
-    );
+    console.log(written.join('\n'));
   }
   if (interrupted) {
     process.stderr.write('petstore-load: capacity interrupted: the result holds the steps run (partial)\n');
@@ -297,11 +297,11 @@ function finish(
   }
   const why = [
     ...(c.held === null ? [c.sentence] : []),
-    ...failed.map((t) => `threshold ${t.expression}: ${t.detail}`),
+    ...failedThresholds.map((t) => `threshold ${t.expression}: ${t.detail}`),
   ];
   if (why.length > 0) {
     process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
     return EXIT.THRESHOLDS_FAILED;
   }
-  return reportOk ? EXIT.OK : EXIT.USAGE;
+  return writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
 }

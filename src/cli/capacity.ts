@@ -20,10 +20,8 @@ import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
 import { metricsFlags, metricsOptions, stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
-import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
-import { writeResult } from '../result/write.ts';
 import {
   capacityTenants,
   DEFAULT_MAX_TENANTS,
@@ -36,7 +34,7 @@ import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { writeOutput } from './write-output.ts';
+import { writeResultAndReport } from './write-output.ts';
 
 /**
  * A minute window lasts 6 s on the embedded server, as for `run`. At 60 (1 s windows) a shared,
@@ -348,19 +346,17 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
     const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
     const dir = resolve(args.out ?? join('reports', `capacity-${stamp}`));
-    const path = writeResult(dir, result);
-    const reportOk = writeOutput(join(dir, 'report.html'), renderHtmlReport(result), 'report');
+    const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, `capacity-${stamp}`);
     const failedPlans = reports.filter((r) => r.verdict === 'fail');
     const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
-    if (args.quiet) console.log(path);
-    else {
+    if (args.quiet) {
+      if (path) console.log(path);
+    } else {
       console.log(formatCapacityTable(reports));
       if (banReport) console.log(formatBanReport(banReport));
       for (const t of result.thresholds ?? [])
         console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
-      console.log(
-        `result written to ${path}${reportOk ? `\nreport written to ${join(dir, 'report.html')}` : ''}`,
-      );
+      console.log(written.join('\n'));
     }
     if (interrupt.aborted) {
       process.stderr.write(
@@ -378,7 +374,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
       return EXIT.THRESHOLDS_FAILED;
     }
-    return reportOk ? EXIT.OK : EXIT.USAGE;
+    return writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
   } finally {
     await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     process.removeListener('exit', stopAll);

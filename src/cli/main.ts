@@ -11,7 +11,8 @@ import { run, runOptions } from './run.ts';
 import { serve, serveOptions } from './serve.ts';
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
-3 target unreachable, 4 cannot listen, 70 internal error, 130 interrupted.`;
+3 target unreachable, 4 cannot listen, 70 internal error, 73 an output could not be written,
+130 interrupted.`;
 
 /** Usage errors are one line on stderr and exit 2: pipelines read the code, people read the line. */
 function fail(message: string, exitCode: number = EXIT.USAGE): never {
@@ -42,7 +43,9 @@ try {
       'report <result>',
       'Render a result.json as a self-contained HTML report (works offline)',
       reportOptions,
-      report,
+      async (args) => {
+        process.exitCode = await report(args);
+      },
     )
     .command(
       'compare <baseline> <current>',

@@ -417,7 +417,7 @@ export async function run(args: RunArgs): Promise<number> {
   interrupt.onForce(() => {
     if (!snapshot) return;
     const { path } = writeRunOutputs(snapshot(), outputs);
-    process.stderr.write(`petstore-load: interrupted again: the result so far is in ${path}\n`);
+    if (path) process.stderr.write(`petstore-load: interrupted again: the result so far is in ${path}\n`);
   });
 
   const progress = new ProgressLine();
@@ -559,7 +559,7 @@ function finishRun(
   });
   if (!args.quiet)
     console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
-  else console.log(path);
+  else if (path) console.log(path);
   // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
   const never = neverAnsweredLine(result);
   const why =

@@ -10,7 +10,7 @@ const pad = (text: string, width: number, right = false) =>
 const fmt = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFixed(digits));
 
 /** The end-of-run table: per operation and overall, then checks and compliance in a few lines. */
-export function formatSummary(result: RunResult, resultPath: string): string {
+export function formatSummary(result: RunResult, resultPath: string | undefined): string {
   const lines: string[] = [];
   const m = result.meta;
   lines.push(
@@ -113,7 +113,7 @@ export function formatSummary(result: RunResult, resultPath: string): string {
       );
   }
   if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
-  lines.push(`result written to ${resultPath}`);
+  lines.push(resultPath ? `result written to ${resultPath}` : 'result not written (see the line on stderr)');
   return lines.join('\n');
 }
 

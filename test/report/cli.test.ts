@@ -29,7 +29,7 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-async function printed(run: () => Promise<void>): Promise<string> {
+async function printed(run: () => Promise<unknown>): Promise<string> {
   const log = vi.spyOn(console, 'log').mockImplementation(() => {});
   try {
     await run();
@@ -50,6 +50,21 @@ describe('petstore-load report', () => {
     const out = join(dir, 'elsewhere', 'x.html');
     expect(await printed(() => report(args(resultPath, out)))).toBe(`report written to ${out}`);
     expect(existsSync(out)).toBe(true);
+  });
+
+  it('an -o that cannot be written: one line in words and exit 73', async () => {
+    const blocker = join(dir, 'blocker');
+    writeFileSync(blocker, 'a file, not a folder');
+    const out = join(blocker, 'report.html');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await printed(async () => expect(await report(args(resultPath, out))).toBe(73))).toBe('');
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toEqual([
+        `petstore-load: cannot write the report to ${out}: a part of the path is a file, not a directory (ENOTDIR)\n`,
+      ]);
+    } finally {
+      stderr.mockRestore();
+    }
   });
 
   it('refuses a file that is not a result, in one line with exit code 2', async () => {

@@ -534,4 +534,22 @@ describe('petstore-load merge', () => {
     );
     await expect(merge(args([], out))).rejects.toThrow('merge: name at least one result file');
   });
+
+  it('an -o that cannot be written: one line in words, exit 73, nothing half written', async () => {
+    const files = results.map((r, i) => file(`unwritten-${i}.json`, r));
+    const blocker = file('blocker', 'a file, not a folder');
+    const out = join(blocker, 'merged.json');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(await merge(args(files, out))).toBe(73);
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toEqual([
+        `petstore-load: cannot write the merged result to ${out}: a part of the path is a file, not a directory (ENOTDIR)\n`,
+      ]);
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+      log.mockRestore();
+    }
+  });
 });
