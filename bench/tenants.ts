@@ -24,6 +24,7 @@ import { applyPlanOverrides, DEFAULT_PLANS, getPlan } from '../src/api/plans.ts'
 import { loadSpec } from '../src/api/spec.ts';
 import { buildTenantMix, mintedKey, TENANT_SEED_ENV } from '../src/api/tenants.ts';
 import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
+import { exitWithParent } from '../src/cli/tied-child.ts';
 import type { RawResponse } from '../src/client/transport.ts';
 import { executeScenario } from '../src/scenario/execute.ts';
 import { tenantLoads } from '../src/scenario/tenant-load.ts';
@@ -328,6 +329,7 @@ function pinTo(pid: number, cpu: string): boolean {
 }
 
 if (process.argv[2] === '--child') {
+  exitWithParent();
   const [url, what] = process.argv.slice(3) as [string, string];
   const cpu = process.env[CHILD_CPU_ENV];
   if (cpu) pinTo(process.pid, cpu);

@@ -9,6 +9,7 @@ import { merge, mergeOptions } from './merge.ts';
 import { report, reportOptions } from './report.ts';
 import { run, runOptions } from './run.ts';
 import { serve, serveOptions } from './serve.ts';
+import { exitWithParent } from './tied-child.ts';
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
 3 target unreachable, 4 cannot listen, 70 internal error, 73 an output could not be written,
@@ -19,6 +20,9 @@ function fail(message: string, exitCode: number = EXIT.USAGE): never {
   process.stderr.write(`petstore-load: ${message}\n`);
   process.exit(exitCode);
 }
+
+// Started by another of our processes (the embedded server, a test's CLI): end when it does.
+exitWithParent();
 
 // A reader that goes away (`serve | head -1`) must not turn into a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
