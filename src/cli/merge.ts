@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { InputError } from '../api/input-error.ts';
 import { mergeResults } from '../report/merge.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { EXIT } from './exit-codes.ts';
 import { readJsonFile } from './read-json-file.ts';
@@ -37,5 +38,9 @@ export async function merge(args: MergeArgs): Promise<number> {
   const path = resolve(args.out);
   if (!writeOutput(path, `${JSON.stringify(merged, null, 2)}\n`, 'merged result')) return EXIT.WRITE_FAILED;
   console.log(`merged ${results.length} result${results.length === 1 ? '' : 's'} into ${path}`);
+  // A partial part makes a partial whole: which parts, and why, where a person reads it.
+  results.forEach((r, i) => {
+    if (r.meta.partial) console.log(`partial: ${files[i]}: ${partialReason(r.meta)}`);
+  });
   return EXIT.OK;
 }

@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { renderHtmlReport } from '../report/html.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { EXIT } from './exit-codes.ts';
 import { readJsonFile } from './read-json-file.ts';
@@ -31,5 +32,6 @@ export async function report(args: ReportArgs): Promise<number> {
   const out = resolve(args.out ?? join(dirname(args.result), 'report.html'));
   if (!writeOutput(out, renderHtmlReport(value), 'report')) return EXIT.WRITE_FAILED;
   console.log(`report written to ${out}`);
+  if (value.meta.partial) console.log(`partial: ${args.result}: ${partialReason(value.meta)}`);
   return EXIT.OK;
 }

@@ -2,6 +2,7 @@ import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
 
@@ -14,7 +15,7 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
   const lines: string[] = [];
   const m = result.meta;
   lines.push(
-    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m.interruptedBy)})` : ''}`,
+    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
   );
   const header = [
     'operation',
@@ -182,12 +183,6 @@ function isolationLines(v: IsolationVerdict): string[] {
     );
   }
   return out;
-}
-
-/** A signal or an aborting threshold interrupted the run; anything else (a failed setup) says itself. */
-function partialReason(by: string | undefined): string {
-  if (by === undefined) return 'interrupted';
-  return /^(SIG|threshold )/.test(by) ? `interrupted by ${by}` : by;
 }
 
 /** One line saying why a run failed its gate (thresholds, baseline), or undefined when it did not. */

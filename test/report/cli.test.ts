@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InputError } from '../../src/api/input-error.ts';
+import { asCheckpoint } from '../../src/cli/checkpoint.ts';
 import { report } from '../../src/cli/report.ts';
 import { emptyResult } from './real-run.ts';
 
@@ -65,6 +66,23 @@ describe('petstore-load report', () => {
     } finally {
       stderr.mockRestore();
     }
+  });
+
+  it('reads a checkpoint a run left (result.partial.json), and says it is one, here and in the page', async () => {
+    const checkpoint = join(dir, 'killed', 'result.partial.json');
+    mkdirSync(join(dir, 'killed'));
+    writeFileSync(checkpoint, JSON.stringify(asCheckpoint(await emptyResult())));
+    const out = join(dir, 'killed', 'report.html');
+    const lines = (await printed(() => report(args(checkpoint)))).split('\n');
+    expect(lines).toEqual([
+      `report written to ${out}`,
+      expect.stringMatching(
+        /^partial: .*result\.partial\.json: a checkpoint written while the run went on, its figures up to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+      ),
+    ]);
+    const page = readFileSync(out, 'utf8');
+    expect(page).toContain('data-checkpoint="true"');
+    expect(page).toMatch(/partial run<\/strong>: a checkpoint written while the run went on/);
   });
 
   it('refuses a file that is not a result, in one line with exit code 2', async () => {
