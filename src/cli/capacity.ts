@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
@@ -22,6 +22,7 @@ import { metricsFlags, metricsOptions, stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
+import type { RunResult } from '../result/types.ts';
 import {
   capacityTenants,
   DEFAULT_MAX_TENANTS,
@@ -34,7 +35,7 @@ import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { writeResultAndReport } from './write-output.ts';
+import { writeForced, writeResultAndReport } from './write-output.ts';
 
 /**
  * A minute window lasts 6 s on the embedded server, as for `run`. At 60 (1 s windows) a shared,
@@ -236,7 +237,12 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       );
 
   // Ctrl-C ends the probes early; what they measured is still written, marked partial (exit 130).
+  // A second one exits at once, with every request so far and the plans finished.
   const interrupt = new Interrupt();
+  const outputDir = (result: RunResult) =>
+    resolve(args.out ?? join('reports', `capacity-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
+  let snapshot: (() => RunResult) | undefined;
+  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, outputDir, 'capacity'));
   const servers: ServerProcess[] = [];
   const stopAll = () => {
     for (const s of servers) s.child.kill();
@@ -338,15 +344,17 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       log: args.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: interrupt.signal,
       ban: ban && { ...ban, maxWaitMs: banMaxWaitMs, alongside: embedded },
+      onSnapshot: (take) => {
+        snapshot = take;
+      },
       ...(live ? { onLive: (run) => live.start(run) } : {}),
     });
     // Before the result is written: the last push carries the final counters.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
     if (metrics) result.meta.runId = metrics.runId;
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
-    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-    const dir = resolve(args.out ?? join('reports', `capacity-${stamp}`));
-    const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, `capacity-${stamp}`);
+    const dir = outputDir(result);
+    const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, basename(dir));
     const failedPlans = reports.filter((r) => r.verdict === 'fail');
     const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
     if (args.quiet) {

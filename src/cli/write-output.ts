@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { renderHtmlReport } from '../report/html.ts';
 import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
@@ -63,4 +63,24 @@ export function writeResultAndReport(
     ...(reported ? [`report written to ${report}`] : []),
   ];
   return { path, written, failed: failed || !reported };
+}
+
+/**
+ * A second signal's write: the result as it stands (`undefined`: nothing measured yet), marked
+ * interrupted, its result and report where the command's end would have put them, and one line saying
+ * where. Synchronous: the process exits right after.
+ */
+export function writeForced(
+  result: RunResult | undefined,
+  interruptedBy: string | undefined,
+  dirOf: (result: RunResult) => string,
+  what: string,
+): void {
+  if (!result) return;
+  result.meta.partial = true;
+  if (interruptedBy) result.meta.interruptedBy = interruptedBy;
+  const dir = dirOf(result);
+  const { path } = writeResultAndReport(dir, result, basename(dir));
+  if (path)
+    process.stderr.write(`petstore-load: ${what} interrupted again: the result so far is in ${path}\n`);
 }
