@@ -11,8 +11,9 @@ import { cliWorkspace, killCli, readJson, spawnCli, withTimeout } from '../helpe
 /**
  * A second Ctrl-C exits at once and still writes what was measured, in `capacity`, `bench` and
  * `run --workers` as in `run`. Each runs against the reference server through a proxy that then
- * freezes, so that the first Ctrl-C's wind-down waits on requests that never come back and the
- * second one meets a command still running: it must write the result so far, not nothing.
+ * freezes, so that the first Ctrl-C's wind-down waits (on requests that never come back, or on a
+ * last metrics push) and the second one meets a command still running: it must write the result so
+ * far, not nothing.
  */
 
 const TEST_TIMEOUT_MS = 120_000;
@@ -28,14 +29,25 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a second SIGINT writes the result so far', () => {
   it.each([
+    // capacity and bench abort the requests they have out when interrupted (autocannon does not wait
+    // for them either): a metrics endpoint that never answers holds their wind-down instead, for the
+    // half second a last push may take.
     [
       'capacity',
-      (url: string) => ['capacity', '--base-url', url, '--key', 'free=free-demo-key', '--time-scale', '10'],
+      (url: string, silent: string) => [
+        'capacity',
+        '--base-url',
+        url,
+        '--key',
+        'free=free-demo-key',
+        '--time-scale',
+        '10',
+        '--metrics',
+        `prometheus=${silent}/api/v1/write`,
+      ],
     ],
     [
       'bench',
-      // autocannon does not wait for the requests it has out when stopped: a metrics endpoint that
-      // never answers holds the wind-down instead, for the half second a last push may take.
       (url: string, silent: string) => [
         'bench',
         '--base-url',
