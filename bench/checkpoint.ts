@@ -8,13 +8,14 @@
  * checkpoint costs the requests due while it runs.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import { buildTenantMix, mintedKey, TENANT_SEED_ENV } from '../src/api/tenants.ts';
+import { writeFileAtomic } from '../src/cli/atomic-write.ts';
 import { CHECKPOINT_FILE, Checkpoints } from '../src/cli/checkpoint.ts';
 import { spawnServer } from '../src/cli/embedded-server.ts';
 import type { RunResult } from '../src/result/types.ts';
@@ -35,7 +36,7 @@ const PLANS = { bench: { windows: [{ name: 'second', limit: 5000, seconds: 1 }] 
 const seed = randomBytes(16).toString('hex');
 const dir = mkdtempSync(join(tmpdir(), 'petstore-load-bench-checkpoint-'));
 const plansFile = join(dir, 'plans.json');
-writeFileSync(plansFile, JSON.stringify(PLANS));
+writeFileAtomic(plansFile, JSON.stringify(PLANS));
 const windows = getPlan(applyPlanOverrides(DEFAULT_PLANS, PLANS), 'bench').windows;
 const { operations } = await loadSpec();
 const server = await spawnServer(['--plans', plansFile, '--tenant-keys', `bench=${tenantKeys}`], {
