@@ -119,4 +119,53 @@ describe('a second SIGINT writes the result so far', () => {
     },
     TEST_TIMEOUT_MS,
   );
+
+  it(
+    'capacity --tenants: exit 130, result.json with the steps ended so far',
+    async () => {
+      const silent = await hostileTarget('silent');
+      const out = fresh('tenants');
+      const cli = spawnCli([
+        'capacity',
+        '--tenants',
+        'free',
+        '--step-duration',
+        '2s',
+        '--max-tenants',
+        '64',
+        '--metrics',
+        `prometheus=${silent.url}/api/v1/write`,
+        '--out',
+        out,
+      ]);
+      try {
+        const spawnedAt = Date.now();
+        // Mid-ramp: a step has ended (its line), the next one runs.
+        while (!/capacity: \d+ tenants: .*: (held|broke)/.test(cli.stderr())) {
+          if (Date.now() - spawnedAt > 60_000 || cli.child.exitCode !== null)
+            throw new Error(`no step ended\n${cli.stderr()}`);
+          await sleep(50);
+        }
+        await sleep(500);
+        process.kill(cli.child.pid as number, 'SIGINT');
+        await sleep(200);
+        const secondAt = Date.now();
+        process.kill(cli.child.pid as number, 'SIGINT');
+        const { code } = await withTimeout(cli.exited, 20_000, 'exit after the second SIGINT');
+        const context = `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`;
+        expect(code, context).toBe(130);
+        expect(Date.now() - secondAt, context).toBeLessThan(2_000);
+        expect(cli.stderr(), context).toMatch(/interrupted again: the result so far is in .*result\.json\n/);
+        const result = readJson(join(out, 'result.json')) as RunResult;
+        expect(resultProblem(result)).toBeUndefined();
+        expect(result.meta).toMatchObject({ partial: true, interruptedBy: 'SIGINT' });
+        expect(result.tenantCapacity?.steps.length).toBeGreaterThanOrEqual(1);
+        expect(result.overall.requests).toBeGreaterThan(0);
+      } finally {
+        killCli(cli);
+        await silent.close();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
