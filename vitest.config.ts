@@ -17,6 +17,8 @@ const TIMING = [
   'test/cli/capacity.test.ts',
   // A run must end soon after its pause outlives it, and a second Ctrl-C at once: bounds in seconds.
   'test/cli/hostile-targets.test.ts',
+  // capacity, bench and run --workers: a second Ctrl-C 200 ms after the first, an exit within 2 s.
+  'test/cli/second-signal.test.ts',
   // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side; every
   // reference limiter model in every dialect, 36 runs in two rounds.
   'test/client/limiter-pairs.test.ts',

@@ -1,4 +1,3 @@
-import { fork } from 'node:child_process';
 import type { Operation } from '../src/api/operations.ts';
 import {
   DEFAULT_PLANS,
@@ -10,6 +9,7 @@ import {
 } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import type { ServerProcess } from '../src/cli/embedded-server.ts';
+import { forkTied } from '../src/cli/tied-child.ts';
 import type { RunResult } from '../src/result/types.ts';
 import type { Flow, Workload } from '../src/scenario/define.ts';
 import { type ExecuteInput, executeScenario } from '../src/scenario/execute.ts';
@@ -98,7 +98,8 @@ export function stopOnExit(servers: ServerProcess[]): () => Promise<void> {
 /**
  * Runs `script` (a benchmark file, with this process's loader flags: tsx) as a child process of its
  * own, so that its peak RSS is its own, and resolves with the one report it sends over IPC. The
- * child is killed if this process exits first.
+ * child is killed if this process exits first, and exits by itself if this one is killed (forkTied:
+ * the script calls exitWithParent first thing).
  */
 export function forkReport<T>(
   script: string,
@@ -107,7 +108,7 @@ export function forkReport<T>(
   options: { execArgv?: string[]; env?: NodeJS.ProcessEnv } = {},
 ): Promise<T> {
   return new Promise((resolve, reject) => {
-    const proc = fork(script, args, {
+    const proc = forkTied(script, args, {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       execArgv: options.execArgv ?? process.execArgv,
       ...(options.env ? { env: options.env } : {}),

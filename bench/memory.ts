@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
+import { exitWithParent } from '../src/cli/tied-child.ts';
 import { writeResult } from '../src/result/write.ts';
 import { forkReport, runFlowObserved, stopOnExit, unlimitedPlansFile } from './harness.ts';
 import { writeBenchReport } from './report.ts';
@@ -132,6 +133,7 @@ function runChild(url: string, plansPath: string, iterations: number): Promise<C
 }
 
 if (process.argv[2] === '--child') {
+  exitWithParent();
   const [url, plansPath, iterations] = process.argv.slice(3);
   await child(url as string, plansPath as string, Number(iterations));
   process.exit(0);

@@ -1,6 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { writeFileAtomic } from '../src/cli/atomic-write.ts';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -13,7 +13,6 @@ export function median(values: number[]): number {
 /** Writes a benchmark's figures under reports/, with what is needed to compare machines. */
 export function writeBenchReport(name: string, figures: object): string {
   const dir = fileURLToPath(new URL('../reports/', import.meta.url));
-  mkdirSync(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const path = `${dir}${name}-${stamp}.json`;
   const machine = {
@@ -22,7 +21,7 @@ export function writeBenchReport(name: string, figures: object): string {
     cpu: cpus()[0]?.model,
     platform: process.platform,
   };
-  writeFileSync(
+  writeFileAtomic(
     path,
     `${JSON.stringify({ name, at: new Date().toISOString(), machine, ...figures }, null, 2)}\n`,
   );

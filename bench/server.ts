@@ -4,10 +4,11 @@
  * only medians and their ratio mean anything). The limiter runs with limits so high it never rejects,
  * so the figure is its cost, not the effect of 429s.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { writeFileAtomic } from '../src/cli/atomic-write.ts';
 import { spawnServer } from '../src/cli/embedded-server.ts';
 import { median, writeBenchReport } from './report.ts';
 
@@ -17,7 +18,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-server-'));
 const plans = join(dir, 'plans.json');
-writeFileSync(plans, JSON.stringify({ enterprise: { perMinute: 1_000_000_000, perDay: 1_000_000_000 } }));
+writeFileAtomic(plans, JSON.stringify({ enterprise: { perMinute: 1_000_000_000, perDay: 1_000_000_000 } }));
 
 const sides = {
   on: await spawnServer(['--plans', plans]),

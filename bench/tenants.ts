@@ -15,7 +15,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +23,9 @@ import { type Dispatcher, Pool } from 'undici';
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan } from '../src/api/plans.ts';
 import { loadSpec } from '../src/api/spec.ts';
 import { buildTenantMix, mintedKey, TENANT_SEED_ENV } from '../src/api/tenants.ts';
+import { writeFileAtomic } from '../src/cli/atomic-write.ts';
 import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
+import { exitWithParent } from '../src/cli/tied-child.ts';
 import type { RawResponse } from '../src/client/transport.ts';
 import { executeScenario } from '../src/scenario/execute.ts';
 import { tenantLoads } from '../src/scenario/tenant-load.ts';
@@ -328,6 +330,7 @@ function pinTo(pid: number, cpu: string): boolean {
 }
 
 if (process.argv[2] === '--child') {
+  exitWithParent();
   const [url, what] = process.argv.slice(3) as [string, string];
   const cpu = process.env[CHILD_CPU_ENV];
   if (cpu) pinTo(process.pid, cpu);
@@ -344,7 +347,7 @@ if (process.argv[2] === '--child') {
 
 const seed = randomBytes(16).toString('hex');
 const plansFile = `${fileURLToPath(new URL('../reports/', import.meta.url))}bench-tenants-plans.json`;
-writeFileSync(plansFile, JSON.stringify(PLANS));
+writeFileAtomic(plansFile, JSON.stringify(PLANS));
 const servers: ServerProcess[] = [];
 const stopServers = stopOnExit(servers);
 const canned: Config[] = process.env.BENCH_CANNED === '1' ? [`canned@${rate}`, `canned@${rate * 10}`] : [];

@@ -27,6 +27,11 @@ export interface BenchRunOptions {
   onProgress?(progress: BenchProgress): void;
   /** Given once, when the benchmark starts: its live recorder, read by live metrics (this thread's only). */
   onLive?(live: { recorder: Recorder }): void;
+  /**
+   * Given once, when the benchmark starts: the result as it stands, marked partial (undefined while
+   * nothing is measured): what a second Ctrl-C writes before the process exits at once.
+   */
+  onSnapshot?(take: () => RunResult | undefined): void;
 }
 
 /** The result's configuration: what was asked, as `run` keeps its workload. */
@@ -88,6 +93,16 @@ export async function benchRun(
   const ticker = options.onProgress
     ? setInterval(() => options.onProgress?.(progressOf(recorder)), 1000)
     : undefined;
+  const resultOf = (endedAt: number, unpaired: number, partial: boolean) =>
+    benchResult(settings, operations, recorder, {
+      startedAt,
+      endedAt,
+      unpaired,
+      partial,
+      interruptedBy: partial ? options.interruptedBy?.() : undefined,
+    });
+  // Responses not paired yet are not in the recorder: a snapshot counts what is.
+  options.onSnapshot?.(() => resultOf(now(), 0, true));
   let outcome: Awaited<ReturnType<typeof drive>>;
   try {
     recorder.measure(true, startedAt);
@@ -97,8 +112,16 @@ export async function benchRun(
   } finally {
     if (ticker) clearInterval(ticker);
   }
-  const partial = options.signal?.aborted ?? false;
-  const interruptedBy = partial ? options.interruptedBy?.() : undefined;
+  return resultOf(outcome.endedAt, outcome.unpaired, options.signal?.aborted ?? false);
+}
+
+/** The benchmark's result, built as `run` builds one, from what its recorder holds. */
+function benchResult(
+  settings: BenchSettings,
+  operations: readonly Operation[],
+  recorder: Recorder,
+  o: { startedAt: number; endedAt: number; unpaired: number; partial: boolean; interruptedBy?: string },
+): RunResult {
   const requests = recorder.overall.requests;
   return buildResult({
     meta: {
@@ -106,16 +129,16 @@ export async function benchRun(
       nodeVersion: process.version,
       scenario: 'bench',
       description:
-        outcome.unpaired === 0
+        o.unpaired === 0
           ? describeBench(settings)
-          : `${describeBench(settings)}. ${outcome.unpaired} responses could not be paired with their request and are left out`,
+          : `${describeBench(settings)}. ${o.unpaired} responses could not be paired with their request and are left out`,
       target: settings.target,
       embeddedTarget: settings.embeddedTarget,
       plan: settings.plan,
-      startedAt: new Date(startedAt).toISOString(),
-      endedAt: new Date(outcome.endedAt).toISOString(),
-      partial,
-      ...(interruptedBy ? { interruptedBy } : {}),
+      startedAt: new Date(o.startedAt).toISOString(),
+      endedAt: new Date(o.endedAt).toISOString(),
+      partial: o.partial,
+      ...(o.interruptedBy ? { interruptedBy: o.interruptedBy } : {}),
     },
     config: benchConfig(settings),
     recorder,

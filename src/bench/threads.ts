@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { Operation } from '../api/operations.ts';
 import { mergeResults } from '../report/merge.ts';
+import { ThreadSnapshots } from '../result/thread-snapshots.ts';
 import type { RunResult } from '../result/types.ts';
 import { type BenchProgress, type BenchRunOptions, benchConfig, benchRun } from './bench-run.ts';
 import { shareOf } from './coordinated-omission.ts';
@@ -9,11 +10,15 @@ import { type BenchSettings, describeBench } from './settings.ts';
 import type { FromWorker, ToWorker } from './worker.ts';
 
 /** A worker thread runs TypeScript as the CLI does (bin/petstore-load.js): tsx registered, then the module imported. */
-function startWorker(settings: BenchSettings): Worker {
+function startWorker(settings: BenchSettings, snapshotPort: MessagePort): Worker {
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true, workerData: { settings } });
+  return new Worker(boot, {
+    eval: true,
+    workerData: { settings, snapshotPort },
+    transferList: [snapshotPort],
+  });
 }
 
 /** Thread `i`'s share: connections and rate split as autocannon's own workers split them, the remainder to the first. */
@@ -35,7 +40,21 @@ export function threadShare(settings: BenchSettings, i: number): BenchSettings {
  */
 async function inThreads(settings: BenchSettings, options: BenchRunOptions): Promise<RunResult> {
   const n = settings.workers;
-  const workers = Array.from({ length: n }, (_, i) => startWorker(threadShare(settings, i)));
+  const channels = Array.from({ length: n }, () => new MessageChannel());
+  const workers = channels.map((c, i) => startWorker(threadShare(settings, i), c.port2));
+  const snapshots = new ThreadSnapshots(channels.map((c) => c.port1));
+  const finished: RunResult[] = [];
+  // A second Ctrl-C: each thread's result, finished or asked for now (a second at most).
+  options.onSnapshot?.(() => {
+    const parts = snapshots
+      .askNow(1000)
+      .map((answer, i) => finished[i] ?? answer)
+      .filter((r) => r !== undefined);
+    if (parts.length === 0) return undefined;
+    const merged = asOneBenchmark(parts, settings);
+    merged.meta.partial = true;
+    return merged;
+  });
   const progress: BenchProgress[] = workers.map(() => ({ requests: 0, rateLimited: 0, errors: 0, p99Ms: 0 }));
   const post = (message: ToWorker) => {
     for (const w of workers) w.postMessage(message);
@@ -71,8 +90,11 @@ async function inThreads(settings: BenchSettings, options: BenchRunOptions): Pro
                     options.signal?.aborted ? { type: 'stop', interruptedBy: undefined } : { type: 'start' },
                   );
               } else if (message.type === 'progress') progress[i] = message;
-              else if (message.type === 'result') resolve(message.result as RunResult);
-              else reject(new Error(`bench worker ${i + 1}: ${message.message}`));
+              else if (message.type === 'result') {
+                finished[i] = message.result as RunResult;
+                snapshots.ended(i);
+                resolve(finished[i]);
+              } else reject(new Error(`bench worker ${i + 1}: ${message.message}`));
             });
             worker.on('error', reject);
             worker.on('exit', (code) =>
@@ -81,17 +103,23 @@ async function inThreads(settings: BenchSettings, options: BenchRunOptions): Pro
           }),
       ),
     );
-    const merged = mergeResults(results);
-    // One benchmark, not N: the merge's note on its parts gives way to what was asked of all of them.
-    merged.meta.scenario = 'bench';
-    merged.meta.description = describeBench(settings, totalConnections(settings));
-    merged.config = benchConfig(settings);
-    return merged;
+    return asOneBenchmark(results, settings);
   } finally {
+    snapshots.close();
     if (ticker) clearInterval(ticker);
     options.signal?.removeEventListener('abort', stop);
     await Promise.all(workers.map((w) => w.terminate()));
   }
+}
+
+/** The threads' results merged into one benchmark's. */
+function asOneBenchmark(results: RunResult[], settings: BenchSettings): RunResult {
+  const merged = mergeResults(results);
+  // One benchmark, not N: the merge's note on its parts gives way to what was asked of all of them.
+  merged.meta.scenario = 'bench';
+  merged.meta.description = describeBench(settings, totalConnections(settings));
+  merged.config = benchConfig(settings);
+  return merged;
 }
 
 /** The benchmark in this thread, or in `settings.workers` threads merged into one result. */

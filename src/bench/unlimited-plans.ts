@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
+import { writeFileAtomic } from '../cli/atomic-write.ts';
 
 /** Enterprise with limits no benchmark reaches: the embedded server then measures cost, not 429s. */
 export const UNLIMITED_OVERRIDES = { enterprise: { perMinute: 1_000_000_000, perDay: 1_000_000_000 } };
@@ -10,7 +11,7 @@ export const UNLIMITED_OVERRIDES = { enterprise: { perMinute: 1_000_000_000, per
 export function unlimitedPlansFile(): { path: string; plans: PlanTable; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-load-bench-'));
   const path = join(dir, 'plans.json');
-  writeFileSync(path, JSON.stringify(UNLIMITED_OVERRIDES));
+  writeFileAtomic(path, JSON.stringify(UNLIMITED_OVERRIDES));
   return {
     path,
     plans: applyPlanOverrides(DEFAULT_PLANS, UNLIMITED_OVERRIDES),

@@ -1,5 +1,7 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { loadSpec } from '../api/spec.ts';
+import { answerSnapshots } from '../result/thread-snapshots.ts';
+import type { RunResult } from '../result/types.ts';
 import { type BenchProgress, benchRun } from './bench-run.ts';
 import type { BenchSettings } from './settings.ts';
 
@@ -19,7 +21,10 @@ export type FromWorker =
 if (parentPort) {
   const port = parentPort;
   const post = (message: FromWorker) => port.postMessage(message);
-  const settings = (workerData as { settings: BenchSettings }).settings;
+  const { settings, snapshotPort } = workerData as { settings: BenchSettings; snapshotPort: MessagePort };
+  // The main thread asks for this thread's result so far (a second Ctrl-C).
+  let snapshot: (() => RunResult | undefined) | undefined;
+  answerSnapshots(snapshotPort, () => snapshot?.());
   const stop = new AbortController();
   let interruptedBy: string | undefined;
   let start: () => void = () => {};
@@ -42,9 +47,14 @@ if (parentPort) {
       signal: stop.signal,
       interruptedBy: () => interruptedBy,
       onProgress: (p) => post({ type: 'progress', ...p }),
+      onSnapshot: (take) => {
+        snapshot = take;
+      },
     });
     post({ type: 'result', result });
   } catch (error) {
     post({ type: 'error', message: (error as Error).message });
+  } finally {
+    snapshotPort.close();
   }
 }

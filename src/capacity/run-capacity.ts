@@ -42,6 +42,11 @@ export interface CapacityInput {
   signal?: AbortSignal;
   /** Given once, when the probes start: the recorder they all record into, read by live metrics. */
   onLive?(live: { recorder: Recorder }): void;
+  /**
+   * Given once, when the probes start: the result as it stands (every request so far, the plans
+   * finished), marked partial: what a second Ctrl-C writes before the process exits at once.
+   */
+  onSnapshot?(take: () => CapacityRun['result']): void;
 }
 
 export interface CapacityRun {
@@ -86,6 +91,19 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         (error: unknown) => ({ error }),
       )
     : undefined;
+  // Each plan's report as it comes: a second Ctrl-C writes the finished ones with every request so far.
+  const done: (CapacityReport | undefined)[] = input.targets.map(() => undefined);
+  let banReport: BanReport | undefined;
+  const resultAt = (endedAt: number, partial: boolean) =>
+    capacityResult(input, recorder, {
+      windows,
+      startedAt,
+      endedAt,
+      partial,
+      reports: done.filter((r) => r !== undefined),
+      ban: banReport,
+    });
+  input.onSnapshot?.(() => resultAt(now(), true));
   const reports = await Promise.all(
     input.targets.map((t, i) =>
       new CapacityProbe({
@@ -101,10 +119,14 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         timeoutMs: input.timeoutMs,
         log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
-      }).run(),
+      })
+        .run()
+        .then((report) => {
+          done[i] = report;
+          return report;
+        }),
     ),
   );
-  let banReport: BanReport | undefined;
   if (alongside) {
     const settled = await alongside;
     if ('error' in settled) throw settled.error;
@@ -112,6 +134,23 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   } else if (!input.signal?.aborted) banReport = await banProbe();
   const endedAt = now();
   recorder.measure(false, endedAt);
+  const result = resultAt(endedAt, input.signal?.aborted ?? false);
+  return { result, reports, ban: banReport };
+}
+
+/** The run's result: every request's figures, and the reports of the plans (and ban) measured. */
+function capacityResult(
+  input: CapacityInput,
+  recorder: Recorder,
+  o: {
+    windows: RateWindow[];
+    startedAt: number;
+    endedAt: number;
+    partial: boolean;
+    reports: CapacityReport[];
+    ban?: BanReport;
+  },
+): CapacityRun['result'] {
   const base = buildResult({
     meta: {
       toolVersion: TOOL_VERSION,
@@ -121,9 +160,9 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
       target: input.target,
       embeddedTarget: input.embeddedTarget,
       plan: input.targets.map((t) => t.plan.name).join(','),
-      startedAt: new Date(startedAt).toISOString(),
-      endedAt: new Date(endedAt).toISOString(),
-      partial: input.signal?.aborted ?? false,
+      startedAt: new Date(o.startedAt).toISOString(),
+      endedAt: new Date(o.endedAt).toISOString(),
+      partial: o.partial,
     },
     config: {
       workload: {
@@ -134,9 +173,9 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
       },
       enforce: false,
       // Only the ban probe takes the risk, on its own key; every plan's key keeps the rules.
-      allowBanRisk: ban !== undefined,
+      allowBanRisk: input.ban !== undefined,
       timeScale: Math.max(...input.targets.map((t) => t.timeScale)),
-      windows,
+      windows: o.windows,
       timeoutMs: input.timeoutMs ?? 10_000,
       maxAttempts: 1,
       spec: input.spec,
@@ -145,7 +184,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
     operations: input.operations,
     workload: { iterations: 0, droppedIterations: 0, failedIterations: 0, flows: {} },
   });
-  const result: CapacityRun['result'] = { ...base, capacity: reports };
-  if (banReport) result.banProbe = banReport;
-  return { result, reports, ban: banReport };
+  const result: CapacityRun['result'] = { ...base, capacity: o.reports };
+  if (o.ban) result.banProbe = o.ban;
+  return result;
 }

@@ -6,7 +6,7 @@ import { now } from '../client/clock.ts';
 import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
-import { rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
+import { type RampOutcome, rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
 import { runTenantStep, type TenantStepInput } from './tenant-step.ts';
 
 type LiveRun = Parameters<NonNullable<TenantStepInput['onLive']>>[0];
@@ -48,6 +48,11 @@ export interface TenantCapacityInput {
    * `warmup`, or the step's number of tenants (no two steps of a ramp have the same).
    */
   onLive?(live: LiveRun, step: string): void;
+  /**
+   * Given once, when the ramp starts: the result over the steps ended so far (undefined before the
+   * first), marked partial: what a second Ctrl-C writes before the process exits at once.
+   */
+  onSnapshot?(take: () => TenantCapacityResult | undefined): void;
 }
 
 export type TenantCapacityResult = RunResult & { tenantCapacity: TenantCapacity };
@@ -111,6 +116,40 @@ export async function runTenantCapacity(input: TenantCapacityInput): Promise<Ten
     ).result;
     await rest(restMs, input.signal);
   }
+  // Every step as it ends, for a snapshot: the latest that held and the latest that broke, as the ramp keeps them.
+  const ended: RampOutcome<TenantStep>['steps'] = [];
+  const settings = {
+    mix: input.mix,
+    thresholds: input.thresholds.map((t) => t.expression),
+    stepMs: input.stepMs,
+    restMs,
+    timeScale: input.timeScale,
+    start: Math.min(input.maxTenants, Math.max(least, input.start)),
+    maxTenants: input.maxTenants,
+    warmup,
+  };
+  const resultOf = (outcome: RampOutcome<TenantStep>, endedAt: number, partial: boolean) => {
+    const tenantCapacity = tenantCapacityOf(outcome, settings, input.targetName);
+    const base = best?.result ?? firstStep ?? warmupResult;
+    if (!base) return undefined;
+    return withRamp(base, input, tenantCapacity, {
+      startedAt,
+      endedAt,
+      partial,
+      shownStep: best?.tenants ?? tenantCapacity.steps[0]?.tenants ?? null,
+    });
+  };
+  input.onSnapshot?.(() =>
+    resultOf(
+      {
+        steps: ended,
+        held: ended.findLast((s) => s.step.held),
+        broke: ended.findLast((s) => !s.step.held),
+      },
+      now(),
+      true,
+    ),
+  );
   let first = true;
   const outcome = await rampTenants<TenantStep & { interrupted?: boolean }>(
     { start: input.start, max: input.maxTenants, least, stopped },
@@ -128,33 +167,14 @@ export async function runTenantCapacity(input: TenantCapacityInput): Promise<Ten
       if (stopped()) return { ...step, interrupted: true };
       // Kept: the largest step that held (a step's result holds every key's figures: not all of them).
       if (step.held && (!best || n > best.tenants)) best = { tenants: n, result };
+      ended.push({ tenants: n, step });
       input.log?.(stepLine(step));
       return step;
     },
   );
-  const endedAt = now();
-  const tenantCapacity = tenantCapacityOf(
-    outcome,
-    {
-      mix: input.mix,
-      thresholds: input.thresholds.map((t) => t.expression),
-      stepMs: input.stepMs,
-      restMs,
-      timeScale: input.timeScale,
-      start: Math.min(input.maxTenants, Math.max(least, input.start)),
-      maxTenants: input.maxTenants,
-      warmup,
-    },
-    input.targetName,
-  );
-  const base = best?.result ?? firstStep ?? warmupResult;
-  if (!base) throw new InputError('capacity --tenants: interrupted before any step', EXIT.INTERRUPTED);
-  return withRamp(base, input, tenantCapacity, {
-    startedAt,
-    endedAt,
-    partial: stopped(),
-    shownStep: best?.tenants ?? tenantCapacity.steps[0]?.tenants ?? null,
-  });
+  const result = resultOf(outcome, now(), stopped());
+  if (!result) throw new InputError('capacity --tenants: interrupted before any step', EXIT.INTERRUPTED);
+  return result;
 }
 
 /** The result: a step's figures under the ramp's meta (its whole span), with the number and curve. */

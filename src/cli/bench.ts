@@ -1,5 +1,4 @@
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
@@ -20,7 +19,7 @@ import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
-import { writeResult } from '../result/write.ts';
+import type { RunResult } from '../result/types.ts';
 import type { RunTick } from '../scenario/execute.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
@@ -28,7 +27,7 @@ import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';
 import { failureLine, formatSummary } from './summary.ts';
-import { writeOutput } from './write-output.ts';
+import { writeForced, writeOutput, writeResultFile } from './write-output.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see unlimited-plans.ts). */
 const EMBEDDED_KEY = 'enterprise-demo-key';
@@ -166,6 +165,11 @@ export async function bench(args: BenchArgs): Promise<number> {
   const killServer = () => server?.child.kill();
   process.once('exit', killServer);
   const interrupt = new Interrupt();
+  const outputDir = (result: RunResult) =>
+    resolve(args.out ?? join('reports', `bench-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
+  // A second Ctrl-C exits at once, with what every connection measured so far.
+  let snapshot: (() => RunResult | undefined) | undefined;
+  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, outputDir, 'bench'));
   const progress = new ProgressLine();
   let prepared: Prepared | undefined;
   let metrics: LiveMetrics | undefined;
@@ -248,6 +252,9 @@ export async function bench(args: BenchArgs): Promise<number> {
             previous = p.requests;
           }
         : undefined,
+      onSnapshot: (take) => {
+        snapshot = take;
+      },
       ...(pushing ? { onLive: (run) => pushing.start(run) } : {}),
     });
     progress.clear();
@@ -260,29 +267,20 @@ export async function bench(args: BenchArgs): Promise<number> {
     if (warning) process.stderr.write(`petstore-load: ${warning}\n`);
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
 
-    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-    const dir = resolve(args.out ?? join('reports', `bench-${stamp}`));
+    const dir = outputDir(result);
     let exitCode: number = result.meta.partial
       ? EXIT.INTERRUPTED
       : result.thresholds?.some((t) => !t.passed)
         ? EXIT.THRESHOLDS_FAILED
         : EXIT.OK;
-    let path: string;
-    try {
-      path = writeResult(dir, result);
-    } catch (error) {
-      // A measured benchmark is never lost to a bad --out: it goes where it can be written, and we say so.
-      path = writeResult(join(tmpdir(), 'petstore-load', `bench-${stamp}`), result);
-      process.stderr.write(
-        `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
-      );
-      if (exitCode === EXIT.OK) exitCode = EXIT.USAGE;
-    }
-    const reportPath = join(dirname(path), 'report.html');
+    const { path, failed } = writeResultFile(dir, result, basename(dir));
+    if (failed && exitCode === EXIT.OK) exitCode = EXIT.WRITE_FAILED;
+    const reportPath = join(path ? dirname(path) : dir, 'report.html');
     const reported = writeOutput(reportPath, renderHtmlReport(result), 'report');
-    if (!reported && exitCode === EXIT.OK) exitCode = EXIT.USAGE;
-    if (args.quiet) console.log(path);
-    else {
+    if (!reported && exitCode === EXIT.OK) exitCode = EXIT.WRITE_FAILED;
+    if (args.quiet) {
+      if (path) console.log(path);
+    } else {
       const o = result.overall;
       console.log(
         [

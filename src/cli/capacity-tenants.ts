@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import {
@@ -22,16 +22,15 @@ import {
 } from '../capacity/tenant-thresholds.ts';
 import { metricsFlags, stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
-import { renderHtmlReport } from '../report/html.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
-import { writeResult } from '../result/write.ts';
+import type { RunResult } from '../result/types.ts';
 import type { CapacityArgs } from './capacity.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { writeOutput } from './write-output.ts';
+import { writeForced, writeResultAndReport } from './write-output.ts';
 
 export const DEFAULT_TENANT_THRESHOLD = 'p99<300ms';
 export const DEFAULT_STEP_DURATION = '5s';
@@ -207,6 +206,9 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
   const verdicts = (args.threshold ?? []).map(parseTenantCapacityThreshold);
   const metricsSetup = metricsFlags({ ...args, workers: 1 });
   const interrupt = new Interrupt();
+  // A second Ctrl-C exits at once, with the steps ended so far.
+  let snapshot: (() => RunResult | undefined) | undefined;
+  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, (r) => outputDir(args, r), 'capacity'));
   let metrics: LiveMetrics | undefined;
   let server: ServerProcess | undefined;
   const stop = () => server?.child.kill();
@@ -254,6 +256,9 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
       timeoutMs: args.timeout,
       log: args.quiet ? undefined : (line) => process.stderr.write(`capacity: ${line}\n`),
       signal: interrupt.signal,
+      onSnapshot: (take) => {
+        snapshot = take;
+      },
       ...(live ? { onLive: (run, step) => live.start(run, { step }) } : {}),
     });
     // Before the result is written: the last push carries the final counters.
@@ -270,6 +275,13 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
   }
 }
 
+/** `--out`, else reports/capacity-tenants-<start time>/. */
+function outputDir(args: CapacityArgs, result: RunResult): string {
+  return resolve(
+    args.out ?? join('reports', `capacity-tenants-${result.meta.startedAt.replace(/[:.]/g, '-')}`),
+  );
+}
+
 /** Outputs written, the number printed, and the exit code: 0 when a number was found. */
 function finish(
   args: CapacityArgs,
@@ -277,19 +289,16 @@ function finish(
   interrupted: boolean,
 ): number {
   const c = result.tenantCapacity;
-  const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-  const dir = resolve(args.out ?? join('reports', `capacity-tenants-${stamp}`));
-  const path = writeResult(dir, result);
-  const reportOk = writeOutput(join(dir, 'report.html'), renderHtmlReport(result), 'report');
-  const failed = (result.thresholds ?? []).filter((t) => !t.passed);
-  if (args.quiet) console.log(path);
-  else {
+  const dir = outputDir(args, result);
+  const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, basename(dir));
+  const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
+  if (args.quiet) {
+    if (path) console.log(path);
+  } else {
     console.log(formatTenantCapacity(c));
     for (const t of result.thresholds ?? [])
       console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
-    console.log(
-      `result written to ${path}${reportOk ? `\nreport written to ${join(dir, 'report.html')}` : ''}`,
-    );
+    console.log(written.join('\n'));
   }
   if (interrupted) {
     process.stderr.write('petstore-load: capacity interrupted: the result holds the steps run (partial)\n');
@@ -297,11 +306,11 @@ function finish(
   }
   const why = [
     ...(c.held === null ? [c.sentence] : []),
-    ...failed.map((t) => `threshold ${t.expression}: ${t.detail}`),
+    ...failedThresholds.map((t) => `threshold ${t.expression}: ${t.detail}`),
   ];
   if (why.length > 0) {
     process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
     return EXIT.THRESHOLDS_FAILED;
   }
-  return reportOk ? EXIT.OK : EXIT.USAGE;
+  return writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
 }

@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
@@ -20,10 +20,9 @@ import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
 import { metricsFlags, metricsOptions, stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
-import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import { BAN_METRICS, parseThreshold } from '../report/threshold-parse.ts';
-import { writeResult } from '../result/write.ts';
+import type { RunResult } from '../result/types.ts';
 import {
   capacityTenants,
   DEFAULT_MAX_TENANTS,
@@ -36,7 +35,7 @@ import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { writeOutput } from './write-output.ts';
+import { writeForced, writeResultAndReport } from './write-output.ts';
 
 /**
  * A minute window lasts 6 s on the embedded server, as for `run`. At 60 (1 s windows) a shared,
@@ -238,7 +237,12 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       );
 
   // Ctrl-C ends the probes early; what they measured is still written, marked partial (exit 130).
+  // A second one exits at once, with every request so far and the plans finished.
   const interrupt = new Interrupt();
+  const outputDir = (result: RunResult) =>
+    resolve(args.out ?? join('reports', `capacity-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
+  let snapshot: (() => RunResult) | undefined;
+  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, outputDir, 'capacity'));
   const servers: ServerProcess[] = [];
   const stopAll = () => {
     for (const s of servers) s.child.kill();
@@ -340,27 +344,27 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       log: args.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: interrupt.signal,
       ban: ban && { ...ban, maxWaitMs: banMaxWaitMs, alongside: embedded },
+      onSnapshot: (take) => {
+        snapshot = take;
+      },
       ...(live ? { onLive: (run) => live.start(run) } : {}),
     });
     // Before the result is written: the last push carries the final counters.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
     if (metrics) result.meta.runId = metrics.runId;
     if (thresholds.length > 0) result.thresholds = evaluateThresholds(thresholds, result);
-    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-    const dir = resolve(args.out ?? join('reports', `capacity-${stamp}`));
-    const path = writeResult(dir, result);
-    const reportOk = writeOutput(join(dir, 'report.html'), renderHtmlReport(result), 'report');
+    const dir = outputDir(result);
+    const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, basename(dir));
     const failedPlans = reports.filter((r) => r.verdict === 'fail');
     const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
-    if (args.quiet) console.log(path);
-    else {
+    if (args.quiet) {
+      if (path) console.log(path);
+    } else {
       console.log(formatCapacityTable(reports));
       if (banReport) console.log(formatBanReport(banReport));
       for (const t of result.thresholds ?? [])
         console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
-      console.log(
-        `result written to ${path}${reportOk ? `\nreport written to ${join(dir, 'report.html')}` : ''}`,
-      );
+      console.log(written.join('\n'));
     }
     if (interrupt.aborted) {
       process.stderr.write(
@@ -378,7 +382,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
       return EXIT.THRESHOLDS_FAILED;
     }
-    return reportOk ? EXIT.OK : EXIT.USAGE;
+    return writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
   } finally {
     await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     process.removeListener('exit', stopAll);

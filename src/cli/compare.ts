@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { type Comparison, compareResults } from '../report/compare.ts';
 import { formatComparison } from '../report/compare-text.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { DEFAULT_TOLERANCES, describeTolerance, type Metric, parseTolerances } from '../report/tolerances.ts';
 import type { BaselineVerdict, RunResult } from '../result/types.ts';
@@ -33,7 +34,7 @@ export function compareOptions(yargs: Argv) {
 type CompareArgs = Awaited<ReturnType<typeof compareOptions>['argv']>;
 
 const describeRun = (label: string, path: string, r: RunResult) =>
-  `${label} ${path}: ${r.meta.scenario}, ${r.meta.startedAt}, ${r.meta.durationSeconds} s, ${r.overall.requests} requests${r.meta.partial ? ' (partial)' : ''}`;
+  `${label} ${path}: ${r.meta.scenario}, ${r.meta.startedAt}, ${r.meta.durationSeconds} s, ${r.overall.requests} requests${r.meta.partial ? ` (partial: ${partialReason(r.meta)})` : ''}`;
 
 /** What a result keeps of a comparison: the regressions that fail it, by name and figures. */
 export function baselineVerdict(file: string, comparison: Comparison): BaselineVerdict {

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { spawnTied } from './tied-child.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/petstore-load.js', import.meta.url));
 
@@ -15,9 +16,10 @@ export interface ServerProcess {
  * generator and the server do not share one event loop (on a 2-core machine each gets a core) and the
  * load side never depends on the server's code. `env`: variables added to this process's environment
  * for the child, e.g. the tenant-key seed (TENANT_SEED_ENV), which must never be on its command line.
+ * Tied to this process (spawnTied): it exits when this one dies, even by SIGKILL.
  */
 export function spawnServer(args: string[], env?: Readonly<Record<string, string>>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+  const child = spawnTied(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(env ? { env: { ...process.env, ...env } } : {}),
   });

@@ -11,5 +11,7 @@ export const EXIT = {
   LISTEN_FAILED: 4,
   /** A bug of ours (sysexits' EX_SOFTWARE), never a verdict on the target. */
   INTERNAL: 70,
+  /** An output (result, report, JUnit, a summary) could not be written where asked (sysexits' EX_CANTCREAT). */
+  WRITE_FAILED: 73,
   INTERRUPTED: 130,
 } as const;

@@ -9,15 +9,20 @@ import { merge, mergeOptions } from './merge.ts';
 import { report, reportOptions } from './report.ts';
 import { run, runOptions } from './run.ts';
 import { serve, serveOptions } from './serve.ts';
+import { exitWithParent } from './tied-child.ts';
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
-3 target or quota store unreachable, 4 cannot listen, 70 internal error, 130 interrupted.`;
+3 target or quota store unreachable, 4 cannot listen, 70 internal error, 73 an output could not
+be written, 130 interrupted.`;
 
 /** Usage errors are one line on stderr and exit 2: pipelines read the code, people read the line. */
 function fail(message: string, exitCode: number = EXIT.USAGE): never {
   process.stderr.write(`petstore-load: ${message}\n`);
   process.exit(exitCode);
 }
+
+// Started by another of our processes (the embedded server, a test's CLI): end when it does.
+exitWithParent();
 
 // A reader that goes away (`serve | head -1`) must not turn into a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -42,7 +47,9 @@ try {
       'report <result>',
       'Render a result.json as a self-contained HTML report (works offline)',
       reportOptions,
-      report,
+      async (args) => {
+        process.exitCode = await report(args);
+      },
     )
     .command(
       'compare <baseline> <current>',

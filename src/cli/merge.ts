@@ -1,12 +1,12 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { InputError } from '../api/input-error.ts';
 import { mergeResults } from '../report/merge.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
-import type { RunResult } from '../result/types.ts';
 import { EXIT } from './exit-codes.ts';
 import { readJsonFile } from './read-json-file.ts';
+import { writeOutput } from './write-output.ts';
 
 /** Options of `merge <files..>` (the command string must name the positional `files`). */
 export function mergeOptions(yargs: Argv) {
@@ -27,20 +27,6 @@ export function mergeOptions(yargs: Argv) {
 
 type MergeArgs = Awaited<ReturnType<typeof mergeOptions>['argv']>;
 
-/** Through a temporary file, as write.ts does: an interrupted write never leaves half a result. */
-function writeJson(path: string, result: RunResult): void {
-  const temporary = `${path}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(temporary, `${JSON.stringify(result, null, 2)}\n`);
-    renameSync(temporary, path);
-  } catch (error) {
-    throw new InputError(
-      `--out ${path}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
-}
-
 export async function merge(args: MergeArgs): Promise<number> {
   const files = (args.files ?? []).map(String);
   if (files.length === 0) throw new InputError('merge: name at least one result file');
@@ -50,7 +36,11 @@ export async function merge(args: MergeArgs): Promise<number> {
     files.map((file) => `merge ${file}`),
   );
   const path = resolve(args.out);
-  writeJson(path, merged);
+  if (!writeOutput(path, `${JSON.stringify(merged, null, 2)}\n`, 'merged result')) return EXIT.WRITE_FAILED;
   console.log(`merged ${results.length} result${results.length === 1 ? '' : 's'} into ${path}`);
+  // A partial part makes a partial whole: which parts, and why, where a person reads it.
+  results.forEach((r, i) => {
+    if (r.meta.partial) console.log(`partial: ${files[i]}: ${partialReason(r.meta)}`);
+  });
   return EXIT.OK;
 }

@@ -1,9 +1,11 @@
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
-import { InputError } from '../api/input-error.ts';
+import { renderHtmlReport } from '../report/html.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
-import { writeHtmlReport } from '../report/write-html.ts';
+import { EXIT } from './exit-codes.ts';
 import { readJsonFile } from './read-json-file.ts';
+import { writeOutput } from './write-output.ts';
 
 export function reportOptions(yargs: Argv) {
   return yargs
@@ -23,18 +25,13 @@ export function reportOptions(yargs: Argv) {
 type ReportArgs = Awaited<ReturnType<typeof reportOptions>['argv']>;
 
 /** Renders a result as one self-contained HTML page (opens offline, requests nothing). */
-export async function report(args: ReportArgs): Promise<void> {
+export async function report(args: ReportArgs): Promise<number> {
   // A file that is not a result (another schema version, a damaged histogram) would render as a
   // misleading page: refused here, in one line.
   const value = resultFromJson(readJsonFile(args.result, 'result'), `result ${args.result}`);
   const out = resolve(args.out ?? join(dirname(args.result), 'report.html'));
-  try {
-    writeHtmlReport(out, value);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    // Only the file system refusing the path is the user's input; anything else is a bug of ours.
-    if (!code) throw error;
-    throw new InputError(`--out ${out}: cannot write (${code})`);
-  }
+  if (!writeOutput(out, renderHtmlReport(value), 'report')) return EXIT.WRITE_FAILED;
   console.log(`report written to ${out}`);
+  if (value.meta.partial) console.log(`partial: ${args.result}: ${partialReason(value.meta)}`);
+  return EXIT.OK;
 }

@@ -1,13 +1,11 @@
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { answeredCount, describeTransportErrors } from '../record/errors.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
-import { writeResult } from '../result/write.ts';
 import { EXIT } from './exit-codes.ts';
-import { writeOutput } from './write-output.ts';
+import { writeOutput, writeResultFile } from './write-output.ts';
 
 export interface OutputOptions {
   scenario: string;
@@ -24,33 +22,25 @@ export function resultDir(result: RunResult, o: OutputOptions): string {
 }
 
 /**
- * Writes result.json, report.html and the CI outputs asked for. Never loses a measured run to a bad
- * --out: the result then goes to $TMPDIR/petstore-load/ and the line says so. `failed` is true when
- * any file could not be written where it was asked for.
+ * Writes result.json, report.html and the CI outputs asked for, each atomically. Never loses a
+ * measured run to a bad --out or a full disk: the result then goes to $TMPDIR/petstore-load/ and a
+ * line says so. `failed` is true when any file could not be written where it was asked for; `path`
+ * is undefined when the result could be written nowhere.
  */
 export function writeRunOutputs(
   result: RunResult,
   o: OutputOptions,
-): { path: string; written: string[]; failed: boolean } {
+): { path: string | undefined; written: string[]; failed: boolean } {
   const dir = resultDir(result, o);
-  let path: string;
-  let failed = false;
-  try {
-    path = writeResult(dir, result);
-  } catch (error) {
-    const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-    path = writeResult(join(tmpdir(), 'petstore-load', `${o.scenario}-${stamp}`), result);
-    process.stderr.write(
-      `petstore-load: --out ${dir}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); the result is in ${path}\n`,
-    );
-    failed = true;
-  }
+  const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
+  const { path, failed: resultFailed } = writeResultFile(dir, result, `${o.scenario}-${stamp}`);
+  let failed = resultFailed;
   const written: string[] = [];
   const output = (file: string, text: string, what: string, append = false) => {
     if (writeOutput(file, text, what, append)) written.push(`${what} written to ${file}`);
     else failed = true;
   };
-  output(join(dirname(path), 'report.html'), renderHtmlReport(result), 'report');
+  output(join(path ? dirname(path) : dir, 'report.html'), renderHtmlReport(result), 'report');
   if (o.junit) output(resolve(o.junit), renderJUnit(result), 'JUnit XML');
   if (o.summaryMd || process.env.GITHUB_STEP_SUMMARY) {
     const markdown = renderSummaryMarkdown(result);
@@ -104,5 +94,5 @@ export function runExitCode(
     result.isolation?.passed === false
   )
     return EXIT.THRESHOLDS_FAILED;
-  return how.writeFailed ? EXIT.USAGE : EXIT.OK;
+  return how.writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
@@ -44,6 +45,12 @@ import { refuseRatesInClosedModel, tenantLoads } from '../scenario/tenant-load.t
 import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
+import {
+  CHECKPOINT_FILE,
+  Checkpoints,
+  DEFAULT_CHECKPOINT_INTERVAL,
+  parseCheckpointInterval,
+} from './checkpoint.ts';
 import { baselineVerdict, compareWithBaseline, MAX_REGRESSION_DESCRIPTION } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
@@ -55,6 +62,7 @@ import { readJsonFile } from './read-json-file.ts';
 import {
   neverAnsweredLine,
   type OutputOptions,
+  resultDir,
   runExitCode,
   storeLostLine,
   writeRunOutputs,
@@ -97,6 +105,11 @@ export function runOptions(yargs: Argv) {
       .option('out', {
         type: 'string',
         describe: 'Directory for result.json (default reports/<scenario>-<time>/)',
+      })
+      .option('checkpoint', {
+        type: 'string',
+        default: DEFAULT_CHECKPOINT_INTERVAL,
+        describe: `Write the result so far to ${CHECKPOINT_FILE} beside result.json this often (e.g. 30s; 'off': never), so that a run killed outright keeps what it measured; removed once result.json is written`,
       })
       .option('spec', { type: 'string', describe: 'OpenAPI document of the target (default ours)' })
       .option('enforce', {
@@ -201,6 +214,7 @@ export function runOptions(yargs: Argv) {
         'vus',
         'iterations',
         'out',
+        'checkpoint',
         'spec',
         'timeout',
         'max-attempts',
@@ -326,6 +340,7 @@ export async function run(args: RunArgs): Promise<number> {
   const windows = scalePlan(plan, timeScale).windows;
   const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
   const timeoutMs = parseDuration(args.timeout, '--timeout');
+  const checkpointMs = parseCheckpointInterval(args.checkpoint);
   if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
     throw new InputError('--max-attempts must be a whole number >= 1');
   const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
@@ -436,12 +451,24 @@ export async function run(args: RunArgs): Promise<number> {
     junit: args.junit,
     summaryMd: args.summaryMd,
   };
-  // A second Ctrl-C exits at once, with the result as it stands when one generator can build it.
-  let snapshot: (() => RunResult) | undefined;
+  // The result as it stands, once the run starts: `ask` for a checkpoint, `now` for a second Ctrl-C,
+  // which exits at once (worker threads are asked for their parts and waited for a second at most).
+  let soFar: { now(): RunResult | undefined; ask(): RunResult | Promise<RunResult | undefined> } | undefined;
+  const checkpoints = new Checkpoints({
+    intervalMs: checkpointMs,
+    take: () => soFar?.ask(),
+    // The first write fixes the output directory: the final result goes beside its checkpoint.
+    dirOf: (result) => {
+      outputs.out = resultDir(result, outputs);
+      return outputs.out;
+    },
+  });
   interrupt.onForce(() => {
-    if (!snapshot) return;
-    const { path } = writeRunOutputs(snapshot(), outputs);
-    process.stderr.write(`petstore-load: interrupted again: the result so far is in ${path}\n`);
+    const result = soFar?.now();
+    if (!result) return;
+    const { path } = writeRunOutputs(result, outputs);
+    checkpoints.finish(path && dirname(path));
+    if (path) process.stderr.write(`petstore-load: interrupted again: the result so far is in ${path}\n`);
   });
 
   const progress = new ProgressLine();
@@ -491,6 +518,10 @@ export async function run(args: RunArgs): Promise<number> {
               count: workers,
               signal: interrupt.signal,
               interruptedBy: () => interrupt.by,
+              onSnapshots: (threads) => {
+                soFar = { now: () => threads.askNow(1000), ask: () => threads.ask(5000) };
+              },
+              onWorkload: () => checkpoints.start(),
               job: {
                 ...common,
                 scenarioPath: args.scenario as string,
@@ -518,7 +549,11 @@ export async function run(args: RunArgs): Promise<number> {
               onTick,
               sharedQuota,
               onSnapshot: (take) => {
-                snapshot = take;
+                soFar = { now: take, ask: take };
+              },
+              // Checkpoints count from the workload's start: setup has nothing worth keeping yet.
+              onWorkload: (running) => {
+                if (running) checkpoints.start();
               },
               ...(tenants ? { tenants } : {}),
               ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
@@ -537,8 +572,10 @@ export async function run(args: RunArgs): Promise<number> {
     // Before the result is written: the last push carries the final counters, whatever is then written.
     await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: args.quiet });
     if (metrics) result.meta.runId = metrics.runId;
-    return finishRun(result, { args, thresholds, abortedBy, scenario, setupFailure, outputs });
+    await checkpoints.stop();
+    return finishRun(result, { args, thresholds, abortedBy, scenario, setupFailure, outputs, checkpoints });
   } finally {
+    await checkpoints.stop();
     progress.clear();
     await stopMetrics(metrics, { interrupted: true, quiet: args.quiet });
     interrupt.release();
@@ -560,6 +597,7 @@ function finishRun(
     scenario: Awaited<ReturnType<typeof loadScenario>>;
     setupFailure: string | undefined;
     outputs: OutputOptions;
+    checkpoints: Checkpoints;
   },
 ): number {
   const { args, abortedBy } = o;
@@ -581,6 +619,7 @@ function finishRun(
     result.baseline = baselineVerdict(args.baseline, judged.comparison);
   }
   const { path, written, failed } = writeRunOutputs(result, o.outputs);
+  o.checkpoints.finish(path && dirname(path));
   const exitCode = runExitCode(result, {
     interrupted: result.meta.partial && !abortedBy && !o.setupFailure,
     setupFailed: o.setupFailure !== undefined,
@@ -588,7 +627,7 @@ function finishRun(
   });
   if (!args.quiet)
     console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
-  else console.log(path);
+  else if (path) console.log(path);
   // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
   const never = neverAnsweredLine(result) ?? storeLostLine(result);
   const why =

@@ -2,6 +2,7 @@ import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
+import { partialReason } from '../report/partial-reason.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
@@ -11,11 +12,11 @@ const pad = (text: string, width: number, right = false) =>
 const fmt = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFixed(digits));
 
 /** The end-of-run table: per operation and overall, then checks and compliance in a few lines. */
-export function formatSummary(result: RunResult, resultPath: string): string {
+export function formatSummary(result: RunResult, resultPath: string | undefined): string {
   const lines: string[] = [];
   const m = result.meta;
   lines.push(
-    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m.interruptedBy)})` : ''}`,
+    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
   );
   const header = [
     'operation',
@@ -115,7 +116,7 @@ export function formatSummary(result: RunResult, resultPath: string): string {
       );
   }
   if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
-  lines.push(`result written to ${resultPath}`);
+  lines.push(resultPath ? `result written to ${resultPath}` : 'result not written (see the line on stderr)');
   return lines.join('\n');
 }
 
@@ -184,12 +185,6 @@ function isolationLines(v: IsolationVerdict): string[] {
     );
   }
   return out;
-}
-
-/** A signal or an aborting threshold interrupted the run; anything else (a failed setup) says itself. */
-function partialReason(by: string | undefined): string {
-  if (by === undefined) return 'interrupted';
-  return /^(SIG|threshold )/.test(by) ? `interrupted by ${by}` : by;
 }
 
 /** One line saying why a run failed its gate (thresholds, baseline), or undefined when it did not. */

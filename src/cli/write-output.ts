@@ -1,19 +1,86 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { renderHtmlReport } from '../report/html.ts';
+import type { RunResult } from '../result/types.ts';
+import { writeResult } from '../result/write.ts';
+import { appendFileAtomic, writeFileAtomic, writeRefusal } from './atomic-write.ts';
 
 /**
- * Writes one of a run's secondary outputs (report, JUnit, markdown). A failure is one line on
- * stderr and `false`: the result is written already, and one bad path must not cost the others.
+ * Writes one of a command's outputs (report, JUnit, markdown, a merged result), atomically. A
+ * failure is one line on stderr, in words, and `false`: one bad path must not cost the others.
  */
 export function writeOutput(path: string, text: string, what: string, append = false): boolean {
   try {
-    mkdirSync(dirname(path), { recursive: true });
-    if (append) appendFileSync(path, text);
-    else writeFileSync(path, text);
+    if (append) appendFileAtomic(path, text);
+    else writeFileAtomic(path, text);
     return true;
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    process.stderr.write(`petstore-load: ${what} ${path}: cannot write (${reason})\n`);
+    process.stderr.write(`petstore-load: cannot write the ${what} to ${path}: ${writeRefusal(error)}\n`);
     return false;
   }
+}
+
+/**
+ * result.json in `dir`; when that cannot be written, in $TMPDIR/petstore-load/<name>/, so that a
+ * measured run is never lost to a bad --out or a full disk. `path` is where it is (undefined when
+ * nowhere), `failed` that it is not where it was asked for. Either way one line on stderr says so.
+ */
+export function writeResultFile(
+  dir: string,
+  result: RunResult,
+  name: string,
+): { path: string | undefined; failed: boolean } {
+  try {
+    return { path: writeResult(dir, result), failed: false };
+  } catch (error) {
+    const asked = `cannot write the result to ${join(dir, 'result.json')}: ${writeRefusal(error)}`;
+    const fallback = join(tmpdir(), 'petstore-load', name);
+    try {
+      const path = writeResult(fallback, result);
+      process.stderr.write(`petstore-load: ${asked}; it is in ${path}\n`);
+      return { path, failed: true };
+    } catch (second) {
+      process.stderr.write(`petstore-load: ${asked}, nor to ${fallback}: ${writeRefusal(second)}\n`);
+      return { path: undefined, failed: true };
+    }
+  }
+}
+
+/**
+ * result.json (or its fallback) and report.html beside it, as `capacity` and `bench` write them at
+ * their end and on a second signal. `written` says where, a line each; `failed`: not all as asked.
+ */
+export function writeResultAndReport(
+  dir: string,
+  result: RunResult,
+  name: string,
+): { path: string | undefined; written: string[]; failed: boolean } {
+  const { path, failed } = writeResultFile(dir, result, name);
+  const report = join(path ? dirname(path) : dir, 'report.html');
+  const reported = writeOutput(report, renderHtmlReport(result), 'report');
+  const written = [
+    ...(path ? [`result written to ${path}`] : []),
+    ...(reported ? [`report written to ${report}`] : []),
+  ];
+  return { path, written, failed: failed || !reported };
+}
+
+/**
+ * A second signal's write: the result as it stands (`undefined`: nothing measured yet), marked
+ * interrupted, its result and report where the command's end would have put them, and one line saying
+ * where. Synchronous: the process exits right after.
+ */
+export function writeForced(
+  result: RunResult | undefined,
+  interruptedBy: string | undefined,
+  dirOf: (result: RunResult) => string,
+  what: string,
+): void {
+  if (!result) return;
+  result.meta.partial = true;
+  if (interruptedBy) result.meta.interruptedBy = interruptedBy;
+  const dir = dirOf(result);
+  const { path } = writeResultAndReport(dir, result, basename(dir));
+  if (path)
+    process.stderr.write(`petstore-load: ${what} interrupted again: the result so far is in ${path}\n`);
 }

@@ -57,7 +57,36 @@ export function latencyStats(h: Histogram): LatencyStats {
     'p99.9': at(99.9),
     min: empty ? 0 : ms(h.minNonZeroValue),
     max: empty ? 0 : ms(h.maxValue),
-    mean: empty ? 0 : ms(h.mean),
-    stdev: empty ? 0 : ms(h.stdDeviation),
+    ...meanAndStdev(h),
   };
+}
+
+/**
+ * Mean and standard deviation exactly as HdrHistogram computes them (each bucket's count at its
+ * median equivalent value, summed in index order), in one walk over the buckets that hold counts.
+ * Its own getters walk every bucket through its iterator, twice for the mean and once more for the
+ * deviation: at 1,000 requests a second they took 220 ms of a 370 ms result build, which a run's
+ * checkpoint does on the event loop every 10 s.
+ */
+function meanAndStdev(h: Histogram): { mean: number; stdev: number } {
+  if (h.totalCount === 0) return { mean: 0, stdev: 0 };
+  const js = h as unknown as hdr.JsHistogram;
+  const values: number[] = [];
+  const counts: number[] = [];
+  let total = 0;
+  for (let i = 0; i < js.countsArrayLength; i++) {
+    const count = js.getCountAtIndex(i);
+    if (count === 0) continue;
+    const value = js.medianEquivalentValue(js.valueFromIndex(i));
+    values.push(value);
+    counts.push(count);
+    total += value * count;
+  }
+  const mean = total / h.totalCount;
+  let squares = 0;
+  for (let i = 0; i < values.length; i++) {
+    const deviation = (values[i] as number) - mean;
+    squares += deviation * deviation * (counts[i] as number);
+  }
+  return { mean: ms(mean), stdev: ms(Math.sqrt(squares / h.totalCount)) };
 }

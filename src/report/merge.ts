@@ -224,6 +224,8 @@ function mergeMeta(results: RunResult[], start: number, end: number): ResultMeta
     durationSeconds: Math.round(Math.max(0.001, (end - start) / 1000) * 1000) / 1000,
     partial: results.some((r) => r.meta.partial),
     ...(interruptedBy ? { interruptedBy } : {}),
+    // A part that is a checkpoint makes the whole one: its run may have gone on past it.
+    ...(results.some((r) => r.meta.checkpoint) ? { checkpoint: true } : {}),
   };
 }
 

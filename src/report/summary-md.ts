@@ -1,6 +1,7 @@
 import { errorCount } from '../record/errors.ts';
 import type { RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
+import { partialReason } from './partial-reason.ts';
 
 /**
  * Text into markdown: a pipe or a line break from a server's text must not break a table, and its
@@ -59,7 +60,7 @@ export function renderSummaryMarkdown(result: RunResult): string {
   lines.push(
     `### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}${isolationVerdict}`,
   );
-  if (meta.partial) lines.push('', `> Partial run: interrupted by ${cell(meta.interruptedBy ?? 'unknown')}.`);
+  if (meta.partial) lines.push('', `> Partial run: ${cell(partialReason(meta))}.`);
   lines.push(
     '',
     `Plan **${cell(meta.plan)}** against ${code(meta.target)}${meta.embeddedTarget ? ' (embedded reference server)' : ''}, ${meta.durationSeconds} s from ${meta.startedAt}.`,

@@ -194,6 +194,11 @@ export interface ResultMeta {
   /** True when the run was interrupted; the figures cover the part that ran. */
   partial: boolean;
   interruptedBy?: string;
+  /**
+   * A checkpoint `run` wrote while it went on (result.partial.json), always partial: the figures up
+   * to `endedAt`. Found on disk after the run, it means the run never wrote its result (killed).
+   */
+  checkpoint?: boolean;
   /** `--shard I/N`: this result is part I of N generators' run (1-based). */
   shard?: { index: number; count: number };
   /** `--quota-store`: where the key's quota was shared with other generators (no credentials). */

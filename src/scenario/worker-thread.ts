@@ -4,6 +4,8 @@ import { buildTenantMix } from '../api/tenants.ts';
 import { PortQuotaStore } from '../client/port-quota-store.ts';
 import type { QuotaStore } from '../client/quota-store.ts';
 import { RedisQuotaStore } from '../client/redis-quota-store.ts';
+import { answerSnapshots } from '../result/thread-snapshots.ts';
+import type { RunResult } from '../result/types.ts';
 import type { Workload } from './define.ts';
 import { SetupError } from './engine.ts';
 import { executeScenario } from './execute.ts';
@@ -17,7 +19,11 @@ import { resolveWorkload } from './workload.ts';
  * One worker thread of `run --workers N`: its share of the workload through its own client and
  * recorder, the quota shared with the others; its result goes back to the main thread to be merged.
  */
-const { job, quotaPort } = workerData as { job: WorkerJob; quotaPort: MessagePort };
+const { job, quotaPort, snapshotPort } = workerData as {
+  job: WorkerJob;
+  quotaPort: MessagePort;
+  snapshotPort: MessagePort;
+};
 const port = parentPort as NonNullable<typeof parentPort>;
 const post = (message: FromWorker) => port.postMessage(message);
 
@@ -70,6 +76,10 @@ async function connectStore(quota: { url: string; label: string }): Promise<Quot
   }
 }
 
+// The main thread asks for this worker's result so far (a checkpoint, a second signal).
+let snapshot: (() => RunResult) | undefined;
+answerSnapshots(snapshotPort, () => snapshot?.());
+
 let store: QuotaStore | undefined;
 try {
   store = job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await connectStore(job.quota);
@@ -110,6 +120,9 @@ try {
       ...(job.quota.kind === 'redis' && job.quota.localShare ? { localShare: job.quota.localShare } : {}),
     },
     shard: job.shard,
+    onSnapshot: (take) => {
+      snapshot = take;
+    },
     ...(tenants ? { tenants } : {}),
     coordination: {
       setup: async (run) => {
@@ -145,4 +158,5 @@ try {
   await store?.close();
   // The listener on the main thread's messages would hold the thread open; the result is sent.
   port.close();
+  snapshotPort.close();
 }

@@ -1,15 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
+import { spawnTied } from '../../src/cli/tied-child.ts';
 
 /**
  * `petstore-load` as a child process (bin/petstore-load.js through tsx, ~1.5 s a start), for the
  * tests of the CLI. Each child leads its own process group, so that `killCli` (SIGKILL to the group,
  * by the child's pid) also stops a reference server it spawned itself; tests call it in `finally`
- * and `killAllClis` in `afterAll`.
+ * and `killAllClis` in `afterAll`. Tied to the test's process (spawnTied): a test runner killed
+ * outright leaves no CLI running.
  */
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,7 +34,7 @@ export interface CliOutcome {
 const running = new Set<Cli>();
 
 export function spawnCli(args: string[], env: Record<string, string | undefined> = {}): Cli {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawnTied(process.execPath, [BIN, ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', ...env },

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   decodeHistogram,
@@ -72,5 +73,24 @@ describe('histogram helpers', () => {
       mean: 0,
       stdev: 0,
     });
+  });
+
+  it("mean and stdev are HdrHistogram's own to the bit, from its buckets' median values", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 60_000_000 }), fc.integer({ min: 1, max: 50 })), {
+          minLength: 1,
+          maxLength: 300,
+        }),
+        (samples) => {
+          const h = newHistogram();
+          for (const [value, count] of samples) h.recordValueWithCount(value, count);
+          const s = latencyStats(h);
+          expect(s.mean).toBe(Math.round(h.mean) / 1000);
+          expect(s.stdev).toBe(Math.round(h.stdDeviation) / 1000);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

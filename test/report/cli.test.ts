@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InputError } from '../../src/api/input-error.ts';
+import { asCheckpoint } from '../../src/cli/checkpoint.ts';
 import { report } from '../../src/cli/report.ts';
 import { emptyResult } from './real-run.ts';
 
@@ -29,7 +30,7 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-async function printed(run: () => Promise<void>): Promise<string> {
+async function printed(run: () => Promise<unknown>): Promise<string> {
   const log = vi.spyOn(console, 'log').mockImplementation(() => {});
   try {
     await run();
@@ -50,6 +51,38 @@ describe('petstore-load report', () => {
     const out = join(dir, 'elsewhere', 'x.html');
     expect(await printed(() => report(args(resultPath, out)))).toBe(`report written to ${out}`);
     expect(existsSync(out)).toBe(true);
+  });
+
+  it('an -o that cannot be written: one line in words and exit 73', async () => {
+    const blocker = join(dir, 'blocker');
+    writeFileSync(blocker, 'a file, not a folder');
+    const out = join(blocker, 'report.html');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await printed(async () => expect(await report(args(resultPath, out))).toBe(73))).toBe('');
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toEqual([
+        `petstore-load: cannot write the report to ${out}: a part of the path is a file, not a directory (ENOTDIR)\n`,
+      ]);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
+  it('reads a checkpoint a run left (result.partial.json), and says it is one, here and in the page', async () => {
+    const checkpoint = join(dir, 'killed', 'result.partial.json');
+    mkdirSync(join(dir, 'killed'));
+    writeFileSync(checkpoint, JSON.stringify(asCheckpoint(await emptyResult())));
+    const out = join(dir, 'killed', 'report.html');
+    const lines = (await printed(() => report(args(checkpoint)))).split('\n');
+    expect(lines).toEqual([
+      `report written to ${out}`,
+      expect.stringMatching(
+        /^partial: .*result\.partial\.json: a checkpoint written while the run went on, its figures up to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+      ),
+    ]);
+    const page = readFileSync(out, 'utf8');
+    expect(page).toContain('data-checkpoint="true"');
+    expect(page).toMatch(/partial run<\/strong>: a checkpoint written while the run went on/);
   });
 
   it('refuses a file that is not a result, in one line with exit code 2', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InputError } from '../../src/api/input-error.ts';
 import type { Operation } from '../../src/api/operations.ts';
 import { seededRandom } from '../../src/api/random.ts';
+import { asCheckpoint } from '../../src/cli/checkpoint.ts';
 import { merge } from '../../src/cli/merge.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import { decodeHistogram, latencyStats, newHistogram } from '../../src/record/histogram.ts';
@@ -515,6 +516,28 @@ describe('petstore-load merge', () => {
     expect(written.overall.service).toEqual(merged.overall.service);
   });
 
+  it('merges a checkpoint with finished parts: partial and a checkpoint, said with the file it came from', async () => {
+    const [a, b] = results as [RunResult, RunResult];
+    const files = [file('finished.json', a), file('result.partial.json', asCheckpoint(structuredClone(b)))];
+    const out = join(dir, 'with-checkpoint.json');
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(await merge(args(files, out))).toBe(0);
+      expect(log.mock.calls.map((c) => c.join(' '))).toEqual([
+        `merged 2 results into ${out}`,
+        expect.stringMatching(
+          /^partial: .*result\.partial\.json: a checkpoint written while the run went on, its figures up to /,
+        ),
+      ]);
+    } finally {
+      log.mockRestore();
+    }
+    const written = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
+    expect(resultProblem(written)).toBeUndefined();
+    expect(written.meta).toMatchObject({ partial: true, checkpoint: true });
+    expect(written.overall.requests).toBe(a.overall.requests + b.overall.requests);
+  });
+
   it('names the file that is missing, invalid or of another schemaVersion', async () => {
     const good = file('good.json', results[0]);
     const out = join(dir, 'never.json');
@@ -533,5 +556,23 @@ describe('petstore-load merge', () => {
       /^merge .*invalid\.json: not a valid result: \/overall\/requests must be >= 0$/,
     );
     await expect(merge(args([], out))).rejects.toThrow('merge: name at least one result file');
+  });
+
+  it('an -o that cannot be written: one line in words, exit 73, nothing half written', async () => {
+    const files = results.map((r, i) => file(`unwritten-${i}.json`, r));
+    const blocker = file('blocker', 'a file, not a folder');
+    const out = join(blocker, 'merged.json');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(await merge(args(files, out))).toBe(73);
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toEqual([
+        `petstore-load: cannot write the merged result to ${out}: a part of the path is a file, not a directory (ENOTDIR)\n`,
+      ]);
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+      log.mockRestore();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, decimal, duration } from '../format.ts';
+import { partialReason } from '../partial-reason.ts';
 import { countCell } from './cells.ts';
 
 type Entry = [label: string, value: SafeHtml | string | number | boolean | undefined];
@@ -33,7 +34,7 @@ function runList(result: RunResult): SafeHtml {
     ['started', m.startedAt],
     ['ended', m.endedAt],
     ['duration', `${decimal(m.durationSeconds)} s`],
-    ['partial', m.partial ? `yes${m.interruptedBy ? `, interrupted by ${m.interruptedBy}` : ''}` : 'no'],
+    ['partial', m.partial ? `yes, ${partialReason(m)}` : 'no'],
     ['tool', `${m.tool} ${m.toolVersion}`],
     ['node', m.nodeVersion],
   ]);

@@ -1,6 +1,7 @@
 import type { RunResult, ThresholdResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { decimal } from '../format.ts';
+import { partialReason } from '../partial-reason.ts';
 
 const actual = (t: ThresholdResult) =>
   t.actual === null ? 'nothing measured' : `measured ${decimal(t.actual)}`;
@@ -49,8 +50,10 @@ export function baselineBanner(result: RunResult): SafeHtml | '' {
 
 /** A partial run's figures cover less than was planned: say so before any of them. */
 export function partialBanner(result: RunResult): SafeHtml | '' {
-  const { partial, interruptedBy, durationSeconds } = result.meta;
+  const { partial, interruptedBy, durationSeconds, checkpoint } = result.meta;
   if (!partial && !interruptedBy) return '';
+  if (checkpoint)
+    return html`<div class="banner partial" data-partial="true" data-checkpoint="true"><strong>partial run</strong>: ${partialReason(result.meta)}. The figures cover the ${decimal(durationSeconds)} s measured by then, not the whole plan.</div>`;
   return html`<div class="banner partial" data-partial="true"><strong>partial run</strong>${
     interruptedBy ? html`: interrupted by <code>${interruptedBy}</code>` : ''
   }. The figures cover the ${decimal(durationSeconds)} s that ran, not the whole plan.</div>`;
