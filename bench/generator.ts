@@ -5,10 +5,10 @@
  * connections, in rotating order after a warm-up round of each (the server's JIT and ours). Only the
  * generator's process CPU is counted; medians and their ratios are what to quote.
  *
- * `run` is measured twice in each round: with live metrics off, and on (`--metrics`: the recorder
- * read and pushed every second to a real Prometheus' remote-write receiver, started here, in a
- * process of its own whose CPU is not counted). Their ratio is the cost of `--metrics` per request;
- * the target is within 5%.
+ * `run` is measured twice in each round, back to back: with live metrics off, and on (`--metrics`:
+ * the recorder read and pushed every second to a real Prometheus' remote-write receiver, started
+ * here, in a process of its own whose CPU is not counted). Their ratio is the cost of `--metrics`
+ * per request; the target is within 5%.
  */
 import { cpuUsage } from 'node:process';
 import autocannon from 'autocannon';
@@ -165,11 +165,15 @@ try {
   console.log(
     `getPetById, ${connections} connections, ${rounds} rounds of ${duration} s per tool, after a warm-up round`,
   );
-  const tools: Tool[] = ['run', 'run-metrics', 'autocannon', 'undici'];
-  for (const tool of tools) await measure(tool);
+  // `run` off and on go back to back in every round, each first in turn: a pair's ratio compares
+  // neighbours (rotating them apart, two tools between them in one round, let a burst of load on a
+  // shared machine fall on one side). The pair and the other tools rotate, so that drift favours none.
+  const units: Tool[][] = [['run', 'run-metrics'], ['autocannon'], ['undici']];
+  for (const tool of units.flat()) await measure(tool);
   for (let round = 0; round < rounds; round++) {
-    // Rotate the order so that drift in machine load does not favour one tool.
-    const order = tools.map((_, i) => tools[(i + round) % tools.length] as Tool);
+    const order = units
+      .map((_, i) => units[(i + round) % units.length] as Tool[])
+      .flatMap((unit) => (round % 2 ? [...unit].reverse() : unit));
     for (const tool of order) {
       const s = await measure(tool);
       samples[tool].push(s);
@@ -184,7 +188,7 @@ try {
 }
 const run = median(samples.run.map((s) => s.usPerRequest));
 const runMetrics = median(samples['run-metrics'].map((s) => s.usPerRequest));
-// Each round's on/off pair ran side by side: their ratio is less exposed to drift than the medians'.
+// Each round's on/off pair ran back to back: their ratio is less exposed to drift than the medians'.
 const pairRatios = samples.run.map(
   (off, i) => (samples['run-metrics'][i] as Sample).usPerRequest / off.usPerRequest,
 );
