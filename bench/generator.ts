@@ -30,12 +30,14 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 // (requests per second); the bare undici loop always runs flat out, as a floor.
 const fixedRate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 
-const { path: plansPath, plans } = unlimitedPlansFile();
-const server = await spawnServer(['--plans', plansPath]);
+const plansFile = unlimitedPlansFile();
+const { plans } = plansFile;
+const server = await spawnServer(['--plans', plansFile.path]);
 // Stopped by their child's pid at the end, on Ctrl-C too.
 const stopServers = stopOnExit([server]);
 const prometheus = await startPrometheus().catch(async (error: unknown) => {
   await stopServers();
+  plansFile.remove();
   throw error;
 });
 const stopAll = stopOnExit([server, prometheus]);
@@ -185,6 +187,7 @@ try {
 } finally {
   await stopAll();
   await stopServers();
+  plansFile.remove();
 }
 const run = median(samples.run.map((s) => s.usPerRequest));
 const runMetrics = median(samples['run-metrics'].map((s) => s.usPerRequest));
