@@ -74,6 +74,9 @@ async function bareUndici(): Promise<number> {
   return requests;
 }
 
+/** A finding of the bench's own checks, said in one line; any other error is a fault with its stack. */
+class MetricsCheckFailed extends Error {}
+
 /**
  * Waits until Prometheus answers the run's request count with the result's: a push it has taken (2xx)
  * need not be queryable at once on a loaded machine. Past the deadline, says what it last saw.
@@ -88,7 +91,7 @@ async function untilPrometheusHolds(runId: string, answered: number): Promise<vo
     if (Date.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(
+  throw new MetricsCheckFailed(
     `Prometheus held ${seen === undefined ? 'no series' : `${seen} requests`} of run_id ${runId} after ${PROMETHEUS_DEADLINE_MS / 1000} s of asking, where the result has ${answered}`,
   );
 }
@@ -152,7 +155,7 @@ async function measure(tool: Tool): Promise<Sample> {
       // A push that failed would make "on" look cheaper than it is: every sample must have gone, and
       // Prometheus must hold the run's request count.
       const [line] = await metrics.stop(5000);
-      if (!line || line.dropped > 0) throw new Error(`metrics not all pushed: ${line?.text}`);
+      if (!line || line.dropped > 0) throw new MetricsCheckFailed(`metrics not all pushed: ${line?.text}`);
       sample.pushedSamples = Number(/pushed (\d+) samples/.exec(line.text)?.[1]);
       const answered = Object.values(result.operations).reduce((sum, op) => sum + op.requests, 0);
       await untilPrometheusHolds(metrics.runId, answered);
@@ -184,11 +187,16 @@ try {
       );
     }
   }
+} catch (error) {
+  if (!(error instanceof MetricsCheckFailed)) throw error;
+  console.error(`bench:generator: ${error.message}`);
+  process.exitCode = 1;
 } finally {
   await stopAll();
   await stopServers();
   plansFile.remove();
 }
+if (process.exitCode) process.exit();
 const run = median(samples.run.map((s) => s.usPerRequest));
 const runMetrics = median(samples['run-metrics'].map((s) => s.usPerRequest));
 // Each round's on/off pair ran back to back: their ratio is less exposed to drift than the medians'.
