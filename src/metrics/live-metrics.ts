@@ -7,8 +7,11 @@ import type { SinkSpec } from './sinks.ts';
 export interface LiveMetricsOptions {
   sinks: readonly SinkSpec[];
   intervalMs: number;
-  /** Labels on every series: scenario, target, plan (the run_id is made here). */
-  identity: Readonly<Record<string, string>>;
+  /**
+   * Labels on every series: scenario, target, plan. The run_id is made here (`runId`), and one given
+   * would be overridden without a word: a type error instead.
+   */
+  identity: Readonly<Record<string, string>> & { readonly run_id?: never };
   /** The run plan's windows as the target counts them. */
   windows: readonly RateWindow[];
   /** Queue bound per sink, samples. */

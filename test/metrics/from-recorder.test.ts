@@ -46,6 +46,22 @@ describe('classic buckets from an HDR histogram', () => {
     }
   });
 
+  it('reads a histogram that grew since its last push through the grown layout', () => {
+    const h = newHistogram();
+    h.recordValue(150);
+    expect(classicBuckets(h).cumulative[1]).toBe(1);
+    // 40 s: past the counts array the first value needed, so hdr grows it.
+    h.recordValue(40_000_000);
+    const { cumulative, count, sum } = classicBuckets(h);
+    expect(count).toBe(2);
+    // At or below a bound: 150 µs at 0.00015 s, 40 s past 28.8 s and not past 43.1 s.
+    const at = (bound: number) => cumulative[BUCKET_BOUNDS_SECONDS.indexOf(bound)];
+    expect(at(0.00015)).toBe(1);
+    expect(at(28.8)).toBe(1);
+    expect(at(43.1)).toBe(2);
+    expect(sum).toBeCloseTo((h.mean * 2) / 1e6, 6);
+  });
+
   it('is not walked again while nothing was recorded', () => {
     const h = newHistogram();
     h.recordValue(1000);
