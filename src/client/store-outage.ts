@@ -2,7 +2,8 @@ import { MAX_TIMER_MS, now } from './clock.ts';
 
 /**
  * How pacing went on once the store answered again: `intact` (the same store process, or one that
- * still held the key's reservations), `server` (the store had forgotten them, and the server's own
+ * held the key's reservations: a promoted replica, or a restarted store another generator had
+ * already written them back to), `server` (the store had forgotten them, and the server's own
  * Remaining and Reset were written back in their place), `held` (forgotten, and the server told
  * nothing: one window of the plan was waited out since the last send any generator may have made),
  * `local-share` (each generator paced alone at its share of the plan while the store was away).

@@ -1,7 +1,7 @@
 import type { StoreOutageSeen } from '../result/types.ts';
 
 const RESUMED: Record<NonNullable<StoreOutageSeen['resumed']>, string> = {
-  intact: 'the store had kept its reservations',
+  intact: "the store held the key's reservations (kept, or written back by another generator)",
   server: "pacing resumed from the server's Remaining",
   held: 'the store had forgotten its reservations and the server told none: one window was waited out',
   'local-share': 'each generator paced alone at its share of the plan meanwhile',
