@@ -1,5 +1,6 @@
 import type { CheckResult } from '../record/checks/tally.ts';
 import { type DialectCounts, detectedDialect, inDialectOrder } from '../record/dialects.ts';
+import { outagesFromStart } from '../result/store-outages.ts';
 import type {
   Compliance,
   HeaderDialect,
@@ -130,12 +131,8 @@ export function mergeStoreOutages(
       last.resumed ??= s.resumed;
     } else merged.push({ ...s });
   }
-  const seconds = (at: number) => Math.max(0, Math.round(at - start) / 1000);
-  return merged.map((o) => ({
-    from: seconds(o.from),
-    ...(Number.isFinite(o.to) ? { to: seconds(o.to) } : {}),
-    held: o.held,
-    sentWithout: o.sentWithout,
-    ...(o.resumed && Number.isFinite(o.to) ? { resumed: o.resumed } : {}),
-  }));
+  return outagesFromStart(
+    merged.map((o) => ({ ...o, to: Number.isFinite(o.to) ? o.to : undefined })),
+    start,
+  );
 }

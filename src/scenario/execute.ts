@@ -8,13 +8,13 @@ import type { SpacingState } from '../client/adaptive-spacing.ts';
 import { ApiClient, keysByCause, type Lane, type Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import type { SharedQuota } from '../client/gate.ts';
-import type { StoreOutage } from '../client/store-outage.ts';
 import type { AttemptRecord } from '../record/attempt.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { errorCount } from '../record/errors.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
-import type { LimiterSeen, RunResult, StoreOutageSeen, WorkloadSummary } from '../result/types.ts';
+import { outagesFromStart } from '../result/store-outages.ts';
+import type { LimiterSeen, RunResult, WorkloadSummary } from '../result/types.ts';
 import type { Scenario } from './define.ts';
 import { type Coordination, type EngineInput, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
@@ -209,7 +209,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     );
     if (limiter) result.compliance.limiter = limiter;
     const outages = input.sharedQuota?.store.watch?.outages;
-    if (outages && outages.length > 0) result.compliance.storeOutages = storeOutagesSeen(outages, startedAt);
+    if (outages && outages.length > 0) result.compliance.storeOutages = outagesFromStart(outages, startedAt);
     return result;
   };
 
@@ -296,18 +296,6 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     clearInterval(ticker);
     await client.close();
   }
-}
-
-/** The store's outages in seconds from the run's start, as the result keeps them. */
-function storeOutagesSeen(outages: readonly StoreOutage[], startedAt: number): StoreOutageSeen[] {
-  const seconds = (at: number) => Math.max(0, Math.round(at - startedAt) / 1000);
-  return outages.map((o) => ({
-    from: seconds(o.from),
-    ...(o.to === undefined ? {} : { to: seconds(o.to) }),
-    held: o.held,
-    sentWithout: o.sentWithout,
-    ...(o.resumed === undefined || o.to === undefined ? {} : { resumed: o.resumed }),
-  }));
 }
 
 /** The limiter as the run met it, when it was given or taught the client something. */
