@@ -5,9 +5,11 @@ import type { LimiterModelName } from './limiter-models.ts';
  * (the seed's reading of X-RateLimit-Reset), a sliding window (log or counter), a token bucket
  * (burst, then a steady refill), and GCRA, the leaky bucket as a meter (nginx `limit_req`, Envoy,
  * most gateways), which rejects a request that comes sooner than 1/rate after the one before beyond
- * its burst.
+ * its burst; and a concurrency limit (nginx `limit_conn`, Stripe's concurrency limiter, GitHub's
+ * secondary limits), which refuses a request while too many of the key's are in flight, whatever
+ * the rate.
  */
-export const LIMITER_KINDS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra'] as const;
+export const LIMITER_KINDS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra', 'concurrency'] as const;
 export type LimiterKind = (typeof LIMITER_KINDS)[number];
 
 /** Kinds whose rule binds between two sends, not only over a window: the client keeps a gap. */
