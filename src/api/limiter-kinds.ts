@@ -1,3 +1,4 @@
+import { InputError } from './input-error.ts';
 import type { LimiterModelName } from './limiter-models.ts';
 
 /**
@@ -9,7 +10,13 @@ import type { LimiterModelName } from './limiter-models.ts';
  * secondary limits), which refuses a request while too many of the key's are in flight, whatever
  * the rate.
  */
-export const LIMITER_KINDS = ['fixed-window', 'sliding-window', 'token-bucket', 'gcra', 'concurrency'] as const;
+export const LIMITER_KINDS = [
+  'fixed-window',
+  'sliding-window',
+  'token-bucket',
+  'gcra',
+  'concurrency',
+] as const;
 export type LimiterKind = (typeof LIMITER_KINDS)[number];
 
 /** Kinds whose rule binds between two sends, not only over a window: the client keeps a gap. */
@@ -22,3 +29,25 @@ export const KIND_OF_MODEL: Readonly<Record<LimiterModelName, LimiterKind>> = {
   'token-bucket': 'token-bucket',
   gcra: 'gcra',
 };
+
+/** `--limiter` as given: a kind, and for `concurrency:N` the key's requests in flight at most. */
+export interface LimiterGiven {
+  kind: LimiterKind;
+  maxInFlight?: number;
+}
+
+/** `gcra`, `fixed-window`, ..., `concurrency` (learned) or `concurrency:4` (given). */
+export function parseLimiter(text: string, flag: string): LimiterGiven {
+  const [kind, n, ...rest] = text.trim().split(':');
+  if (!(LIMITER_KINDS as readonly string[]).includes(kind ?? ''))
+    throw new InputError(
+      `${flag} '${text}': want one of ${LIMITER_KINDS.join(', ')} (concurrency:N for a known limit)`,
+    );
+  if (n === undefined) return { kind: kind as LimiterKind };
+  const maxInFlight = Number(n);
+  if (kind !== 'concurrency' || rest.length > 0 || !/^\d+$/.test(n) || maxInFlight < 1)
+    throw new InputError(
+      `${flag} '${text}': only concurrency takes a number, the requests in flight at most (e.g. concurrency:4)`,
+    );
+  return { kind: 'concurrency', maxInFlight };
+}

@@ -32,7 +32,16 @@ export interface QuotaPolicy {
   name?: string;
   quota: number;
   windowSeconds?: number;
+  /**
+   * What `quota` counts (the drafts' `qu`): absent means requests; `concurrent-requests` is a
+   * concurrency limit (no window), `content-bytes` a volume. Only requests are a rate to pace by.
+   */
+  unit?: string;
 }
+
+/** A policy's quota counts requests over a window (the default unit), not bytes or requests in flight. */
+const countsRequests = (p: QuotaPolicy | undefined) =>
+  p === undefined || p.unit === undefined || p.unit === 'requests';
 
 /** One response's rate-limit headers, whatever dialect they came in. */
 export interface RateLimitView {
@@ -97,10 +106,13 @@ function readPolicies(headers: Headers, malformed: string[]): QuotaPolicy[] {
     const quota = named === undefined ? wholeNumber(value) : wholeNumber(params.get('q'));
     if (quota === undefined) continue;
     const windowSeconds = wholeNumber(params.get('w'));
+    const qu = params.get('qu');
+    const unit = qu === undefined ? undefined : nameOf(qu);
     policies.push({
       ...(named === undefined ? {} : { name: named }),
       quota,
       ...(windowSeconds === undefined ? {} : { windowSeconds }),
+      ...(unit === undefined ? {} : { unit }),
     });
   }
   return policies;
@@ -118,8 +130,11 @@ function readIetf8(list: ReturnType<typeof parseList>, policies: QuotaPolicy[]):
     const remaining = wholeNumber(params.get('r'));
     if (name === undefined || remaining === undefined) continue;
     if (best?.remaining !== undefined && best.remaining <= remaining) continue;
+    const policy = policies.find((p) => p.name === name);
+    // Bytes or requests in flight left are no count of requests left in a window.
+    if (!countsRequests(policy)) continue;
     const reset = wholeNumber(params.get('t'));
-    const limit = policies.find((p) => p.name === name)?.quota;
+    const limit = policy?.quota;
     best = {
       policy: name,
       remaining,
@@ -346,6 +361,8 @@ export function quotaState(view: RateLimitView, nowMs: number): RateLimitState {
         : undefined
       : view.policies.find((p) => p.name === view.policy);
   if (policy?.windowSeconds !== undefined) state.windowSeconds = policy.windowSeconds;
+  const concurrency = view.policies.find((p) => p.unit === 'concurrent-requests');
+  if (concurrency !== undefined) state.maxInFlight = concurrency.quota;
   return state;
 }
 

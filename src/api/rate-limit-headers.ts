@@ -28,6 +28,8 @@ export interface RateLimitState {
   reset: number | undefined;
   /** The length of the window `remaining` counts down, when the server declares it (a policy's `w`). */
   windowSeconds?: number;
+  /** A policy counted in concurrent requests: the key's requests in flight at most. */
+  maxInFlight?: number;
 }
 
 export function readRateLimitHeaders(headers: Record<string, HeaderValue>): RateLimitState {

@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
-import { LIMITER_KINDS } from '../api/limiter-kinds.ts';
+import { parseLimiter } from '../api/limiter-kinds.ts';
 import {
   applyPlanOverrides,
   DEFAULT_PLANS,
@@ -117,9 +117,9 @@ export function runOptions(yargs: Argv) {
         describe: 'Plan pacing; off (raw mode) exceeds quotas on purpose',
       })
       .option('limiter', {
-        choices: LIMITER_KINDS,
+        type: 'string',
         describe:
-          "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap. Default: learned from the server's 429s",
+          "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap; concurrency:N (nginx limit_conn, Stripe, GitHub's secondary limits) keeps at most N requests of the key in flight, concurrency alone learns N from the 429s. Default: learned from the server's 429s (a 429 that came while others of the key were in flight lowers the key's in-flight cap)",
       })
       .option('contract', {
         choices: CONTRACTS,
@@ -340,6 +340,7 @@ export async function run(args: RunArgs): Promise<number> {
   const windows = scalePlan(plan, timeScale).windows;
   const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
   const timeoutMs = parseDuration(args.timeout, '--timeout');
+  const limiter = args.limiter === undefined ? undefined : parseLimiter(args.limiter, '--limiter');
   const checkpointMs = parseCheckpointInterval(args.checkpoint);
   if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
     throw new InputError('--max-attempts must be a whole number >= 1');
@@ -504,7 +505,8 @@ export async function run(args: RunArgs): Promise<number> {
         timeScale,
         enforce,
         allowBanRisk: args.allowBanRisk,
-        limiter: args.limiter,
+        limiter: limiter?.kind,
+        maxInFlight: limiter?.maxInFlight,
         contract: args.contract,
         timeoutMs,
         maxAttempts: args.maxAttempts,

@@ -212,14 +212,20 @@ export function failureLine(result: RunResult): string | undefined {
 
 /** 'gcra (learned from a 429 at the plan's spacing): 1025 ms kept between sends; ...' */
 function describeLimiter(l: LimiterSeen): string {
+  const learnedFrom =
+    l.model === 'concurrency'
+      ? 'learned from 429s that came while others of the key were in flight'
+      : "learned from a 429 at the plan's spacing";
   const model =
-    l.model === 'unknown'
-      ? 'not known'
-      : `${l.model} (${l.given ? 'given with --limiter' : "learned from a 429 at the plan's spacing"})`;
+    l.model === 'unknown' ? 'not known' : `${l.model} (${l.given ? 'given with --limiter' : learnedFrom})`;
   const gap = l.gapMs > 0 ? `; ${fmt(l.gapMs, 0)} ms kept between sends` : '';
   const cuts =
     l.rateCuts > 0
       ? `; the rate halved ${l.rateCuts} time${l.rateCuts === 1 ? '' : 's'} by 429s that told no wait`
       : '';
-  return `${model}${gap}${cuts}`;
+  const inFlight =
+    l.maxInFlight === undefined
+      ? ''
+      : `; at most ${l.maxInFlight} request${l.maxInFlight === 1 ? '' : 's'} of the key in flight${l.inFlightCuts ? ` (${l.inFlightCuts} 429${l.inFlightCuts === 1 ? '' : 's'} lowered it)` : ''}`;
+  return `${model}${gap}${cuts}${inFlight}`;
 }

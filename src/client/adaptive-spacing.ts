@@ -1,3 +1,5 @@
+import { ConcurrencyLimit } from './concurrency-limit.ts';
+
 /**
  * The spacing a key's sends keep when the server's limiter is not the plan's windows: a GCRA or
  * leaky bucket (nginx `limit_req`, Envoy, most gateways) rejects any request that comes sooner than
@@ -20,11 +22,15 @@
 /**
  * What is known of the server's limiter before its first answer: `floorMs`, a gap to keep from the
  * start (a GCRA or token bucket given with `--limiter`: the plan's spacing); `learnFloor`, whether
- * a 429 may raise it (not when the limiter is given as windows).
+ * a 429 may raise it (not when the limiter is given as windows); `maxInFlight`, a concurrency limit
+ * given (`--limiter concurrency:N`); `learnConcurrency`, whether a 429 that came while others of the
+ * key were in flight may lower the key's in-flight cap (untold, or told `concurrency`).
  */
 export interface SpacingStart {
   floorMs: number;
   learnFloor: boolean;
+  maxInFlight?: number;
+  learnConcurrency?: boolean;
 }
 
 /** What the spacing learned, for the result: the model it points to and the gaps it keeps. */
@@ -35,6 +41,10 @@ export interface SpacingState {
   capMs: number;
   /** 429s that told no wait, each of which halved the rate. */
   decreases: number;
+  /** The key's in-flight cap, given, told or learned (undefined: none binds). */
+  maxInFlight: number | undefined;
+  /** 429s that lowered the in-flight cap. */
+  concurrencyCuts: number;
 }
 
 /**
@@ -49,8 +59,11 @@ const JITTER_BAND = 1.25;
 const EMPTY: number[] = [];
 /** Sends unanswered whose time is kept, at most, to measure the gap a late answer's send came at. */
 const RING = 256;
-/** A slot of the ring: the send's number (FREE: none), its time, and the gap before it. */
-const STRIDE = 3;
+/**
+ * A slot of the ring: the send's number (FREE: none), its time, the gap before it, and its level
+ * (the key's requests in flight as it left, itself included).
+ */
+const STRIDE = 4;
 const FREE = -1;
 
 /** Whether an unanswered send other than `seq` would share its slot in a ring of `slots`. */
@@ -79,6 +92,8 @@ class Learned {
   constructor(public floorMs: number) {}
 }
 
+const NO_CAP = Number.POSITIVE_INFINITY;
+
 export class AdaptiveSpacing {
   private learned: Learned | undefined;
   private lastSentAt = Number.NEGATIVE_INFINITY;
@@ -93,9 +108,24 @@ export class AdaptiveSpacing {
    */
   private ring: number[] = EMPTY;
 
+  /** Made at the first 429 that a concurrency limit explains, or at once for a cap given. */
+  private concurrency: ConcurrencyLimit | undefined;
+
   /** `start` may be shared by every key of a plan: it is only read. */
   constructor(private readonly start: SpacingStart) {
     if (start.floorMs > 0) this.learned = new Learned(start.floorMs);
+    if (start.maxInFlight !== undefined) this.concurrency = new ConcurrencyLimit(start.maxInFlight);
+  }
+
+  /** Requests of the key in flight at most (Infinity: no cap binds). */
+  maxInFlight(): number {
+    return this.concurrency === undefined ? NO_CAP : this.concurrency.cap;
+  }
+
+  /** The server told its concurrency limit (a policy counted in concurrent requests). */
+  toldMaxInFlight(limit: number): void {
+    if (this.concurrency === undefined) this.concurrency = new ConcurrencyLimit(limit);
+    else this.concurrency.told(limit);
   }
 
   /** 429s in a row for this key, whatever their headers: the exponent of its backoff. */
@@ -111,7 +141,7 @@ export class AdaptiveSpacing {
     return gap > 0 ? this.lastSentAt + gap : Number.NEGATIVE_INFINITY;
   }
 
-  sent(seq: number, at: number): void {
+  sent(seq: number, at: number, level = 1): void {
     const gap = seq > 1 && this.prevSeq === seq - 1 ? at - this.prevAt : Number.NaN;
     this.prevSeq = seq;
     this.prevAt = at;
@@ -126,6 +156,7 @@ export class AdaptiveSpacing {
     ring[slot] = seq;
     ring[slot + 1] = at;
     ring[slot + 2] = gap;
+    ring[slot + 3] = level;
   }
 
   private slotOf(seq: number): number {
@@ -143,9 +174,7 @@ export class AdaptiveSpacing {
       const s = old[i] as number;
       if (s === FREE) continue;
       const at = (s % slots) * STRIDE;
-      ring[at] = s;
-      ring[at + 1] = old[i + 1] as number;
-      ring[at + 2] = old[i + 2] as number;
+      for (let k = 0; k < STRIDE; k++) ring[at + k] = old[i + k] as number;
     }
     this.ring = ring;
     return ring;
@@ -185,7 +214,18 @@ export class AdaptiveSpacing {
     l.last429At = Math.max(l.last429At, at);
     const slot = this.find(seq);
     const gap = this.gapBefore(slot);
+    const level = slot < 0 ? 0 : (this.ring[slot + 3] as number);
     if (slot >= 0) this.ring[slot] = FREE;
+    // What the 429 correlates with: others of the key in flight (a concurrency limit), or none, so
+    // only a rate between sends or a window can have refused it. A told wait is a window's.
+    if (!told && this.start.learnConcurrency && level >= 1) {
+      if (level >= 2) {
+        if (this.concurrency === undefined) this.concurrency = new ConcurrencyLimit();
+        this.concurrency.refused(level, at);
+        return;
+      }
+      this.concurrency?.refusedAlone();
+    }
     const soon = gap !== undefined && gap <= intervalMs * JITTER_BAND;
     if (this.start.learnFloor && soon && gap + 1 >= l.floorMs) {
       if (planGapMs > 0) l.inferred = 'gcra';
@@ -208,7 +248,8 @@ export class AdaptiveSpacing {
    * and, if it left after the latest 429 came, the run of 429s is over. One sent before says nothing
    * of the limiter after it (it was admitted while the others in flight were not).
    */
-  answered(seq: number): void {
+  answered(seq: number, at: number): void {
+    this.concurrency?.answered(at);
     const slot = this.find(seq);
     if (slot < 0 && this.learned === undefined) return;
     const sentAt = slot < 0 ? Number.NaN : (this.ring[slot + 1] as number);
@@ -225,8 +266,10 @@ export class AdaptiveSpacing {
 
   state(): SpacingState {
     const l = this.learned;
+    const c = this.concurrency;
+    const concurrency = { maxInFlight: c?.maxInFlight, concurrencyCuts: c?.cuts ?? 0 };
     return l === undefined
-      ? { inferred: undefined, floorMs: this.start.floorMs, capMs: 0, decreases: 0 }
-      : { inferred: l.inferred, floorMs: l.floorMs, capMs: l.capMs, decreases: l.decreases };
+      ? { inferred: undefined, floorMs: this.start.floorMs, capMs: 0, decreases: 0, ...concurrency }
+      : { inferred: l.inferred, floorMs: l.floorMs, capMs: l.capMs, decreases: l.decreases, ...concurrency };
   }
 }

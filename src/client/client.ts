@@ -39,6 +39,8 @@ export interface ClientOptions {
   allowBanRisk?: boolean;
   /** The server's limiter, when known (`--limiter`); else learned from its 429s. */
   limiter?: LimiterKind;
+  /** `--limiter concurrency:N`: each key's requests in flight at most, from the start. */
+  maxInFlight?: number;
   timeoutMs?: number;
   /** Attempts for 5xx and transport errors on idempotent methods (default 3). */
   maxAttempts?: number;
@@ -226,6 +228,7 @@ class ClientCore {
         enforce,
         maxOvershoot: this.options.allowBanRisk ? Number.POSITIVE_INFINITY : undefined,
         limiter: this.options.limiter,
+        maxInFlight: this.options.maxInFlight,
       });
       cache.set(windows, plan);
     }

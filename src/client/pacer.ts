@@ -27,6 +27,8 @@ export interface PacerOptions {
    * as a minimum gap between sends from the start; windows learn no gap. Unset: learned from 429s.
    */
   limiter?: LimiterKind;
+  /** `--limiter concurrency:N`: requests of the key in flight at most, from the start. */
+  maxInFlight?: number;
 }
 
 /**
@@ -61,6 +63,8 @@ export class PacerPlan {
           ? withMargin((shortest.seconds * 1000) / shortest.limit)
           : 0,
       learnFloor: given === undefined,
+      ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+      learnConcurrency: given === undefined || given === 'concurrency',
     };
     this.maxOvershoot = options.maxOvershoot ?? 2;
     this.windowMsByLimit = new Map(options.windows.map((w) => [w.limit, w.seconds * 1000]));
@@ -203,6 +207,9 @@ export class Pacer {
       at = gap;
       cause = 'pacing';
     }
+    // A concurrency limit: the next send waits for an answer, whatever the rate allows.
+    if (this.inFlight >= this.spacing.maxInFlight())
+      return { at: Number.POSITIVE_INFINITY, cause: 'inflight' };
     // After a 429, one request at a time until one is admitted: a burst into a limiter that has just
     // said no (a GCRA whose one slot a backlog all wants) is the run of 429s the seed's ban counts.
     if (this.spacing.consecutive > 0 && this.inFlight > 0 && Number.isFinite(this.plan.maxOvershoot))
@@ -236,7 +243,7 @@ export class Pacer {
     this.nextSlot = (at - this.nextSlot > spacingMs / 2 ? at : this.nextSlot) + spacingMs;
     this.log.add(at);
     this.inFlight++;
-    this.spacing.sent(this.seq + 1, at);
+    this.spacing.sent(this.seq + 1, at, this.inFlight);
     return ++this.seq;
   }
 
@@ -246,10 +253,11 @@ export class Pacer {
    */
   observe(seq: number, headers: RateLimitState | undefined, at: number, status = 0): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
-    if (status !== 0 && status !== 429) this.spacing.answered(seq);
+    if (status !== 0 && status !== 429) this.spacing.answered(seq, at);
     // A 429's send is let go by rateLimited, which still wants its gap.
     else if (status === 0) this.spacing.forget(seq);
     if (status !== 0) this.silent = headers === undefined;
+    if (headers?.maxInFlight !== undefined) this.spacing.toldMaxInFlight(headers.maxInFlight);
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
     if (headers.limit !== undefined) this.lastLimit = headers.limit;
     this.mostRemaining = Math.max(this.mostRemaining ?? 0, headers.remaining);

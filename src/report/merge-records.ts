@@ -94,11 +94,17 @@ export function mergeLimiters(parts: (LimiterSeen | undefined)[]): LimiterSeen |
   const present = parts.filter((p): p is LimiterSeen => p !== undefined);
   if (present.length === 0) return undefined;
   const given = present.find((p) => p.given);
+  const learned = (['gcra', 'concurrency'] as const).find((m) => present.some((p) => p.model === m));
+  // Each generator capped its own requests in flight: the tightest cap is the limit any of them met.
+  const caps = present.flatMap((p) => (p.maxInFlight === undefined ? [] : [p.maxInFlight]));
+  const inFlightCuts = present.reduce((n, p) => n + (p.inFlightCuts ?? 0), 0);
   return {
-    model: given?.model ?? (present.some((p) => p.model === 'gcra') ? 'gcra' : 'unknown'),
+    model: given?.model ?? learned ?? 'unknown',
     given: given !== undefined,
     gapMs: Math.max(...present.map((p) => p.gapMs)),
     rateCuts: present.reduce((n, p) => n + p.rateCuts, 0),
+    ...(caps.length > 0 ? { maxInFlight: Math.min(...caps) } : {}),
+    ...(inFlightCuts > 0 ? { inFlightCuts } : {}),
   };
 }
 

@@ -311,6 +311,14 @@ export interface LimiterSeen {
   gapMs: number;
   /** 429s without Retry-After or a reset, each of which halved the rate (recovered step by step). */
   rateCuts: number;
+  /**
+   * The key's requests in flight at most, at the end: given (`--limiter concurrency:N`), told by a
+   * policy in concurrent requests, or learned from 429s that came while others were in flight
+   * (absent: no cap bound).
+   */
+  maxInFlight?: number;
+  /** 429s that lowered the in-flight cap (absent when none did). */
+  inFlightCuts?: number;
 }
 
 export interface WorkloadSummary {

@@ -44,6 +44,8 @@ export interface ExecuteInput<D> {
   allowBanRisk?: boolean;
   /** The target's limiter when known (`--limiter`); else the client learns it from 429s. */
   limiter?: LimiterKind;
+  /** `--limiter concurrency:N`: the key's requests in flight at most. */
+  maxInFlight?: number;
   /** The rate-limit dialect the checks judge as promised (`--contract`); default the seed's. */
   contract?: Contract;
   timeoutMs?: number;
@@ -143,6 +145,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     enforce: input.enforce,
     allowBanRisk: input.allowBanRisk,
     limiter: input.limiter,
+    maxInFlight: input.maxInFlight,
     timeoutMs: input.timeoutMs,
     maxAttempts: input.maxAttempts,
     connections: input.tenants ? 256 : Math.max(1, Math.min(256, input.workload.maxInFlight)),
@@ -300,13 +303,16 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
 
 /** The limiter as the run met it, when it was given or taught the client something. */
 function limiterSeen(given: LimiterKind | undefined, s: SpacingState): LimiterSeen | undefined {
-  if (given === undefined && s.inferred === undefined && s.decreases === 0 && s.floorMs === 0)
+  const capped = s.maxInFlight !== undefined || s.concurrencyCuts > 0;
+  if (given === undefined && s.inferred === undefined && s.decreases === 0 && s.floorMs === 0 && !capped)
     return undefined;
   return {
-    model: given ?? s.inferred ?? 'unknown',
+    model: given ?? s.inferred ?? (s.maxInFlight !== undefined ? 'concurrency' : 'unknown'),
     given: given !== undefined,
     gapMs: Math.round(s.floorMs * 10) / 10,
     rateCuts: s.decreases,
+    ...(s.maxInFlight === undefined ? {} : { maxInFlight: s.maxInFlight }),
+    ...(s.concurrencyCuts > 0 ? { inFlightCuts: s.concurrencyCuts } : {}),
   };
 }
 
@@ -315,13 +321,24 @@ function limiterSeen(given: LimiterKind | undefined, s: SpacingState): LimiterSe
  * any key kept, and every key's rate cuts. Read once, when the result is built (not per request).
  */
 function lanesSpacing(lanes: Iterable<Lane>): SpacingState {
-  const all: SpacingState = { inferred: undefined, floorMs: 0, capMs: 0, decreases: 0 };
+  const all: SpacingState = {
+    inferred: undefined,
+    floorMs: 0,
+    capMs: 0,
+    decreases: 0,
+    maxInFlight: undefined,
+    concurrencyCuts: 0,
+  };
   for (const lane of lanes) {
     const s = lane.spacingState();
     all.inferred ??= s.inferred;
     all.floorMs = Math.max(all.floorMs, s.floorMs);
     all.capMs = Math.max(all.capMs, s.capMs);
     all.decreases += s.decreases;
+    // The tightest cap any key kept: keys of one plan meet the same limiter.
+    if (s.maxInFlight !== undefined)
+      all.maxInFlight = Math.min(all.maxInFlight ?? s.maxInFlight, s.maxInFlight);
+    all.concurrencyCuts += s.concurrencyCuts;
   }
   return all;
 }

@@ -30,6 +30,7 @@ export interface WorkerJob {
   enforce: boolean;
   allowBanRisk: boolean;
   limiter?: LimiterKind;
+  maxInFlight?: number;
   contract?: Contract;
   timeoutMs: number;
   maxAttempts: number;

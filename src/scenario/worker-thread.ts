@@ -105,6 +105,7 @@ try {
     enforce: job.enforce,
     allowBanRisk: job.allowBanRisk,
     limiter: job.limiter,
+    maxInFlight: job.maxInFlight,
     contract: job.contract,
     timeoutMs: job.timeoutMs,
     maxAttempts: job.maxAttempts,

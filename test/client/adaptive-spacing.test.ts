@@ -32,7 +32,7 @@ describe('AdaptiveSpacing', () => {
     const caps: number[] = [];
     for (let i = 0; i < 12; i++) {
       s.sent(3 + i, T0 + 1000 + i * 300);
-      s.answered(3 + i);
+      s.answered(3 + i, 0);
       caps.push(s.state().capMs);
     }
     // A tenth of the halved rate (1/200 ms) per answer: 1/200 + 10 * 1/2000 = 1/100 after ten.
@@ -82,10 +82,10 @@ describe('AdaptiveSpacing', () => {
     expect(s.consecutive).toBe(3);
     // Sent before the latest 429 came back: admitted while the others were not, it ends nothing.
     s.sent(4, T0 + 2);
-    s.answered(4);
+    s.answered(4, 0);
     expect(s.consecutive).toBe(3);
     s.sent(5, T0 + 10);
-    s.answered(5);
+    s.answered(5, 0);
     expect(s.consecutive).toBe(0);
   });
 });

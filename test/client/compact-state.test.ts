@@ -121,7 +121,14 @@ class FixedRingSpacing {
     if (this.capMs <= this.floorMs || this.capMs < 1) this.capMs = 0;
   }
   state() {
-    return { inferred: this.inferred, floorMs: this.floorMs, capMs: this.capMs, decreases: this.decreases };
+    return {
+      inferred: this.inferred,
+      floorMs: this.floorMs,
+      capMs: this.capMs,
+      decreases: this.decreases,
+      maxInFlight: undefined,
+      concurrencyCuts: 0,
+    };
   }
 }
 
@@ -229,7 +236,7 @@ describe('the gap learning keeps only unanswered sends, and learns what the fixe
               const [s] = pending.splice(op.pick % pending.length, 1) as [number];
               at += 3;
               if (op.kind === 'answer') {
-                compact.answered(s);
+                compact.answered(s, at);
                 fixed.answered(s);
               } else if (op.kind === 'error') {
                 compact.forget(s);
