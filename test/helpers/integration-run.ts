@@ -118,6 +118,7 @@ export async function runListAgainst(
     enforce: boolean;
     timeScale?: number;
     limiter?: LimiterKind;
+    maxInFlight?: number;
     contract?: Contract;
   },
 ): Promise<RunResult> {
@@ -140,6 +141,7 @@ export async function runListAgainst(
     timeScale: o.timeScale ?? 1,
     enforce: o.enforce,
     limiter: o.limiter,
+    maxInFlight: o.maxInFlight,
     contract: o.contract,
     spec: 'built in',
   });
