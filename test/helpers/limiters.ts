@@ -13,9 +13,9 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { freePort } from './free-port.ts';
 
 /**
- * Real third-party rate limiters (@fastify/rate-limit, express-rate-limit, nginx limit_req) in front
- * of an upstream, on loopback: what the toolkit meets in the wild, to test its reading of their
- * headers against the limiters themselves rather than against our emulation of them.
+ * Real third-party rate limiters (@fastify/rate-limit, express-rate-limit, nginx limit_req and
+ * limit_conn) in front of an upstream, on loopback: what the toolkit meets in the wild, to test its
+ * reading of their headers against the limiters themselves rather than against our emulation of them.
  */
 export interface RunningLimiter {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
@@ -189,6 +189,10 @@ function checkNginxOptions(options: NginxLimitReqOptions): void {
   if (!/^\d+r\/[sm]$/.test(options.rate)) throw new Error(`nginx rate ${options.rate}: want e.g. '60r/m'`);
   if (options.burst !== undefined && !(Number.isInteger(options.burst) && options.burst >= 0))
     throw new Error(`nginx burst ${options.burst}: want a whole number`);
+  checkNginxCommon(options);
+}
+
+function checkNginxCommon(options: { upstream: string; zoneKey?: string }): void {
   if (options.zoneKey !== undefined && !/^\$[a-z0-9_]+$/.test(options.zoneKey))
     throw new Error(`nginx zoneKey ${options.zoneKey}: want a variable, e.g. '$http_authorization'`);
   const url = new URL(options.upstream);
@@ -206,14 +210,35 @@ function proxyTarget(upstream: string): string {
   return path ? `${url.origin}${path}/` : url.origin;
 }
 
-function nginxConfig(dir: string, port: number, options: NginxLimitReqOptions): string {
+/** The directives a limiter puts in nginx's http block (its zone) and in the location (the limit). */
+interface NginxLimit {
+  zone: string;
+  limit: string;
+}
+
+function limitReq(options: NginxLimitReqOptions): NginxLimit {
+  return {
+    zone: `limit_req_zone ${options.zoneKey ?? '$binary_remote_addr'} zone=limiter:1m rate=${options.rate};
+  limit_req_status 429;`,
+    limit: [
+      'limit_req zone=limiter',
+      options.burst === undefined ? '' : ` burst=${options.burst}`,
+      options.nodelay ? ' nodelay' : '',
+      ';',
+    ].join(''),
+  };
+}
+
+function limitConn(options: NginxLimitConnOptions): NginxLimit {
+  return {
+    zone: `limit_conn_zone ${options.zoneKey ?? '$http_authorization'} zone=conn:1m;
+  limit_conn_status 429;`,
+    limit: `limit_conn conn ${options.conn};`,
+  };
+}
+
+function nginxConfig(dir: string, port: number, upstream: string, { zone, limit }: NginxLimit): string {
   const at = (name: string) => `"${join(dir, name)}"`;
-  const limit = [
-    'limit_req zone=limiter',
-    options.burst === undefined ? '' : ` burst=${options.burst}`,
-    options.nodelay ? ' nodelay' : '',
-    ';',
-  ].join('');
   // One process, no master: nothing forks or switches user (as root the worker would become nobody,
   // who cannot enter the 0700 temp dir), and SIGTERM ends the one process there is.
   return `daemon off;
@@ -228,14 +253,13 @@ http {
   fastcgi_temp_path ${at('fastcgi')};
   uwsgi_temp_path ${at('uwsgi')};
   scgi_temp_path ${at('scgi')};
-  limit_req_zone ${options.zoneKey ?? '$binary_remote_addr'} zone=limiter:1m rate=${options.rate};
-  limit_req_status 429;
+  ${zone}
   server {
     listen 127.0.0.1:${port};
     location / {
-      # limit_req acts in the preaccess phase, after rewrite: a 'return' would never be limited.
+      # limit_req and limit_conn act in the preaccess phase, after rewrite: a 'return' would never be limited.
       ${limit}
-      proxy_pass ${proxyTarget(options.upstream)};
+      proxy_pass ${proxyTarget(upstream)};
     }
   }
 }
@@ -283,11 +307,34 @@ async function stopChild(child: ChildProcess): Promise<void> {
  */
 export async function startNginxLimitReq(options: NginxLimitReqOptions): Promise<RunningLimiter> {
   checkNginxOptions(options);
+  return startNginx(options.upstream, limitReq(options));
+}
+
+export interface NginxLimitConnOptions {
+  upstream: string;
+  /** Requests of one key in flight at most; the next is refused with a bare 429. */
+  conn: number;
+  /** The variable requests are counted by; `$http_authorization` (one API key) by default. */
+  zoneKey?: string;
+}
+
+/**
+ * nginx's `limit_conn`: a concurrency limit, whatever the rate. Over HTTP/1.1 each request in flight
+ * holds its own connection, so it counts requests of the key in flight; the 429 is bare.
+ */
+export async function startNginxLimitConn(options: NginxLimitConnOptions): Promise<RunningLimiter> {
+  if (!(Number.isInteger(options.conn) && options.conn >= 1))
+    throw new Error(`nginx conn ${options.conn}: want a whole number, 1 or more`);
+  checkNginxCommon(options);
+  return startNginx(options.upstream, limitConn(options));
+}
+
+async function startNginx(upstream: string, limit: NginxLimit): Promise<RunningLimiter> {
   const binary = nginxBinary();
   const dir = await mkdtemp(join(tmpdir(), 'petstore-nginx-'));
   const port = await freePort();
   const errorLog = join(dir, 'error.log');
-  await writeFile(join(dir, 'nginx.conf'), nginxConfig(dir, port, options));
+  await writeFile(join(dir, 'nginx.conf'), nginxConfig(dir, port, upstream, limit));
   const child = spawn(binary, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', errorLog], {
     stdio: 'ignore',
   });
