@@ -207,7 +207,14 @@ export class AdaptiveSpacing {
    * its limit, in either mode: a gap well past it (a send after a pause, or after a spent window's
    * wait) was refused by a quota, not for coming too soon, and teaches the floor nothing.
    */
-  rateLimited(seq: number, told: boolean, planGapMs: number, intervalMs: number, at: number): void {
+  rateLimited(
+    seq: number,
+    told: boolean,
+    planGapMs: number,
+    intervalMs: number,
+    at: number,
+    quotaLeft = false,
+  ): void {
     if (this.learned === undefined) this.learned = new Learned(this.start.floorMs);
     const l = this.learned;
     l.consecutive++;
@@ -217,8 +224,9 @@ export class AdaptiveSpacing {
     const level = slot < 0 ? 0 : (this.ring[slot + 3] as number);
     if (slot >= 0) this.ring[slot] = FREE;
     // What the 429 correlates with: others of the key in flight (a concurrency limit), or none, so
-    // only a rate between sends or a window can have refused it. A told wait is a window's.
-    if (!told && this.start.learnConcurrency && level >= 1) {
+    // only a rate between sends or a window can have refused it. A told wait is a window's, unless
+    // the same answer shows the window's quota not spent (GitHub's secondary limits tell a wait).
+    if ((!told || quotaLeft) && this.start.learnConcurrency && level >= 1) {
       if (level >= 2) {
         if (this.concurrency === undefined) this.concurrency = new ConcurrencyLimit();
         this.concurrency.refused(level, at);

@@ -503,7 +503,9 @@ export class Lane implements Caller {
     const toldReset = view !== undefined && reset !== undefined && reset * 1000 > at;
     // The key's 429s in a row, not this call's: a headerless limiter met by many calls sees the
     // backoff grow, where each call restarting at the base would hit it again and again.
-    const retries = this.pacer.rateLimited(seq, retryAfter !== undefined || toldReset, at);
+    // A 429 whose own answer shows requests left was not the window's: another limit refused it.
+    const quotaLeft = view !== undefined && view.remaining !== undefined && view.remaining > 0;
+    const retries = this.pacer.rateLimited(seq, retryAfter !== undefined || toldReset, at, quotaLeft);
     if (retryAfter)
       return {
         ms: retryAfterDelayMs(retryAfter, at) + margin,

@@ -333,12 +333,14 @@ export class Pacer {
   }
 
   /**
-   * A 429 to send `seq`; `told`: it said when to come back (Retry-After or a reset). Returns how
-   * many 429s in a row the key has met, this one included: a backoff's exponent.
+   * A 429 to send `seq`; `told`: it said when to come back (Retry-After or a reset); `quotaLeft`:
+   * its Remaining was above 0, so no window refused it. Returns how many 429s in a row the key has
+   * met, this one included: a backoff's exponent.
    */
-  rateLimited(seq: number, told: boolean, at: number): number {
+  rateLimited(seq: number, told: boolean, at: number, quotaLeft = false): number {
     const plan = this.plan;
-    this.spacing.rateLimited(seq, told, plan.options.enforce ? plan.spacingMs : 0, plan.intervalMs, at);
+    const planGapMs = plan.options.enforce ? plan.spacingMs : 0;
+    this.spacing.rateLimited(seq, told, planGapMs, plan.intervalMs, at, quotaLeft);
     return this.spacing.consecutive;
   }
 

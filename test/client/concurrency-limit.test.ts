@@ -91,6 +91,19 @@ describe('the pacer against a concurrency limit', () => {
     expect(state.floorMs).toBeGreaterThan(0);
   });
 
+  it('a 429 that tells a wait but shows quota left (a secondary limit) also lowers the cap; one with none left is a window', () => {
+    const p = new Pacer({ windows: LOOSE, enforce: true });
+    const [, , s3] = sendAll(p, 3, T0) as [number, number, number];
+    p.observe(s3, undefined, T0 + 1, 429);
+    p.rateLimited(s3, true, T0 + 1, true);
+    expect(p.spacingState().maxInFlight).toBe(2);
+    const w = new Pacer({ windows: LOOSE, enforce: true });
+    const [, , t3] = sendAll(w, 3, T0) as [number, number, number];
+    w.observe(t3, undefined, T0 + 1, 429);
+    w.rateLimited(t3, true, T0 + 1, false);
+    expect(w.spacingState().maxInFlight).toBeUndefined();
+  });
+
   it('--limiter concurrency:2 holds two in flight from the first send; a GCRA given learns no cap', () => {
     const given = new Pacer({ windows: LOOSE, enforce: true, limiter: 'concurrency', maxInFlight: 2 });
     sendAll(given, 2, T0);
