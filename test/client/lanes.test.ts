@@ -346,3 +346,42 @@ describe('lanes of a tenant mix', () => {
     expect(perLane).toBeLessThan(1024);
   });
 });
+
+describe('a concurrency limit per key', () => {
+  it('each lane learns its own in-flight cap from the 429s of its own key', async () => {
+    // A server that serves each key 2 requests at a time (30 ms each) and refuses a third at once.
+    const LIMIT = 2;
+    const inFlight = new Map<string, number>();
+    const refused = new Map<string, number>();
+    const transport: Transport = async (_pool, options) => {
+      const key = String((options.headers as Record<string, string>).authorization);
+      const busy = inFlight.get(key) ?? 0;
+      if (busy >= LIMIT) {
+        refused.set(key, (refused.get(key) ?? 0) + 1);
+        return { status: 429, headers: {}, text: '' };
+      }
+      inFlight.set(key, busy + 1);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
+      return { status: 200, headers: { 'content-type': 'application/json' }, text: '[]' };
+    };
+    // Backoff after a headerless 429 kept short: what is under test is the cap, not the wait.
+    const { client } = newClient(transport, { rateLimitBackoffBaseMs: 10, rateLimitBackoffCapMs: 50 });
+    const m = mix([{ plan: 'roomy', keys: 2 }]);
+    const lanes = m.tenants.map((t) => client.lane(t));
+    // Four callers per key, ten calls each.
+    await Promise.all(
+      lanes.flatMap((lane) =>
+        Array.from({ length: 4 }, async () => {
+          for (let i = 0; i < 10; i++) await lane.call('listPets');
+        }),
+      ),
+    );
+    for (const lane of lanes) expect(lane.spacingState()).toMatchObject({ maxInFlight: LIMIT, decreases: 0 });
+    // The first four at once cost each key two 429s at most; after that, none.
+    expect([...refused.values()].every((n) => n <= 2)).toBe(true);
+    expect(refused.size).toBe(2);
+    // The client's own key sent nothing and learned nothing.
+    expect(client.spacingState().maxInFlight).toBeUndefined();
+  });
+});
