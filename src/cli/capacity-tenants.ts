@@ -58,6 +58,7 @@ interface TenantSettings {
   stepMs: number;
   maxTenants: number;
   start: number;
+  timeoutMs: number;
 }
 
 function whole(value: number | undefined, fallback: number, flag: string, most: number): number {
@@ -79,6 +80,7 @@ function settingsOf(args: CapacityArgs): TenantSettings {
   const timeScale = args.timeScale ?? 1;
   if (!(timeScale > 0) || !Number.isFinite(timeScale))
     throw new InputError('--time-scale must be a positive number');
+  const timeoutMs = parseDuration(args.timeout, '--timeout');
   const stepMs = parseDuration(args.stepDuration ?? DEFAULT_STEP_DURATION, '--step-duration');
   if (stepMs < 500 || stepMs > 600_000) throw new InputError('--step-duration must be from 500ms to 10m');
   const maxTenants = whole(args.maxTenants, DEFAULT_MAX_TENANTS, '--max-tenants', MAX_TENANT_KEYS / 2);
@@ -91,7 +93,7 @@ function settingsOf(args: CapacityArgs): TenantSettings {
     throw new InputError(
       "--tenants with --base-url needs --tenants-file FILE (plan,key[,name]) for the tenants' keys",
     );
-  return { plans, mix, timeScale, stepMs, maxTenants, start };
+  return { plans, mix, timeScale, stepMs, maxTenants, start, timeoutMs };
 }
 
 /** A file's keys by plan, and the largest ramp they allow. */
@@ -253,7 +255,7 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
       targetName: args.baseUrl === undefined ? 'the reference server' : target,
       operations: spec.operations,
       spec: 'petstore.openapi.yaml (built in)',
-      timeoutMs: args.timeout,
+      timeoutMs: s.timeoutMs,
       log: args.quiet ? undefined : (line) => process.stderr.write(`capacity: ${line}\n`),
       signal: interrupt.signal,
       onSnapshot: (take) => {

@@ -122,7 +122,7 @@ export function capacityOptions(yargs: Argv) {
           '--tenants with --base-url: the keys, CSV or JSON (plan,key[,name]; key env:NAME reads a variable), as run --tenants; never printed or written',
       })
       .option('out', { type: 'string', describe: 'Directory for result.json and report.html' })
-      .option('timeout', { type: 'number', default: 10_000, describe: 'Request timeout, ms' })
+      .option('timeout', { type: 'string', default: '10s', describe: 'Request timeout (e.g. 10s, 500ms)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'Only the result path' })
       .requiresArg([
         'base-url',
@@ -199,6 +199,8 @@ export async function capacity(args: CapacityArgs): Promise<number> {
   if (args.banKey !== undefined && !args.probeBan)
     throw new InputError('--ban-key is only used with --probe-ban');
   const banMaxWaitMs = parseDuration(args.banMaxWait, '--ban-max-wait');
+  // A duration with its unit, as run takes it (a number of ms read '10s' as NaN).
+  const timeoutMs = parseDuration(args.timeout, '--timeout');
   if (!Number.isInteger(args.windows) || args.windows < 1 || args.windows > 10)
     throw new InputError('--windows must be a whole number from 1 to 10');
   if (!(args.maxRate > 0)) throw new InputError('--max-rate must be a positive number');
@@ -340,7 +342,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
       daily: args.daily,
       operations: spec.operations,
       spec: 'petstore.openapi.yaml (built in)',
-      timeoutMs: args.timeout,
+      timeoutMs,
       log: args.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: interrupt.signal,
       ban: ban && { ...ban, maxWaitMs: banMaxWaitMs, alongside: embedded },

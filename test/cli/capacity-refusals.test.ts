@@ -17,6 +17,9 @@ describe('petstore-load capacity: bad flags', () => {
       /--ban-key: the pro key is also given with --key/,
     ],
     [['--probe-ban', '--ban-max-wait', '5'], /--ban-max-wait: '5' is not a duration/],
+    // A duration with its unit, as run's --timeout: a bare number is refused, not read as ms.
+    [['--timeout', '10'], /--timeout: '10' is not a duration/],
+    [['--tenants', 'free=1', '--timeout', '10'], /--timeout: '10' is not a duration/],
     [['--daily', '--threshold', 'capacity.free.strikes_to_ban==6'], /strikes_to_ban needs --probe-ban/],
   ])('refuses %j in one line, exit 2, before sending anything', async (args, message) => {
     const outcome = await runCli(['capacity', ...args], 20_000);
