@@ -1,6 +1,6 @@
 import type { TenantGroupSpec, TenantRef } from '../api/tenants.ts';
 import type { Api } from '../client/petstore-api.ts';
-import type { ProbeBattery } from './probes.ts';
+import type { ProbeResult } from '../result/probe-types.ts';
 
 export type Duration = string | number;
 /** Iterations per second, or a share of the plan's request rate: '100%'. */
@@ -95,7 +95,18 @@ export interface Scenario<D = unknown> {
    * A compliance battery (`probeBattery([...])`, its `flow` among the flows): its probes' verdicts go
    * into the result as `probes`, and any that fails makes the run exit 1.
    */
-  probes?: ProbeBattery<D>;
+  probes?: Battery<D>;
+}
+
+/**
+ * What a scenario's `probes` holds, as the run reads it: `probeBattery([...])` (src/scenario/probes.ts)
+ * makes one. Declared here by its shape, so that a scenario's types need nothing of how it runs.
+ */
+export interface Battery<D = unknown> {
+  readonly flow: Flow<D>;
+  readonly probes: readonly Probe<D>[];
+  /** The verdicts of the latest run of the flow, in the probes' order. */
+  results(): ProbeResult[];
 }
 
 /** What a probe found: `actual` in the terms of its `expected` (`401 Error (unauthorized)`). */

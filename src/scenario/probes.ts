@@ -3,7 +3,7 @@ import { now } from '../client/clock.ts';
 import { AbortedError } from '../client/gate.ts';
 import { type Api, PetstoreApi } from '../client/petstore-api.ts';
 import type { ProbeResult } from '../result/probe-types.ts';
-import type { Flow, Probe, Scenario } from './define.ts';
+import type { Battery, Flow, Probe, Scenario } from './define.ts';
 
 /**
  * A compliance battery: probes run once each, in order, by one flow (`battery.flow`, in a workload of
@@ -11,7 +11,7 @@ import type { Flow, Probe, Scenario } from './define.ts';
  * scenario declares its battery at module level and names it in `probes`; the run reads `results()`
  * when the workload is over. A new iteration of the flow starts the verdicts afresh.
  */
-export class ProbeBattery<D = unknown> {
+export class ProbeBattery<D = unknown> implements Battery<D> {
   readonly flow: Flow<D>;
   private verdicts: ProbeResult[] = [];
 
