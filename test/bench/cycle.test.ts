@@ -44,6 +44,7 @@ describe('--operations', () => {
   ])('refuses %s in one line', (text, message) => {
     expect(() => parseOperationMix(text, ids)).toThrow(InputError);
     expect(() => parseOperationMix(text, ids)).toThrow(message);
+    expect(() => parseOperationMix(text, ids)).toThrow(/^[^\n]+$/);
   });
 });
 

@@ -21,7 +21,7 @@ describe('petstore-load capacity: bad flags', () => {
     [['--timeout', '10'], /--timeout: '10' is not a duration/],
     [['--tenants', 'free=1', '--timeout', '10'], /--timeout: '10' is not a duration/],
     [['--daily', '--threshold', 'capacity.free.strikes_to_ban==6'], /strikes_to_ban needs --probe-ban/],
-  ])('refuses %j in one line, exit 2, before sending anything', async (args, message) => {
+  ])('refuses %j in one line, exit 2', async (args, message) => {
     const outcome = await runCli(['capacity', ...args], 20_000);
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toMatch(message);

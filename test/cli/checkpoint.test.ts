@@ -62,6 +62,7 @@ describe('--checkpoint', () => {
   ])('%s is refused in one line', (text, message) => {
     expect(() => parseCheckpointInterval(text)).toThrow(InputError);
     expect(() => parseCheckpointInterval(text)).toThrow(message);
+    expect(() => parseCheckpointInterval(text)).toThrow(/^[^\n]+$/);
   });
 });
 
