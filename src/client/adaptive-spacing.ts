@@ -226,19 +226,21 @@ export class AdaptiveSpacing {
     // What the 429 correlates with: others of the key in flight (a concurrency limit), or none, so
     // only a rate between sends or a window can have refused it. A told wait is a window's, unless
     // the same answer shows the window's quota not spent (GitHub's secondary limits tell a wait).
-    if ((!told || quotaLeft) && this.start.learnConcurrency && level >= 1) {
-      if (level >= 2) {
-        if (this.concurrency === undefined) this.concurrency = new ConcurrencyLimit();
-        this.concurrency.refused(level, at);
-        return;
-      }
-      this.concurrency?.refusedAlone();
+    const unexplained = (!told || quotaLeft) && this.start.learnConcurrency;
+    if (unexplained && level >= 2) {
+      if (this.concurrency === undefined) this.concurrency = new ConcurrencyLimit();
+      this.concurrency.refused(level, at, gap ?? 0);
+      return;
     }
     const soon = gap !== undefined && gap <= intervalMs * JITTER_BAND;
     if (this.start.learnFloor && soon && gap + 1 >= l.floorMs) {
       if (planGapMs > 0) l.inferred = 'gcra';
       l.floorMs = Math.max(l.floorMs, withMargin(Math.max(gap, planGapMs)));
     }
+    // A request refused alone: a rate between sends (refused soon after the one before), whose floor
+    // may explain the 429s that set the cap, or a window (refused well after it), which explains them all.
+    if (unexplained && level === 1)
+      this.concurrency?.refusedAlone(soon ? l.floorMs : Number.POSITIVE_INFINITY);
     // Told when to come back, or, pacing, one 429 alone at about the plan's spacing (a send a few ms
     // early by the server's clock, which the floor now keeps out): the rate itself was not too high.
     // 429s in a row, or at a gap well past the plan's, say it was.

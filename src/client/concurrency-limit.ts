@@ -28,6 +28,8 @@ export class ConcurrencyLimit {
   /** Times a 429 lowered the cap. */
   cuts = 0;
   private cutAt = Number.NEGATIVE_INFINITY;
+  /** The longest gap after the send before that any 429 setting the cap came at. */
+  private widestGapMs = 0;
   private answersSinceCut = 0;
   private probeAfterMs = PROBE_AFTER_MS;
   /** The cap was raised to a level once refused, and that level is being tried. */
@@ -51,9 +53,10 @@ export class ConcurrencyLimit {
    * the limit is below `level`. A request sent at a level the cap already forbids (before the cap
    * was learned) teaches nothing more.
    */
-  refused(level: number, at: number): void {
+  refused(level: number, at: number, gapMs = 0): void {
     const below = Math.max(1, level - 1);
     if (below >= this.cap) return;
+    this.widestGapMs = Math.max(this.widestGapMs, gapMs);
     // The level a probe tried was refused again: wait twice as long before the next try.
     if (this.probing) this.probeAfterMs = Math.min(PROBE_AFTER_MAX_MS, this.probeAfterMs * 2);
     this.cap = below;
@@ -65,12 +68,15 @@ export class ConcurrencyLimit {
 
   /**
    * A request refused while none other of the key was in flight: no concurrency limit explains it,
-   * so a cap learned from earlier 429s (which another limiter, a window or a rate between sends,
-   * may have sent) is dropped. A told cap stays.
+   * but another limiter does, and it may have sent the 429s that set the cap too: every one that
+   * came sooner than `explainsBelowMs` after the send before (a rate between sends whose gap is now
+   * known; Infinity for a window, which refuses whatever the gap). Then the cap is dropped; a told
+   * cap stays, and so does one whose 429s came at gaps the other limiter admits.
    */
-  refusedAlone(): void {
-    if (this.ceiling !== Number.POSITIVE_INFINITY) return;
+  refusedAlone(explainsBelowMs: number): void {
+    if (this.ceiling !== Number.POSITIVE_INFINITY || this.widestGapMs >= explainsBelowMs) return;
     this.cap = Number.POSITIVE_INFINITY;
+    this.widestGapMs = 0;
     this.probing = false;
   }
 

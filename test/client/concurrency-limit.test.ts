@@ -48,8 +48,23 @@ describe('ConcurrencyLimit', () => {
     const c = new ConcurrencyLimit(4);
     for (let i = 1; i <= 2000; i++) c.answered(T0 + i * 1000);
     expect(c.cap).toBe(4);
-    c.refusedAlone();
+    c.refusedAlone(Number.POSITIVE_INFINITY);
     expect(c.cap).toBe(4);
+  });
+
+  it('a lone refusal drops a learned cap only when its limiter explains the 429s that set it', () => {
+    const c = new ConcurrencyLimit();
+    c.refused(3, T0, 300);
+    // A rate between sends of one per 100 ms does not refuse a send 300 ms after the one before.
+    c.refusedAlone(100);
+    expect(c.cap).toBe(2);
+    // One per 500 ms does: the cap's 429s were the rate's.
+    c.refusedAlone(500);
+    expect(c.cap).toBe(Number.POSITIVE_INFINITY);
+    // A window refuses whatever the gap.
+    c.refused(2, T0 + 1000, 5000);
+    c.refusedAlone(Number.POSITIVE_INFINITY);
+    expect(c.cap).toBe(Number.POSITIVE_INFINITY);
   });
 });
 
