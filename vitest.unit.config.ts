@@ -1,0 +1,30 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:unit`: the inner loop for a change to pure code. The test files that start no
+ * server, no child process and no listening socket, found by what they call (a new file that starts
+ * one leaves the loop by itself); `npm test` stays the whole suite, which CI runs.
+ */
+const STARTS_SOMETHING =
+  /\b(startServer|startNginx\w*|startRedis|startSentinelGroup|startExpress\w*|startFastify\w*|startPrometheus\w*|runCli|runInProcess|runListAgainst|executeScenario|spawn|spawnSync|fork|execFile|createServer|listen|hostileTarget|Worker|freePort|tsImport|realRun|tenantResult)\b|helpers\/(integration|limiters|redis|prometheus|processes|hostile-target|real-run)/;
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const unit = testFiles('test').filter((file) => !STARTS_SOMETHING.test(readFileSync(file, 'utf8')));
+
+export default defineConfig({
+  test: {
+    include: unit,
+    testTimeout: 30_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
