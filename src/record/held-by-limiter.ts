@@ -1,0 +1,233 @@
+import type { AttemptRecord } from './attempt.ts';
+
+/**
+ * Responses a delaying limiter held (nginx `limit_req` with a burst and no `nodelay`, which queues
+ * the excess and releases it at its rate; express-slow-down, which adds a growing delay past a
+ * threshold), told from timing alone: neither says anything in headers, and without this their
+ * waits read as the service being slow.
+ *
+ * Per key, over its last WINDOW answers (429s and transport errors aside: a refusal is not held):
+ * - a queue releases at its rate whatever the sends: the answers come back at a steady interval T,
+ *   while their holds (latency beyond the operation's fastest answer) do not step evenly;
+ * - a slow-down adds a fixed step D per request: the holds grow by D each, while the gaps between
+ *   answers follow the sends, not a clock.
+ * A window that shows both (a burst sent at once, into either) is held but of no kind yet; it takes
+ * the kind its key showed most. A slow service does neither: every answer slow gives holds near 0,
+ * and jitter gives neither steady gaps nor steady steps. A queue's interval must also be at least
+ * twice the fastest answer, so that a service serialising its own work (answers back to back, each
+ * as slow as the first) is not taken for one. A hold under half the interval or step is noise.
+ */
+
+export type HeldKind = 'queue' | 'slow-down';
+
+export interface HeldSnapshot {
+  responses: number;
+  /** Latency beyond the operation's fastest answer, summed over the held responses, ms. */
+  totalMs: number;
+  longestMs: number;
+  /** Of `responses`, those a queue held, and those a slow-down held; the rest could not be told. */
+  queued: number;
+  slowed: number;
+  /** The queues' interval between releases, ms (weighted by the responses each held). */
+  intervalMs?: number;
+  /** The slow-downs' step per request, ms (weighted likewise). */
+  stepMs?: number;
+}
+
+/** Answers per window: seven gaps and seven steps, so that chance (jitter) rarely lines them all up. */
+const WINDOW = 8;
+/** Ring fields per answer. */
+const SENT = 0;
+const RECEIVED = 1;
+const HOLD = 2;
+/** 1 once counted, so that overlapping windows count an answer once. */
+const COUNTED = 3;
+const FIELDS = 4;
+/** Steady: each value within 8% of the median, and never closer than timer resolution allows. */
+const TOLERANCE = 0.08;
+const TOLERANCE_FLOOR_MS = 2;
+/** A step or interval shorter than this is timer noise, not a limiter. */
+const UNIT_FLOOR_MS = 5;
+
+/** What a window showed; Either: steady gaps and steady steps at once. */
+const Verdict = { None: 0, Queue: 1, SlowDown: 2, Either: 3 } as const;
+type Verdict = (typeof Verdict)[keyof typeof Verdict];
+
+class KeyState {
+  /** Fastest answer per operation, ms: the service's own latency. */
+  readonly baseline = new Map<string, number>();
+  readonly ring = new Float64Array(WINDOW * FIELDS);
+  /** Answers pushed so far (the ring holds the last WINDOW). */
+  seen = 0;
+  queued = 0;
+  slowed = 0;
+  either = 0;
+  /** Sums of interval × responses and step × responses, for the weighted means. */
+  intervalWeighted = 0;
+  stepWeighted = 0;
+  /** The last window that passed: its kind and unit, which a following answer may continue. */
+  lastVerdict: Verdict = Verdict.None;
+  lastUnit = 0;
+}
+
+/** Insertion sort of the window's ring offsets by send time: eight answers, nearly in order already. */
+function sortBySent(order: Int32Array, ring: Float64Array): void {
+  for (let i = 1; i < order.length; i++) {
+    const at = order[i]!;
+    const sent = ring[at + SENT]!;
+    let j = i - 1;
+    while (j >= 0 && ring[order[j]! + SENT]! > sent) {
+      order[j + 1] = order[j]!;
+      j--;
+    }
+    order[j + 1] = at;
+  }
+}
+
+const tolerance = (unit: number) => Math.max(TOLERANCE * unit, TOLERANCE_FLOOR_MS);
+
+export class HeldByLimiter {
+  readonly #keys = new Map<string, KeyState>();
+  /** Scratch for medians, reused: no allocation per attempt. */
+  readonly #scratch = new Float64Array(WINDOW - 1);
+  readonly #order = new Int32Array(WINDOW);
+  #totalMs = 0;
+  #longestMs = 0;
+
+  observe(a: AttemptRecord): void {
+    if (a.status === 0 || a.status === 429) return;
+    let key = this.#keys.get(a.keyLabel);
+    if (!key) {
+      key = new KeyState();
+      this.#keys.set(a.keyLabel, key);
+    }
+    const latency = a.receivedAt - a.sentAt;
+    const fastest = Math.min(key.baseline.get(a.operation.id) ?? latency, latency);
+    key.baseline.set(a.operation.id, fastest);
+    const hold = latency - fastest;
+    const at = (key.seen % WINDOW) * FIELDS;
+    key.ring[at + SENT] = a.sentAt;
+    key.ring[at + RECEIVED] = a.receivedAt;
+    key.ring[at + HOLD] = hold;
+    key.ring[at + COUNTED] = 0;
+    key.seen++;
+    if (key.seen < WINDOW) return;
+    if (this.#judgeWindow(key)) return;
+    this.#continueRun(key);
+  }
+
+  /** Whether the last WINDOW answers show a queue or a slow-down; counts their held answers if so. */
+  #judgeWindow(key: KeyState): boolean {
+    const gap = this.#steady(key, RECEIVED);
+    const step = this.#steady(key, HOLD);
+    const baseline = this.#slowestBaseline(key);
+    // The service's own queue spaces answers by its own latency; a limiter's by its rate.
+    const queue = gap >= Math.max(UNIT_FLOOR_MS, 2 * baseline);
+    const slowDown = step >= UNIT_FLOOR_MS;
+    if (!queue && !slowDown) return false;
+    const verdict = queue && slowDown ? Verdict.Either : queue ? Verdict.Queue : Verdict.SlowDown;
+    const unit = verdict === Verdict.SlowDown ? step : gap;
+    for (let i = 0; i < WINDOW; i++)
+      this.#count(key, ((key.seen - WINDOW + i) % WINDOW) * FIELDS, verdict, unit);
+    key.lastVerdict = verdict;
+    key.lastUnit = unit;
+    return true;
+  }
+
+  /**
+   * An answer that breaks the window yet continues the last run (one late wake-up of the event
+   * loop, a slow-down at its cap): released one interval after the last, or held one step more (or
+   * as much, at the cap) than it.
+   */
+  #continueRun(key: KeyState): void {
+    if (key.lastVerdict === Verdict.None) return;
+    const at = ((key.seen - 1) % WINDOW) * FIELDS;
+    const before = ((key.seen - 2) % WINDOW) * FIELDS;
+    const unit = key.lastUnit;
+    const tol = tolerance(unit);
+    const ring = key.ring;
+    const fits =
+      key.lastVerdict === Verdict.SlowDown
+        ? ring[before + COUNTED] === 1 &&
+          (Math.abs(ring[at + HOLD]! - ring[before + HOLD]! - unit) <= tol ||
+            Math.abs(ring[at + HOLD]! - ring[before + HOLD]!) <= tol)
+        : Math.abs(ring[at + RECEIVED]! - ring[before + RECEIVED]! - unit) <= tol;
+    if (fits) this.#count(key, at, key.lastVerdict, unit);
+    else key.lastVerdict = Verdict.None;
+  }
+
+  #count(key: KeyState, at: number, verdict: Verdict, unit: number): void {
+    const ring = key.ring;
+    const hold = ring[at + HOLD]!;
+    if (ring[at + COUNTED] === 1 || hold < unit / 2) return;
+    ring[at + COUNTED] = 1;
+    this.#totalMs += hold;
+    if (hold > this.#longestMs) this.#longestMs = hold;
+    if (verdict === Verdict.Queue) {
+      key.queued++;
+      key.intervalWeighted += unit;
+    } else if (verdict === Verdict.SlowDown) {
+      key.slowed++;
+      key.stepWeighted += unit;
+    } else key.either++;
+  }
+
+  /** The window's largest service latency (its answers' fastest, per operation), ms. */
+  #slowestBaseline(key: KeyState): number {
+    const ring = key.ring;
+    let slowest = 0;
+    for (let at = 0; at < WINDOW * FIELDS; at += FIELDS)
+      slowest = Math.max(slowest, ring[at + RECEIVED]! - ring[at + SENT]! - ring[at + HOLD]!);
+    return slowest;
+  }
+
+  /**
+   * The median difference of `field` between consecutive answers of the window, when it is above 0
+   * and every difference is within tolerance of it; else 0. Gaps are taken in the order answered (a
+   * queue's clock); holds in the order sent (a slow-down's count), so that answers still held from
+   * before its window reset do not break the steps of those after.
+   */
+  #steady(key: KeyState, field: number): number {
+    const diffs = this.#scratch;
+    const ring = key.ring;
+    const order = this.#order;
+    const first = key.seen - WINDOW;
+    for (let i = 0; i < WINDOW; i++) order[i] = ((first + i) % WINDOW) * FIELDS;
+    if (field === HOLD) sortBySent(order, ring);
+    for (let i = 1; i < WINDOW; i++) diffs[i - 1] = ring[order[i]! + field]! - ring[order[i - 1]! + field]!;
+    diffs.sort();
+    const median = diffs[(WINDOW - 1) >> 1]!;
+    if (median <= 0) return 0;
+    const tol = tolerance(median);
+    return diffs[0]! >= median - tol && diffs[WINDOW - 2]! <= median + tol ? median : 0;
+  }
+
+  /** Undefined when nothing was held. */
+  snapshot(): HeldSnapshot | undefined {
+    let responses = 0;
+    let queued = 0;
+    let slowed = 0;
+    let intervalWeighted = 0;
+    let stepWeighted = 0;
+    for (const key of this.#keys.values()) {
+      responses += key.queued + key.slowed + key.either;
+      // A window of no kind (a burst sent at once) is of the kind its key showed most, if any.
+      const toQueue = key.queued >= key.slowed && key.queued > 0 ? key.either : 0;
+      const toSlowed = key.slowed > key.queued ? key.either : 0;
+      queued += key.queued + toQueue;
+      slowed += key.slowed + toSlowed;
+      intervalWeighted += key.queued > 0 ? key.intervalWeighted * ((key.queued + toQueue) / key.queued) : 0;
+      stepWeighted += key.slowed > 0 ? key.stepWeighted * ((key.slowed + toSlowed) / key.slowed) : 0;
+    }
+    if (responses === 0) return undefined;
+    return {
+      responses,
+      totalMs: Math.round(this.#totalMs),
+      longestMs: Math.round(this.#longestMs),
+      queued,
+      slowed,
+      ...(queued > 0 ? { intervalMs: Math.round((intervalWeighted / queued) * 10) / 10 } : {}),
+      ...(slowed > 0 ? { stepMs: Math.round((stepWeighted / slowed) * 10) / 10 } : {}),
+    };
+  }
+}
