@@ -18,10 +18,17 @@ import type { AttemptRecord } from './attempt.ts';
  * as slow as the first) is not taken for one. A hold under half the interval or step is noise.
  */
 
-export type HeldKind = 'queue' | 'slow-down';
+export type HeldKind = 'queue' | 'slow-down' | 'both' | 'unknown';
+
+/** What held `responses`, of which a queue held `queued` and a slow-down `slowed`. */
+export function heldKind(queued: number, slowed: number): HeldKind {
+  if (queued > 0 && slowed > 0) return 'both';
+  return queued > 0 ? 'queue' : slowed > 0 ? 'slow-down' : 'unknown';
+}
 
 export interface HeldSnapshot {
   responses: number;
+  kind: HeldKind;
   /** Latency beyond the operation's fastest answer, summed over the held responses, ms. */
   totalMs: number;
   longestMs: number;
@@ -224,6 +231,7 @@ export class HeldByLimiter {
       responses,
       totalMs: Math.round(this.#totalMs),
       longestMs: Math.round(this.#longestMs),
+      kind: heldKind(queued, slowed),
       queued,
       slowed,
       ...(queued > 0 ? { intervalMs: Math.round((intervalWeighted / queued) * 10) / 10 } : {}),

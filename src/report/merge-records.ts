@@ -1,9 +1,11 @@
 import type { CheckResult } from '../record/checks/tally.ts';
 import { type DialectCounts, detectedDialect, inDialectOrder } from '../record/dialects.ts';
+import { heldKind } from '../record/held-by-limiter.ts';
 import { outagesFromStart } from '../result/store-outages.ts';
 import type {
   Compliance,
   HeaderDialect,
+  HeldByLimiterSeen,
   LimiterSeen,
   StoreOutageSeen,
   WorkloadSummary,
@@ -99,6 +101,31 @@ export function mergeLimiters(parts: (LimiterSeen | undefined)[]): LimiterSeen |
     given: given !== undefined,
     gapMs: Math.max(...present.map((p) => p.gapMs)),
     rateCuts: present.reduce((n, p) => n + p.rateCuts, 0),
+  };
+}
+
+/**
+ * Held responses over every part: counts and holds summed, the longest kept, the kind read again
+ * from the sums; a queue's interval and a slow-down's step averaged over the responses each held.
+ * A part's answers of no kind stay so: its `responses` less `queued` and `slowed`.
+ */
+export function mergeHeldByLimiter(parts: (HeldByLimiterSeen | undefined)[]): HeldByLimiterSeen | undefined {
+  const present = parts.filter((p): p is HeldByLimiterSeen => p !== undefined);
+  if (present.length === 0) return undefined;
+  const sum = (f: (p: HeldByLimiterSeen) => number) => present.reduce((n, p) => n + f(p), 0);
+  const queued = sum((p) => p.queued);
+  const slowed = sum((p) => p.slowed);
+  const intervalMs = sum((p) => (p.intervalMs ?? 0) * p.queued) / queued;
+  const stepMs = sum((p) => (p.stepMs ?? 0) * p.slowed) / slowed;
+  return {
+    responses: sum((p) => p.responses),
+    totalMs: sum((p) => p.totalMs),
+    longestMs: Math.max(...present.map((p) => p.longestMs)),
+    kind: heldKind(queued, slowed),
+    queued,
+    slowed,
+    ...(queued > 0 ? { intervalMs: Math.round(intervalMs * 10) / 10 } : {}),
+    ...(slowed > 0 ? { stepMs: Math.round(stepMs * 10) / 10 } : {}),
   };
 }
 

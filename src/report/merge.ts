@@ -11,6 +11,7 @@ import { mergeQuota } from './merge-quota.ts';
 import {
   mergeChecks,
   mergeHeaderDialects,
+  mergeHeldByLimiter,
   mergeLimiters,
   mergeStoreOutages,
   mergeViolationSamples,
@@ -86,6 +87,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
+  const heldByLimiter = mergeHeldByLimiter(parts.map((p) => p.result.compliance.heldByLimiter));
   const storeOutages = mergeStoreOutages(
     parts.map((p) => ({ outages: p.result.compliance.storeOutages, start: p.start })),
     start,
@@ -127,6 +129,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       ...(headerDialect ? { headerDialect } : {}),
       ...(limiter ? { limiter } : {}),
       ...(storeOutages ? { storeOutages } : {}),
+      ...(heldByLimiter ? { heldByLimiter } : {}),
     },
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
     ...tenants,

@@ -5,6 +5,7 @@ import type { OperationStats, Recorder } from '../record/recorder.ts';
 import { tenantFigures } from './build-tenants.ts';
 import {
   type HeaderDialect,
+  type HeldByLimiterSeen,
   type OperationSummary,
   type ResultMeta,
   type RunConfig,
@@ -29,6 +30,11 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
     response: latencyStats(stats.response),
     histograms: { service: encodeHistogram(stats.service), response: encodeHistogram(stats.response) },
   };
+}
+
+function heldByLimiterOf(recorder: Recorder): { heldByLimiter?: HeldByLimiterSeen } {
+  const heldByLimiter = recorder.held.snapshot();
+  return heldByLimiter ? { heldByLimiter } : {};
 }
 
 function headerDialectOf(recorder: Recorder): { headerDialect?: HeaderDialect } {
@@ -84,6 +90,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       planRate: rate,
       quotaUtilization: rate > 0 ? admitted / seconds / rate : 0,
       ...headerDialectOf(recorder),
+      ...heldByLimiterOf(recorder),
     },
     workload,
     ...tenantFigures(recorder.tenants, seconds),
