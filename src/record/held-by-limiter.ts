@@ -72,6 +72,9 @@ class KeyState {
   /** Sums of interval × responses and step × responses, for the weighted means. */
   intervalWeighted = 0;
   stepWeighted = 0;
+  /** The last slow-down's step, and the longest hold it gave: where it stops growing (its cap). */
+  slowStep = 0;
+  slowCap = 0;
   /** The last window that passed: its kind and unit, which a following answer may continue. */
   lastVerdict: Verdict = Verdict.None;
   lastUnit = 0;
@@ -132,8 +135,14 @@ export class HeldByLimiter {
     const queue = gap >= Math.max(UNIT_FLOOR_MS, 2 * baseline);
     const slowDown = step >= UNIT_FLOOR_MS;
     if (!queue && !slowDown) return false;
-    const verdict = queue && slowDown ? Verdict.Either : queue ? Verdict.Queue : Verdict.SlowDown;
-    const unit = verdict === Verdict.SlowDown ? step : gap;
+    let verdict: Verdict = queue && slowDown ? Verdict.Either : queue ? Verdict.Queue : Verdict.SlowDown;
+    let unit = verdict === Verdict.SlowDown ? step : gap;
+    // A slow-down at its cap holds every answer alike, which users sending again at once turn into
+    // answers at a steady interval: a queue's look, at the very hold the slow-down stopped growing at.
+    if (verdict !== Verdict.SlowDown && this.#atCap(key)) {
+      verdict = Verdict.SlowDown;
+      unit = key.slowStep;
+    }
     for (let i = 0; i < WINDOW; i++)
       this.#count(key, ((key.seen - WINDOW + i) % WINDOW) * FIELDS, verdict, unit);
     key.lastVerdict = verdict;
@@ -176,7 +185,22 @@ export class HeldByLimiter {
     } else if (verdict === Verdict.SlowDown) {
       key.slowed++;
       key.stepWeighted += unit;
+      key.slowStep = unit;
+      key.slowCap = Math.max(key.slowCap, hold);
     } else key.either++;
+  }
+
+  /**
+   * Every answer of the window not counted yet was held as long as the key's last slow-down held
+   * any, within a step's tolerance (those counted are the slow-down's climb to it).
+   */
+  #atCap(key: KeyState): boolean {
+    if (key.slowStep === 0) return false;
+    const tol = tolerance(key.slowStep);
+    const ring = key.ring;
+    for (let at = 0; at < WINDOW * FIELDS; at += FIELDS)
+      if (ring[at + COUNTED] === 0 && Math.abs(ring[at + HOLD]! - key.slowCap) > tol) return false;
+    return true;
   }
 
   /** The window's largest service latency (its answers' fastest, per operation), ms. */
