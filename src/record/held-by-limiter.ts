@@ -61,8 +61,12 @@ const Verdict = { None: 0, Queue: 1, SlowDown: 2, Either: 3 } as const;
 type Verdict = (typeof Verdict)[keyof typeof Verdict];
 
 class KeyState {
-  /** Fastest answer per operation, ms: the service's own latency. */
+  /**
+   * Fastest answer per operation, ms: the service's own latency. A success's: a quick 404 or 500
+   * says nothing of how long the work takes. Until an operation has one, its fastest of any status.
+   */
   readonly baseline = new Map<string, number>();
+  readonly anyBaseline = new Map<string, number>();
   readonly ring = new Float64Array(WINDOW * FIELDS);
   /** Answers pushed so far (the ring holds the last WINDOW). */
   seen = 0;
@@ -112,9 +116,7 @@ export class HeldByLimiter {
       this.#keys.set(a.keyLabel, key);
     }
     const latency = a.receivedAt - a.sentAt;
-    const fastest = Math.min(key.baseline.get(a.operation.id) ?? latency, latency);
-    key.baseline.set(a.operation.id, fastest);
-    const hold = latency - fastest;
+    const hold = Math.max(0, latency - this.#baseline(key, a.operation.id, latency, a.status < 400));
     const at = (key.seen % WINDOW) * FIELDS;
     key.ring[at + SENT] = a.sentAt;
     key.ring[at + RECEIVED] = a.receivedAt;
@@ -124,6 +126,17 @@ export class HeldByLimiter {
     if (key.seen < WINDOW) return;
     if (this.#judgeWindow(key)) return;
     this.#continueRun(key);
+  }
+
+  /** The operation's service latency, `latency` (of a success when `ok`) taken in. */
+  #baseline(key: KeyState, operation: string, latency: number, ok: boolean): number {
+    const any = Math.min(key.anyBaseline.get(operation) ?? latency, latency);
+    key.anyBaseline.set(operation, any);
+    const fastestOk = key.baseline.get(operation);
+    if (!ok) return fastestOk ?? any;
+    const fastest = Math.min(fastestOk ?? latency, latency);
+    key.baseline.set(operation, fastest);
+    return fastest;
   }
 
   /** Whether the last WINDOW answers show a queue or a slow-down; counts their held answers if so. */

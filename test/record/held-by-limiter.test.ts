@@ -190,3 +190,17 @@ describe('HeldByLimiter', () => {
     expect(held.snapshot()).toBeUndefined();
   });
 });
+
+describe('HeldByLimiter, the service latency it holds answers against', () => {
+  it('is that of successes: one quick error does not make a steadily paced, slow service look queued', () => {
+    // Sends every 300 ms (a paced run), each answered in 200 ms, but the first: a 404 in 2 ms.
+    const attempts = Array.from({ length: 40 }, (_, i) =>
+      attempt(1000 + i * 300, 1000 + i * 300 + (i === 0 ? 2 : 200), i === 0 ? 404 : 200, 'getPet'),
+    );
+    expect(detect(attempts)).toBeUndefined();
+    // Were the quick first answer a success, this would be a queue's timing exactly (one with a
+    // standing backlog of 198 ms, fed at its rate), and it is read as one.
+    const quickSuccess = attempts.map((a, i) => (i === 0 ? { ...a, status: 200 } : a));
+    expect(detect(quickSuccess)?.kind).toBe('queue');
+  });
+});
