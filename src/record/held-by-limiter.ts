@@ -205,11 +205,11 @@ export class HeldByLimiter {
 
   /**
    * Every answer of the window not counted yet was held as long as the key's last slow-down held
-   * any, within a step's tolerance (those counted are the slow-down's climb to it).
+   * any, within half a step: nearer to it than to the step below (those counted are its climb).
    */
   #atCap(key: KeyState): boolean {
     if (key.slowStep === 0) return false;
-    const tol = tolerance(key.slowStep);
+    const tol = key.slowStep / 2;
     const ring = key.ring;
     for (let at = 0; at < WINDOW * FIELDS; at += FIELDS)
       if (ring[at + COUNTED] === 0 && Math.abs(ring[at + HOLD]! - key.slowCap) > tol) return false;

@@ -24,15 +24,17 @@ let upstreams: RunningServer[] = [];
 let queued: RunResult;
 let slowed: RunResult;
 let jittery: RunResult;
+let refused: RunResult;
 
 beforeAll(async () => {
-  const [plain, forSlowDown, slow] = await Promise.all([
+  const [plain, forSlowDown, slow, forNodelay] = await Promise.all([
     startServer({ rateLimit: false, seedData: 3 }),
     startServer({ rateLimit: false, seedData: 3 }),
     startServer({ rateLimit: false, seedData: 3, faults: { latencyMs: 200, jitterMs: 100 } }),
+    startServer({ rateLimit: false, seedData: 3 }),
   ]);
-  upstreams = [plain, forSlowDown, slow];
-  [queued, slowed, jittery] = await Promise.all([
+  upstreams = [plain, forSlowDown, slow, forNodelay];
+  [queued, slowed, jittery, refused] = await Promise.all([
     through(await startNginxLimitReq({ upstream: plain.url, rate: '2r/s', burst: 5 })),
     through(
       await startExpressSlowDown({
@@ -44,6 +46,7 @@ beforeAll(async () => {
       }),
     ),
     runListAgainst(slow.url, { workload, windows: UNBOUND, enforce: false }),
+    through(await startNginxLimitReq({ upstream: forNodelay.url, rate: '2r/s', burst: 5, nodelay: true })),
   ]);
 }, 60_000);
 
@@ -108,5 +111,11 @@ describe('responses a delaying limiter held', () => {
     expect(jittery.overall.service.p50).toBeGreaterThan(200);
     expect(jittery.compliance.heldByLimiter, figures(jittery)).toBeUndefined();
     expect(formatSummary(jittery, undefined)).not.toContain('held by');
+  });
+
+  it('the same nginx with nodelay, which refuses past its burst and holds nothing: nothing named held', () => {
+    console.log(`nginx nodelay: ${figures(refused)}`);
+    expect(refused.overall.rateLimited).toBeGreaterThan(0);
+    expect(refused.compliance.heldByLimiter, figures(refused)).toBeUndefined();
   });
 });
