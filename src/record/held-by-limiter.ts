@@ -1,4 +1,5 @@
 import type { AttemptRecord } from './attempt.ts';
+import { type Histogram, newHistogram } from './histogram.ts';
 
 /**
  * Responses a delaying limiter held (nginx `limit_req` with a burst and no `nodelay`, which queues
@@ -39,7 +40,13 @@ export interface HeldSnapshot {
   intervalMs?: number;
   /** The slow-downs' step per request, ms (weighted likewise). */
   stepMs?: number;
+  /** Service time (µs) of every response but the held ones, refusals and errors included. */
+  unheld: Histogram;
 }
+
+/** As the recorder counts service time: µs, never 0. */
+const serviceUs = (sentAt: number, receivedAt: number) =>
+  Math.max(1, Math.round((receivedAt - sentAt) * 1000));
 
 /** Answers per window: seven gaps and seven steps, so that chance (jitter) rarely lines them all up. */
 const WINDOW = 8;
@@ -107,9 +114,17 @@ export class HeldByLimiter {
   readonly #order = new Int32Array(WINDOW);
   #totalMs = 0;
   #longestMs = 0;
+  /**
+   * Service time of the responses known not to be held: those never judged (refusals, errors), and
+   * those that left a key's ring uncounted (a response is counted, if ever, while in its ring).
+   */
+  readonly #unheld = newHistogram();
 
   observe(a: AttemptRecord): void {
-    if (a.status === 0 || a.status === 429) return;
+    if (a.status === 0 || a.status === 429) {
+      this.#unheld.recordValue(serviceUs(a.sentAt, a.receivedAt));
+      return;
+    }
     let key = this.#keys.get(a.keyLabel);
     if (!key) {
       key = new KeyState();
@@ -118,6 +133,8 @@ export class HeldByLimiter {
     const latency = a.receivedAt - a.sentAt;
     const hold = Math.max(0, latency - this.#baseline(key, a.operation.id, latency, a.status < 400));
     const at = (key.seen % WINDOW) * FIELDS;
+    if (key.seen >= WINDOW && key.ring[at + COUNTED] === 0)
+      this.#unheld.recordValue(serviceUs(key.ring[at + SENT]!, key.ring[at + RECEIVED]!));
     key.ring[at + SENT] = a.sentAt;
     key.ring[at + RECEIVED] = a.receivedAt;
     key.ring[at + HOLD] = hold;
@@ -246,6 +263,20 @@ export class HeldByLimiter {
     return diffs[0]! >= median - tol && diffs[WINDOW - 2]! <= median + tol ? median : 0;
   }
 
+  /** The unheld histogram with the answers still in the rings and not counted (a copy: runs go on). */
+  #unheldSoFar(): Histogram {
+    const unheld = newHistogram();
+    unheld.add(this.#unheld);
+    for (const key of this.#keys.values()) {
+      const ring = key.ring;
+      for (let i = Math.max(0, key.seen - WINDOW); i < key.seen; i++) {
+        const at = (i % WINDOW) * FIELDS;
+        if (ring[at + COUNTED] === 0) unheld.recordValue(serviceUs(ring[at + SENT]!, ring[at + RECEIVED]!));
+      }
+    }
+    return unheld;
+  }
+
   /** Undefined when nothing was held. */
   snapshot(): HeldSnapshot | undefined {
     let responses = 0;
@@ -265,6 +296,7 @@ export class HeldByLimiter {
     }
     if (responses === 0) return undefined;
     return {
+      unheld: this.#unheldSoFar(),
       responses,
       totalMs: Math.round(this.#totalMs),
       longestMs: Math.round(this.#longestMs),

@@ -1,6 +1,8 @@
 import type { HeldByLimiterSeen } from '../result/types.ts';
 
 const duration = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
+/** Three significant digits, as the summary's table reads. */
+const latency = (ms: number) => `${Number(ms.toPrecision(3))} ms`;
 const rate = (perSecond: number) =>
   perSecond >= 10 ? String(Math.round(perSecond)) : String(Math.round(perSecond * 10) / 10);
 
@@ -13,8 +15,14 @@ function whatHeld(h: HeldByLimiterSeen): string {
 
 /**
  * The held responses in one line, for the text summary and the report: the holds are latency the
- * service did not spend, yet the percentiles include them, which the line says.
+ * service did not spend, yet the percentiles include them, which the line says, with the service
+ * time of the rest beside them.
  */
 export function describeHeldByLimiter(h: HeldByLimiterSeen): string {
-  return `${h.responses} response${h.responses === 1 ? '' : 's'} held by the target's limiter (${whatHeld(h)}): ${duration(h.totalMs)} in all, ${duration(h.longestMs)} the longest — latency beyond the service's own, included in the latency percentiles`;
+  const u = h.unheld;
+  const without =
+    u.count === 0
+      ? 'every response was held'
+      : `without them, service p50 ${latency(u.p50)}, p99 ${latency(u.p99)}`;
+  return `${h.responses} response${h.responses === 1 ? '' : 's'} held by the target's limiter (${whatHeld(h)}): ${duration(h.totalMs)} in all, ${duration(h.longestMs)} the longest — latency beyond the service's own, included in the latency percentiles; ${without}`;
 }

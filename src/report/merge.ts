@@ -87,7 +87,14 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
-  const heldByLimiter = mergeHeldByLimiter(parts.map((p) => p.result.compliance.heldByLimiter));
+  const heldByLimiter = mergeHeldByLimiter(
+    parts.map((p) => ({
+      held: p.result.compliance.heldByLimiter,
+      service: p.result.overall.service,
+      serviceHistogram: p.result.overall.histograms.service,
+      where: p.label,
+    })),
+  );
   const storeOutages = mergeStoreOutages(
     parts.map((p) => ({ outages: p.result.compliance.storeOutages, start: p.start })),
     start,

@@ -33,8 +33,12 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
 }
 
 function heldByLimiterOf(recorder: Recorder): { heldByLimiter?: HeldByLimiterSeen } {
-  const heldByLimiter = recorder.held.snapshot();
-  return heldByLimiter ? { heldByLimiter } : {};
+  const held = recorder.held.snapshot();
+  if (!held) return {};
+  const { unheld, ...figures } = held;
+  return {
+    heldByLimiter: { ...figures, unheld: latencyStats(unheld), unheldHistogram: encodeHistogram(unheld) },
+  };
 }
 
 function headerDialectOf(recorder: Recorder): { headerDialect?: HeaderDialect } {

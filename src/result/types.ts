@@ -309,6 +309,10 @@ export interface HeldByLimiterSeen {
   intervalMs?: number;
   /** The slow-down's step per request, ms (when a slow-down held any). */
   stepMs?: number;
+  /** Service time of every response but the held ones (429s and errors included), as `overall.service`. */
+  unheld: LatencyStats;
+  /** Its HdrHistogram, compressed base64, µs: what merge adds. */
+  unheldHistogram: string;
 }
 
 export interface StoreOutageSeen {
