@@ -10,6 +10,7 @@ import { describeHeldByLimiter } from '../../src/report/held-by-limiter.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { mergeResults } from '../../src/report/merge.ts';
 import { type HeldPart, mergeHeldByLimiter } from '../../src/report/merge-records.ts';
+import { renderSummaryMarkdown } from '../../src/report/summary-md.ts';
 import type { HeldByLimiterSeen } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type Sample, syntheticResult } from '../helpers/synthetic-result.ts';
@@ -42,6 +43,7 @@ describe('held responses from the recorder to the summary, the report and merge'
     const line =
       "19 responses held by the target's limiter (a queue releasing 2/s): 28.5 s in all, 1.5 s the longest — latency beyond the service's own, included in the latency percentiles; without them, service p50 2 ms, p99 2 ms";
     expect(formatSummary(result, undefined).split('\n')).toContain(line);
+    expect(renderSummaryMarkdown(result).split('\n')).toContain(line);
     expect(renderHtmlReport(result)).toContain(
       `<p class="muted" data-held-by-limiter>${line.replaceAll("'", '&#39;')}</p>`,
     );
@@ -54,6 +56,7 @@ describe('held responses from the recorder to the summary, the report and merge'
     expect(result.compliance.heldByLimiter).toBeUndefined();
     expect(formatSummary(result, undefined)).not.toContain('held by');
     expect(renderHtmlReport(result)).not.toContain('data-held-by-limiter');
+    expect(renderSummaryMarkdown(result)).not.toContain('held by');
   });
 
   it('merge: counts and holds summed, the longest kept, the kind and interval read again', async () => {
