@@ -86,6 +86,9 @@ class KeyState {
   /** The last slow-down's step, and the longest hold it gave: where it stops growing (its cap). */
   slowStep = 0;
   slowCap = 0;
+  /** The last window of no kind: its gap and step (a climb a queue's ramp and a slow-down share). */
+  climbGap = 0;
+  climbStep = 0;
   /** The last window that passed: its kind and unit, which a following answer may continue. */
   lastVerdict: Verdict = Verdict.None;
   lastUnit = 0;
@@ -172,6 +175,13 @@ export class HeldByLimiter {
     if (verdict !== Verdict.SlowDown && this.#atCap(key)) {
       verdict = Verdict.SlowDown;
       unit = key.slowStep;
+    } else if (verdict === Verdict.Queue && this.#cappedClimb(key, gap)) {
+      verdict = Verdict.SlowDown;
+      unit = key.climbStep;
+    }
+    if (verdict === Verdict.Either) {
+      key.climbGap = gap;
+      key.climbStep = step;
     }
     for (let i = 0; i < WINDOW; i++)
       this.#count(key, ((key.seen - WINDOW + i) % WINDOW) * FIELDS, verdict, unit);
@@ -231,6 +241,21 @@ export class HeldByLimiter {
     for (let at = 0; at < WINDOW * FIELDS; at += FIELDS)
       if (ring[at + COUNTED] === 0 && Math.abs(ring[at + HOLD]! - key.slowCap) > tol) return false;
     return true;
+  }
+
+  /**
+   * Sends at a steady interval S climb alike into a queue (released every T: steps T - S) and into
+   * a slow-down (steps D: answers every S + D). Where the climb stops they part: a queue still
+   * releases every T, the climb's gap; a slow-down at its cap answers as the sends come, every S,
+   * the climb's gap less its step.
+   */
+  #cappedClimb(key: KeyState, gap: number): boolean {
+    if (key.climbStep === 0) return false;
+    const tol = tolerance(gap);
+    return (
+      Math.abs(gap - (key.climbGap - key.climbStep)) <= tol &&
+      Math.abs(gap - key.climbGap) > tolerance(key.climbGap)
+    );
   }
 
   /** The window's largest service latency (its answers' fastest, per operation), ms. */

@@ -30,6 +30,19 @@ function closedLoop(users: number, seconds: number, target: Target, operation = 
   return attempts.sort((a, b) => a.receivedAt - b.receivedAt);
 }
 
+/** An open model: a send every `intervalMs`, whenever the answers come. */
+function openLoop(intervalMs: number, seconds: number, target: Target): AttemptRecord[] {
+  const attempts: AttemptRecord[] = [];
+  for (let sentAt = 1000; sentAt < 1000 + seconds * 1000; sentAt += intervalMs) {
+    const { receivedAt, status } = target(sentAt);
+    attempts.push(attempt(sentAt, receivedAt, status, 'listPets'));
+  }
+  return attempts.sort((a, b) => a.receivedAt - b.receivedAt);
+}
+
+const delayedBy = (attempts: AttemptRecord[], ms: number) =>
+  attempts.filter((a) => a.status === 200 && a.receivedAt - a.sentAt > ms).length;
+
 function attempt(sentAt: number, receivedAt: number, status: number, operation: string): AttemptRecord {
   return {
     operation: { id: operation },
@@ -161,6 +174,27 @@ describe('HeldByLimiter', () => {
     expect(held?.slowed).toBe(held?.responses);
     expect(held?.responses).toBeGreaterThan(delayed / 3);
     expect(held?.responses).toBeLessThanOrEqual(delayed);
+  });
+
+  it('names a queue fed at a steady rate above its own, past its burst refused', () => {
+    const attempts = openLoop(200, 15, queue(500, 5, 2));
+    const held = detect(attempts);
+    expect(held?.kind).toBe('queue');
+    expect(held?.responses).toBe(delayedBy(attempts, 50));
+    expect(held?.intervalMs).toBe(500);
+  });
+
+  it('tells a slow-down fed at a steady rate by where its climb stops, at its cap; before, names no kind', () => {
+    // Sends every 300 ms climb by 50 ms each, into a queue or a slow-down alike: no kind is told.
+    const climbing = openLoop(300, 15, slowDown(5, 50, 60_000, 2));
+    expect(detect(climbing)?.kind).toBe('unknown');
+    expect(detect(climbing)?.responses).toBeGreaterThan(delayedBy(climbing, 30) * 0.9);
+    // At its cap, answers come as the sends do (every 300 ms), no longer every 350: a slow-down's.
+    const capped = openLoop(300, 30, slowDown(5, 50, 60_000, 2, 500));
+    const held = detect(capped);
+    expect(held?.kind).toBe('slow-down');
+    expect(held?.responses).toBeGreaterThan(delayedBy(capped, 30) * 0.9);
+    expect(held?.stepMs).toBe(50);
   });
 
   it.each([
