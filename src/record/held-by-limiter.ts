@@ -9,14 +9,17 @@ import { type Histogram, newHistogram } from './histogram.ts';
  *
  * Per key, over its last WINDOW answers (429s and transport errors aside: a refusal is not held):
  * - a queue releases at its rate whatever the sends: the answers come back at a steady interval T,
- *   while their holds (latency beyond the operation's fastest answer) do not step evenly;
+ *   while their holds (latency beyond the operation's fastest success) do not step evenly;
  * - a slow-down adds a fixed step D per request: the holds grow by D each, while the gaps between
  *   answers follow the sends, not a clock.
- * A window that shows both (a burst sent at once, into either) is held but of no kind yet; it takes
- * the kind its key showed most. A slow service does neither: every answer slow gives holds near 0,
- * and jitter gives neither steady gaps nor steady steps. A queue's interval must also be at least
- * twice the fastest answer, so that a service serialising its own work (answers back to back, each
- * as slow as the first) is not taken for one. A hold under half the interval or step is noise.
+ * A window that shows both (a burst sent at once, or sends at a steady rate, into either) is held
+ * but of no kind yet; it takes the kind its key showed most, and where such a climb stops tells
+ * the two apart (#cappedClimb), as does a slow-down's cap (#atCap). A slow service does neither:
+ * every answer slow gives holds near 0, and jitter gives neither steady gaps nor steady steps. A
+ * queue's interval must also be at least twice the fastest answer, so that a service serialising
+ * its own work (answers back to back, each as slow as the first) is not taken for one. A hold under
+ * half the interval or step is noise. Cost: a ring of WINDOW answers per key, two sorts of seven
+ * numbers per answer, no allocation (about 0.4 µs an answer, histogram included).
  */
 
 export type HeldKind = 'queue' | 'slow-down' | 'both' | 'unknown';
