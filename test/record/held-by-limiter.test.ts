@@ -206,6 +206,14 @@ describe('HeldByLimiter', () => {
     for (const users of [1, 4, 16]) expect(detect(closedLoop(users, 30, target))).toBeUndefined();
   });
 
+  it.each([
+    ['uniformly slow (200 ms)', service(200)],
+    ['slow and jittery (200 ms + up to 100)', service(200, 100, 11)],
+    ['jittery (5 ms + up to 50)', service(5, 50, 13)],
+  ])('names nothing held by a service %s, sent to at a steady rate (a paced run)', (_, target) => {
+    for (const interval of [20, 100, 500]) expect(detect(openLoop(interval, 30, target))).toBeUndefined();
+  });
+
   it('names nothing held by a service that does its work one request at a time', () => {
     // Answers back to back, 50 ms apart, each waiting for the ones before: the service's own queue.
     let free = 0;
