@@ -81,9 +81,10 @@ describe('responses a delaying limiter held', () => {
     const answered = queued.overall.statuses['200'] ?? 0;
     expect(held?.responses).toBeGreaterThan(answered * 0.8);
     expect(held?.responses).toBeLessThan(answered);
-    // The service time without them is every other response's: the first, at the service's own pace.
+    // The service time without them is every other response's: the first, at the service's own pace
+    // (its connection's set-up included: 2 to 112 ms measured), well below the held ones'.
     expect((held?.unheld.count ?? 0) + (held?.responses ?? 0)).toBe(queued.overall.requests);
-    expect(held?.unheld.max).toBeLessThan(100);
+    expect(held?.unheld.max).toBeLessThan(queued.overall.service.p50 / 2);
     expect(held?.intervalMs).toBeGreaterThan(450);
     expect(held?.intervalMs).toBeLessThan(550);
     // Four users in a queue releasing one every 500 ms: each waited about four releases.
