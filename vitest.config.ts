@@ -56,6 +56,8 @@ const TIMING_LIGHT = [
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',
+  // nginx's queue and express-slow-down, 2 to 10 answers a second each, told from timing alone.
+  'test/client/delaying-limiters.test.ts',
 ];
 
 export default defineConfig({

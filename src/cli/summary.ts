@@ -2,6 +2,7 @@ import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
+import { describeHeldByLimiter } from '../report/held-by-limiter.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
@@ -67,6 +68,7 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
   );
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
   if (c.limiter) lines.push(`limiter: ${describeLimiter(c.limiter)}`);
+  if (c.heldByLimiter) lines.push(describeHeldByLimiter(c.heldByLimiter));
   const held = c.heldPastEnd;
   if (held)
     lines.push(

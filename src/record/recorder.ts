@@ -7,6 +7,7 @@ import { clientChecks } from './checks/client-checks.ts';
 import { DEFAULT_CONTRACT } from './checks/contract.ts';
 import { CheckTally } from './checks/tally.ts';
 import { DialectTally, type HeaderDialect } from './dialects.ts';
+import { HeldByLimiter } from './held-by-limiter.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
 import { QuotaTimeline } from './quota-timeline.ts';
 import { TenantTally } from './tenant-tally.ts';
@@ -98,6 +99,8 @@ export class Recorder implements AttemptSink {
   readonly #checks: CheckTally;
   readonly #violations = new ViolationCounter();
   private readonly dialects = new DialectTally();
+  /** Responses a delaying limiter (a queue, a slow-down) held, told apart from the service's latency. */
+  readonly #held = new HeldByLimiter();
   #timeline: Timeline;
   /** Per key: the Remaining announced, the resets and the pauses after 429s, over the same seconds. */
   #quota: QuotaTimeline;
@@ -147,6 +150,11 @@ export class Recorder implements AttemptSink {
   get admittedDuringWorkload(): number {
     this.flush();
     return this.#admittedDuringWorkload;
+  }
+
+  get held(): HeldByLimiter {
+    this.flush();
+    return this.#held;
   }
 
   get tenants(): TenantTally | undefined {
@@ -230,6 +238,7 @@ export class Recorder implements AttemptSink {
     stats.add(a, serviceUs, responseUs);
     this.#overall.add(a, serviceUs, responseUs);
     const violation = this.#violations.observe(a);
+    this.#held.observe(a);
     const measured = this.measuring || !this.options.workloadOnly;
     this.#tenants?.add(a, serviceUs, responseUs, violation, measured, this.measuring);
     if (measured) {

@@ -1,13 +1,18 @@
 import type { CheckResult } from '../record/checks/tally.ts';
 import { type DialectCounts, detectedDialect, inDialectOrder } from '../record/dialects.ts';
+import { heldKind } from '../record/held-by-limiter.ts';
+import { encodeHistogram, type LatencyStats, newHistogram } from '../record/histogram.ts';
 import { outagesFromStart } from '../result/store-outages.ts';
 import type {
   Compliance,
   HeaderDialect,
+  HeldByLimiterSeen,
   LimiterSeen,
   StoreOutageSeen,
   WorkloadSummary,
 } from '../result/types.ts';
+import { decodeOrRefuse } from './decode-histogram.ts';
+import { mergedStats } from './merge-summary.ts';
 
 /**
  * The first failures kept per check, as tally.ts keeps them (its MAX_SAMPLES, and the schema's
@@ -105,6 +110,54 @@ export function mergeLimiters(parts: (LimiterSeen | undefined)[]): LimiterSeen |
     rateCuts: present.reduce((n, p) => n + p.rateCuts, 0),
     ...(caps.length > 0 ? { maxInFlight: Math.min(...caps) } : {}),
     ...(inFlightCuts > 0 ? { inFlightCuts } : {}),
+  };
+}
+
+/** A part's held responses (none: undefined), with its overall service time, all of it unheld then. */
+export interface HeldPart {
+  held: HeldByLimiterSeen | undefined;
+  service: LatencyStats;
+  serviceHistogram: string;
+  /** Where the part's histograms are, for an error that names it. */
+  where: string;
+}
+
+/**
+ * Held responses over every part: counts and holds summed, the longest kept, the kind read again
+ * from the sums; a queue's interval and a slow-down's step averaged over the responses each held.
+ * A part's answers of no kind stay so: its `responses` less `queued` and `slowed`. The service time
+ * without the held is every part's (all of a part's service time when it held none), added up.
+ * Undefined when no part held any.
+ */
+export function mergeHeldByLimiter(parts: HeldPart[]): HeldByLimiterSeen | undefined {
+  const present = parts.flatMap((p) => (p.held ? [p.held] : []));
+  if (present.length === 0) return undefined;
+  const sum = (f: (p: HeldByLimiterSeen) => number) => present.reduce((n, p) => n + f(p), 0);
+  const queued = sum((p) => p.queued);
+  const slowed = sum((p) => p.slowed);
+  const intervalMs = sum((p) => (p.intervalMs ?? 0) * p.queued) / queued;
+  const stepMs = sum((p) => (p.stepMs ?? 0) * p.slowed) / slowed;
+  const unheld = newHistogram();
+  for (const p of parts)
+    unheld.add(
+      p.held
+        ? decodeOrRefuse(p.held.unheldHistogram, `${p.where}: compliance.heldByLimiter.unheldHistogram`)
+        : decodeOrRefuse(p.serviceHistogram, `${p.where}: overall.histograms.service`),
+    );
+  return {
+    responses: sum((p) => p.responses),
+    totalMs: sum((p) => p.totalMs),
+    longestMs: Math.max(...present.map((p) => p.longestMs)),
+    kind: heldKind(queued, slowed),
+    queued,
+    slowed,
+    ...(queued > 0 ? { intervalMs: Math.round(intervalMs * 10) / 10 } : {}),
+    ...(slowed > 0 ? { stepMs: Math.round(stepMs * 10) / 10 } : {}),
+    unheld: mergedStats(
+      unheld,
+      parts.map((p) => p.held?.unheld ?? p.service),
+    ),
+    unheldHistogram: encodeHistogram(unheld),
   };
 }
 

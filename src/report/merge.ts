@@ -11,6 +11,7 @@ import { mergeQuota } from './merge-quota.ts';
 import {
   mergeChecks,
   mergeHeaderDialects,
+  mergeHeldByLimiter,
   mergeLimiters,
   mergeStoreOutages,
   mergeViolationSamples,
@@ -86,6 +87,14 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
+  const heldByLimiter = mergeHeldByLimiter(
+    parts.map((p) => ({
+      held: p.result.compliance.heldByLimiter,
+      service: p.result.overall.service,
+      serviceHistogram: p.result.overall.histograms.service,
+      where: p.label,
+    })),
+  );
   const storeOutages = mergeStoreOutages(
     parts.map((p) => ({ outages: p.result.compliance.storeOutages, start: p.start })),
     start,
@@ -127,6 +136,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       ...(headerDialect ? { headerDialect } : {}),
       ...(limiter ? { limiter } : {}),
       ...(storeOutages ? { storeOutages } : {}),
+      ...(heldByLimiter ? { heldByLimiter } : {}),
     },
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
     ...tenants,

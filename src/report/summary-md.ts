@@ -1,6 +1,7 @@
 import { errorCount } from '../record/errors.ts';
 import type { RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
+import { describeHeldByLimiter } from './held-by-limiter.ts';
 import { partialReason } from './partial-reason.ts';
 
 /**
@@ -69,6 +70,7 @@ export function renderSummaryMarkdown(result: RunResult): string {
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     `| ${overall.requests} | ${overall.rate.toFixed(1)}/s | ${ms(overall.response.p50)} | ${ms(overall.response.p95)} | ${ms(overall.response.p99)} | ${overall.rateLimited} (${pct(overall.rateLimitedRate)}) | ${errorCount(overall)} | ${overall.checkFailures} | ${pct(compliance.quotaUtilization)} | ${compliance.violations} |`,
   );
+  if (compliance.heldByLimiter) lines.push('', cell(describeHeldByLimiter(compliance.heldByLimiter)));
   if (thresholds.length > 0) {
     lines.push('', '| threshold | source | actual | result |', '|---|---|---:|---|');
     for (const t of thresholds) {

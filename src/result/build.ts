@@ -5,6 +5,7 @@ import type { OperationStats, Recorder } from '../record/recorder.ts';
 import { tenantFigures } from './build-tenants.ts';
 import {
   type HeaderDialect,
+  type HeldByLimiterSeen,
   type OperationSummary,
   type ResultMeta,
   type RunConfig,
@@ -28,6 +29,15 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
     service: latencyStats(stats.service),
     response: latencyStats(stats.response),
     histograms: { service: encodeHistogram(stats.service), response: encodeHistogram(stats.response) },
+  };
+}
+
+function heldByLimiterOf(recorder: Recorder): { heldByLimiter?: HeldByLimiterSeen } {
+  const held = recorder.held.snapshot();
+  if (!held) return {};
+  const { unheld, ...figures } = held;
+  return {
+    heldByLimiter: { ...figures, unheld: latencyStats(unheld), unheldHistogram: encodeHistogram(unheld) },
   };
 }
 
@@ -84,6 +94,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       planRate: rate,
       quotaUtilization: rate > 0 ? admitted / seconds / rate : 0,
       ...headerDialectOf(recorder),
+      ...heldByLimiterOf(recorder),
     },
     workload,
     ...tenantFigures(recorder.tenants, seconds),

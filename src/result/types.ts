@@ -287,6 +287,32 @@ export interface Compliance {
   headerDialect?: HeaderDialect;
   /** The target's limiter as the client met it; absent when it was not given and taught nothing. */
   limiter?: LimiterSeen;
+  /**
+   * Responses a delaying limiter held (a queue releasing at its rate, a slow-down adding a step per
+   * request), told from timing alone; absent when none was. Their holds are in the latency figures.
+   */
+  heldByLimiter?: HeldByLimiterSeen;
+}
+
+/** See held-by-limiter.ts for how they are told from a slow service. */
+export interface HeldByLimiterSeen {
+  responses: number;
+  /** Latency beyond the operation's fastest answer (the service's own), summed over the held, ms. */
+  totalMs: number;
+  longestMs: number;
+  /** What held them: `both` when some keys met a queue and others a slow-down; `unknown` when no window told. */
+  kind: 'queue' | 'slow-down' | 'both' | 'unknown';
+  /** Of `responses`, those a queue held and those a slow-down held. */
+  queued: number;
+  slowed: number;
+  /** The queue's interval between releases, ms (when a queue held any). */
+  intervalMs?: number;
+  /** The slow-down's step per request, ms (when a slow-down held any). */
+  stepMs?: number;
+  /** Service time of every response but the held ones (429s and errors included), as `overall.service`. */
+  unheld: LatencyStats;
+  /** Its HdrHistogram, compressed base64, µs: what merge adds. */
+  unheldHistogram: string;
 }
 
 export interface StoreOutageSeen {

@@ -1,6 +1,7 @@
 import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, counted, decimal, ms, percent, perSecond } from '../format.ts';
+import { describeHeldByLimiter } from '../held-by-limiter.ts';
 
 type Tone = 'good' | 'bad' | 'warn' | '';
 
@@ -31,5 +32,5 @@ export function summaryCards(result: RunResult): SafeHtml {
     )}
     ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(compliance.planRate)} req/s`)}
     ${card('violations', 'violations', count(compliance.violations), 'requests sent inside a Retry-After', compliance.violations > 0 ? 'bad' : 'good')}
-  </div></section>`;
+  </div>${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}</section>`;
 }

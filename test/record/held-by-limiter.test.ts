@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'vitest';
+import type { AttemptRecord } from '../../src/record/attempt.ts';
+import { HeldByLimiter, type HeldSnapshot } from '../../src/record/held-by-limiter.ts';
+
+/**
+ * Synthetic runs: closed-loop users (each sends again as soon as it is answered) against a service
+ * of known latency, behind a queue, a slow-down or nothing, every attempt fed in the order answered.
+ */
+
+interface Sent {
+  user: number;
+  sentAt: number;
+}
+
+/** Given a send, when it is answered (and its status); called in order of sending. */
+type Target = (sentAt: number) => { receivedAt: number; status: number };
+
+function closedLoop(users: number, seconds: number, target: Target, operation = 'listPets'): AttemptRecord[] {
+  const next: Sent[] = Array.from({ length: users }, (_, user) => ({ user, sentAt: 1000 + user * 0.3 }));
+  const attempts: AttemptRecord[] = [];
+  const end = 1000 + seconds * 1000;
+  for (;;) {
+    next.sort((a, b) => a.sentAt - b.sentAt);
+    const s = next[0] as Sent;
+    if (s.sentAt >= end) break;
+    const { receivedAt, status } = target(s.sentAt);
+    attempts.push(attempt(s.sentAt, receivedAt, status, operation));
+    s.sentAt = receivedAt + 0.2;
+  }
+  return attempts.sort((a, b) => a.receivedAt - b.receivedAt);
+}
+
+/** An open model: a send every `intervalMs`, whenever the answers come. */
+function openLoop(intervalMs: number, seconds: number, target: Target): AttemptRecord[] {
+  const attempts: AttemptRecord[] = [];
+  for (let sentAt = 1000; sentAt < 1000 + seconds * 1000; sentAt += intervalMs) {
+    const { receivedAt, status } = target(sentAt);
+    attempts.push(attempt(sentAt, receivedAt, status, 'listPets'));
+  }
+  return attempts.sort((a, b) => a.receivedAt - b.receivedAt);
+}
+
+const delayedBy = (attempts: AttemptRecord[], ms: number) =>
+  attempts.filter((a) => a.status === 200 && a.receivedAt - a.sentAt > ms).length;
+
+function attempt(sentAt: number, receivedAt: number, status: number, operation: string): AttemptRecord {
+  return {
+    operation: { id: operation },
+    attempt: 1,
+    keyLabel: 'free',
+    scheduledAt: undefined,
+    sentAt,
+    receivedAt,
+    status,
+    errorCode: undefined,
+    headers: {},
+    body: { text: '', json: undefined },
+    pacingWaitMs: 0,
+    backoffWaitMs: 0,
+    retried: false,
+  } as unknown as AttemptRecord;
+}
+
+function detect(attempts: AttemptRecord[]): HeldSnapshot | undefined {
+  const held = new HeldByLimiter();
+  for (const a of attempts) held.observe(a);
+  return held.snapshot();
+}
+
+/** A seeded uniform [0, 1): the same jitter every run. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** nginx limit_req without nodelay: the excess waits and leaves one per interval; past the burst, a 429. */
+function queue(intervalMs: number, burst: number, serviceMs: number, jitter = () => 0): Target {
+  let lastRelease = Number.NEGATIVE_INFINITY;
+  return (sentAt) => {
+    const release = Math.max(sentAt, lastRelease + intervalMs);
+    if ((release - sentAt) / intervalMs > burst) return { receivedAt: sentAt + 1, status: 429 };
+    lastRelease = release;
+    return { receivedAt: release + serviceMs + jitter(), status: 200 };
+  };
+}
+
+/** express-slow-down: past `after` requests in the window, each waits `stepMs` more than the last. */
+function slowDown(
+  after: number,
+  stepMs: number,
+  windowMs: number,
+  serviceMs: number,
+  maxMs = Infinity,
+): Target {
+  let windowStart = Number.NEGATIVE_INFINITY;
+  let used = 0;
+  return (sentAt) => {
+    if (sentAt >= windowStart + windowMs) {
+      windowStart = sentAt;
+      used = 0;
+    }
+    used++;
+    const delay = Math.min(maxMs, Math.max(0, used - after) * stepMs);
+    return { receivedAt: sentAt + delay + serviceMs, status: 200 };
+  };
+}
+
+function service(latencyMs: number, jitterMs = 0, seed = 1): Target {
+  const r = random(seed);
+  return (sentAt) => ({ receivedAt: sentAt + latencyMs + r() * jitterMs, status: 200 });
+}
+
+describe('HeldByLimiter', () => {
+  it('names a queue that releases 2 a second: nearly every answer after the first, held by the queue', () => {
+    const attempts = closedLoop(4, 15, queue(500, 5, 2));
+    const held = detect(attempts);
+    expect(held?.queued).toBe(held?.responses);
+    expect(held?.slowed).toBe(0);
+    // The first answer was not held; every later one waited for the queue.
+    expect(held?.responses).toBe(attempts.length - 1);
+    expect(held?.intervalMs).toBeCloseTo(500, 0);
+    // Four users in a queue of one release per 500 ms: each waits about three releases and a half.
+    expect(held?.longestMs).toBeGreaterThan(1400);
+    expect(held?.longestMs).toBeLessThan(2000);
+  });
+
+  it('names a queue whose overflow is refused, with a jittery service behind it', () => {
+    const r = random(7);
+    const attempts = closedLoop(
+      12,
+      15,
+      queue(100, 3, 20, () => r() * 4),
+    );
+    expect(attempts.some((a) => a.status === 429)).toBe(true);
+    const held = detect(attempts);
+    const admitted = attempts.filter((a) => a.status === 200).length;
+    expect(held?.queued).toBeGreaterThan(admitted * 0.8);
+    expect(held?.intervalMs).toBeGreaterThan(95);
+    expect(held?.intervalMs).toBeLessThan(105);
+  });
+
+  it('names a slow-down: 100 ms more per request past the fifth in its minute', () => {
+    const attempts = closedLoop(4, 15, slowDown(5, 100, 60_000, 2));
+    const held = detect(attempts);
+    const delayed = attempts.filter((a) => a.receivedAt - a.sentAt > 50);
+    expect(held?.slowed).toBe(held?.responses);
+    expect(held?.responses).toBe(delayed.length);
+    expect(held?.stepMs).toBeCloseTo(100, 0);
+    expect(held?.longestMs).toBe(Math.max(...delayed.map((a) => Math.round(a.receivedAt - a.sentAt - 2))));
+  });
+
+  it.each([2, 4])(
+    'names a slow-down that reaches its cap, the capped answers held by it too (%i users)',
+    (users) => {
+      // Four users at the cap are answered at a steady interval, as from a queue: still the slow-down's.
+      const attempts = closedLoop(users, 20, slowDown(3, 50, 60_000, 5, 400));
+      const held = detect(attempts);
+      const delayed = attempts.filter((a) => a.receivedAt - a.sentAt > 30).length;
+      expect(held?.responses).toBe(delayed);
+      expect(held?.slowed).toBe(delayed);
+      expect(held?.kind).toBe('slow-down');
+      expect(held?.longestMs).toBe(400);
+    },
+  );
+
+  it('names part of a slow-down whose window resets every 3 s: those in flight across a reset break its steps', () => {
+    const attempts = closedLoop(4, 15, slowDown(5, 100, 3000, 2));
+    const held = detect(attempts);
+    const delayed = attempts.filter((a) => a.receivedAt - a.sentAt > 50).length;
+    // A lower bound: measured 32 of 76 with this schedule.
+    expect(held?.slowed).toBe(held?.responses);
+    expect(held?.responses).toBeGreaterThan(delayed / 3);
+    expect(held?.responses).toBeLessThanOrEqual(delayed);
+  });
+
+  it('names a queue fed at a steady rate above its own, past its burst refused', () => {
+    const attempts = openLoop(200, 15, queue(500, 5, 2));
+    const held = detect(attempts);
+    expect(held?.kind).toBe('queue');
+    expect(held?.responses).toBe(delayedBy(attempts, 50));
+    expect(held?.intervalMs).toBe(500);
+  });
+
+  it('tells a slow-down fed at a steady rate by where its climb stops, at its cap; before, names no kind', () => {
+    // Sends every 300 ms climb by 50 ms each, into a queue or a slow-down alike: no kind is told.
+    const climbing = openLoop(300, 15, slowDown(5, 50, 60_000, 2));
+    expect(detect(climbing)?.kind).toBe('unknown');
+    expect(detect(climbing)?.responses).toBeGreaterThan(delayedBy(climbing, 30) * 0.9);
+    // At its cap, answers come as the sends do (every 300 ms), no longer every 350: a slow-down's.
+    const capped = openLoop(300, 30, slowDown(5, 50, 60_000, 2, 500));
+    const held = detect(capped);
+    expect(held?.kind).toBe('slow-down');
+    expect(held?.responses).toBeGreaterThan(delayedBy(capped, 30) * 0.9);
+    expect(held?.stepMs).toBe(50);
+  });
+
+  it.each([
+    ['uniformly slow (200 ms)', service(200)],
+    ['slow and jittery (200 ms + up to 100)', service(200, 100)],
+    ['jittery (5 ms + up to 50)', service(5, 50, 3)],
+    ['fast, with heavy jitter (1 ms + up to 500)', service(1, 500, 5)],
+  ])('names nothing held by a service %s', (_, target) => {
+    for (const users of [1, 4, 16]) expect(detect(closedLoop(users, 30, target))).toBeUndefined();
+  });
+
+  it.each([
+    ['uniformly slow (200 ms)', service(200)],
+    ['slow and jittery (200 ms + up to 100)', service(200, 100, 11)],
+    ['jittery (5 ms + up to 50)', service(5, 50, 13)],
+  ])('names nothing held by a service %s, sent to at a steady rate (a paced run)', (_, target) => {
+    for (const interval of [20, 100, 500]) expect(detect(openLoop(interval, 30, target))).toBeUndefined();
+  });
+
+  it('names nothing held by a service that does its work one request at a time', () => {
+    // Answers back to back, 50 ms apart, each waiting for the ones before: the service's own queue.
+    let free = 0;
+    const serial: Target = (sentAt) => {
+      free = Math.max(free, sentAt) + 50;
+      return { receivedAt: free, status: 200 };
+    };
+    expect(detect(closedLoop(4, 30, serial))).toBeUndefined();
+  });
+
+  it('keeps a key and an operation apart: each has its own service latency', () => {
+    const held = new HeldByLimiter();
+    // A slow operation of one key must not make another key's fast answers look held, nor its own.
+    for (const a of closedLoop(4, 10, service(300), 'slowReport')) held.observe(a);
+    for (const a of closedLoop(4, 10, service(2), 'listPets')) held.observe(a);
+    expect(held.snapshot()).toBeUndefined();
+  });
+});
+
+describe('HeldByLimiter, the service latency it holds answers against', () => {
+  it('is that of successes: one quick error does not make a steadily paced, slow service look queued', () => {
+    // Sends every 300 ms (a paced run), each answered in 200 ms, but the first: a 404 in 2 ms.
+    const attempts = Array.from({ length: 40 }, (_, i) =>
+      attempt(1000 + i * 300, 1000 + i * 300 + (i === 0 ? 2 : 200), i === 0 ? 404 : 200, 'getPet'),
+    );
+    expect(detect(attempts)).toBeUndefined();
+    // Were the quick first answer a success, this would be a queue's timing exactly (one with a
+    // standing backlog of 198 ms, fed at its rate), and it is read as one.
+    const quickSuccess = attempts.map((a, i) => (i === 0 ? { ...a, status: 200 } : a));
+    expect(detect(quickSuccess)?.kind).toBe('queue');
+  });
+});
