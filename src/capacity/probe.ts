@@ -6,7 +6,7 @@ import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
 import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
 import { EXCESS_BOUND, type Exhausted, exhaustWindow } from './exhaust.ts';
-import { type Family, familyOf, inferLimiter, RESET_SEMANTICS } from './infer.ts';
+import { type Family, inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import { firstLook, type Look } from './look.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { distinctResets, nextAnchor, type PacedWindow, pacedWindow } from './paced-window.ts';
@@ -15,6 +15,7 @@ import { type SearchState, searchSummary } from './rate-search.ts';
 import { probeRecovery, type Recovery } from './recovery.ts';
 import { SlowDownWatch, withSlowDown } from './slow-down.ts';
 import { HEADER_GRANULARITY_MS, judge } from './verdict.ts';
+import { familyWithRefusals, refusalsCountEvidence, refusedWithinWindow } from './window-refusals.ts';
 
 export { EXCESS_BOUND };
 
@@ -209,7 +210,8 @@ export class CapacityProbe {
       signal,
     });
     const limit = recovery.back?.rateLimit.limit ?? exhausted.accepted;
-    const family = familyOf(recovery.atOnce, limit);
+    recovery.refusedBefore = refusedWithinWindow(client.shots, recovery.back, this.windowMs);
+    const family = familyWithRefusals(recovery.atOnce, limit, recovery.refusedBefore);
     const search =
       family === 'spacing' && !signal?.aborted
         ? await searchRateAfter(client, exhausted, recovery.nextIndex, this.modelOptions())
@@ -404,6 +406,12 @@ export class CapacityProbe {
       returnRangeMs: m.returnRangeMs,
       returnSlackMs: 2 * this.stepMs(),
     });
+    const counted = refusalsCountEvidence(
+      m.recovery.atOnce,
+      m.recovery.back?.rateLimit.limit ?? m.exhausted.accepted,
+      m.recovery.refusedBefore ?? 0,
+    );
+    if (counted && m.family === 'window') limiter.evidence.push(counted);
     return m.slowDown && !m.exhausted.refusal ? withSlowDown(limiter, m.slowDown) : limiter;
   }
 
