@@ -22,12 +22,13 @@ export function refusedWithinWindow(
 
 /**
  * A window when what came back at once, with the places the probe's own refusals may hold, is the
- * whole limit; a bucket gives back one request per interval, however often it was refused.
+ * whole limit (and no more); a bucket, or a GCRA whose burst is one, gives back one request at a
+ * time however often it was refused: one back is never read as a window.
  */
 export function familyWithRefusals(atOnce: number | null, limit: number, refused: number): Family {
   const alone = familyOf(atOnce, limit);
-  if (alone !== 'spacing' || atOnce === null || refused === 0) return alone;
-  return familyOf(atOnce + refused, limit);
+  if (alone !== 'spacing' || atOnce === null || atOnce < 2 || refused === 0) return alone;
+  return atOnce + refused <= limit ? familyOf(atOnce + refused, limit) : alone;
 }
 
 /**

@@ -90,5 +90,9 @@ describe('a window that counts refusals', () => {
     expect(refusalsCountEvidence(1, 10, 2)).toBeNull();
     expect(refusalsCountEvidence(10, 10, 2)).toBeNull();
     expect(familyWithRefusals(10, 10, 0)).toBe('window');
+    // nginx's limit_req without a burst: one admitted at once, one back, refusals or not.
+    expect(familyWithRefusals(1, 1, 3)).toBe('spacing');
+    // More than the limit with the refusals: they were not all counted, the shortfall is another's.
+    expect(familyWithRefusals(5, 10, 7)).toBe('spacing');
   });
 });
