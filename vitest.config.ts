@@ -44,6 +44,8 @@ const TIMING = [
 const TIMING_LIGHT = [
   // Real nginx and third-party limiters, probed at 500 ms between requests.
   'test/capacity/real-limiters.test.ts',
+  // A sliding window of 10 per 10 s and express-slow-down, probed side by side: mostly waiting.
+  'test/capacity/delaying-limiters.test.ts',
   'test/client/real-limiters.test.ts',
   // nginx limit_conn over a 300 ms upstream: 4 virtual users for 35 s, judged on requests a second.
   'test/client/concurrency-limiters.test.ts',
@@ -53,6 +55,8 @@ const TIMING_LIGHT = [
   'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
   'test/server/rate-limit.test.ts',
+  // A refused knock that must still count a window later: 2 s windows kept on schedule.
+  'test/server/count-refused.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',

@@ -9,7 +9,8 @@
  * - `resetMs`: until the whole quota is available again (the IETF drafts' reset: when the quota is
  *   restored);
  * - `retryAfterMs`: until the next request would be admitted, 0 when one would be now.
- * A rejected request is not counted by any model (as nginx and rate-limiter-flexible with a reward).
+ * A rejected request is not counted by any model (as nginx and rate-limiter-flexible with a reward),
+ * except the sliding log with `countRefused`, as gateways that count every request they see.
  *
  * rate-limiter-flexible has the fixed window only (its BurstyRateLimiter is two fixed windows, and
  * `execEvenly` delays answers rather than modelling anything), so the others are written here.
@@ -43,6 +44,8 @@ export interface ModelSettings {
   windowMs: number;
   /** token-bucket: the bucket's size (default `limit`); gcra: extra requests tolerated (default 0). */
   burst?: number;
+  /** sliding: refused requests count too, and age out a window after they came. */
+  countRefused?: boolean;
 }
 
 /** Float division leaves 2.9999999 where 3 is meant; a count must not lose a request to that. */
@@ -133,9 +136,12 @@ export class FixedWindow extends PerKeyModel<{ start: number; count: number }> {
   }
 }
 
-/** The times of the admitted requests still in the span, oldest first, in a ring of `limit` slots. */
+/**
+ * The times of the counted requests still in the span, oldest first, in a ring of `limit` slots;
+ * a log that counts refusals too holds as many as came within a window, and grows for them.
+ */
 class TimeRing {
-  private readonly times: Float64Array;
+  private times: Float64Array;
   private head = 0;
   count = 0;
 
@@ -160,6 +166,12 @@ class TimeRing {
   }
 
   push(t: number): void {
+    if (this.count === this.times.length) {
+      const grown = new Float64Array(this.times.length * 2);
+      for (let i = 0; i < this.count; i++) grown[i] = this.at(i);
+      this.times = grown;
+      this.head = 0;
+    }
     this.times[(this.head + this.count) % this.times.length] = t;
     this.count++;
   }
@@ -181,6 +193,12 @@ export class SlidingLog extends PerKeyModel<TimeRing> {
   constructor(
     readonly limit: number,
     readonly windowMs: number,
+    /**
+     * Count refused requests too: each stays in the log a window, so a client that keeps knocking
+     * keeps the window full and never gets in. The log then holds every request of the last window
+     * (the server's ban bounds how many a client sends inside a Retry-After).
+     */
+    readonly countRefused = false,
   ) {
     super();
     checkSettings(limit, windowMs);
@@ -201,18 +219,28 @@ export class SlidingLog extends PerKeyModel<TimeRing> {
     const aged = ring.countUpTo(nowMs - this.windowMs);
     const inSpan = ring.count - aged;
     const allowed = inSpan < this.limit;
-    const after = allowed ? inSpan + 1 : inSpan;
-    const newest = allowed ? nowMs : ring.at(ring.count - 1);
-    const oldest = inSpan === 0 ? nowMs : ring.at(aged);
-    if (allowed && commit) {
+    const counted = allowed || this.countRefused;
+    const after = counted ? inSpan + 1 : inSpan;
+    const newest = counted ? nowMs : ring.at(ring.count - 1);
+    // The next request is admitted once `after - limit + 1` of the counted ones have aged out: the
+    // oldest when only admitted ones count, a later one when refusals crowd the log (this request
+    // itself, at index inSpan, when it is the one).
+    const ageingOut = after - this.limit;
+    const retryAfterMs =
+      ageingOut < 0
+        ? 0
+        : ageingOut >= inSpan
+          ? this.windowMs
+          : ring.at(aged + ageingOut) + this.windowMs - nowMs;
+    if (counted && commit) {
       ring.drop(aged);
       ring.push(nowMs);
     }
     return {
       allowed,
-      remaining: this.limit - after,
+      remaining: Math.max(0, this.limit - after),
       resetMs: newest + this.windowMs - nowMs,
-      retryAfterMs: after < this.limit ? 0 : oldest + this.windowMs - nowMs,
+      retryAfterMs,
     };
   }
 }
@@ -293,14 +321,16 @@ export class TokenBucket extends Gcra {
 
 /** The model named, for one window. */
 export function createLimiterModel(name: LimiterModelName, settings: ModelSettings): LimiterModel {
-  const { limit, windowMs, burst } = settings;
+  const { limit, windowMs, burst, countRefused } = settings;
   if (burst !== undefined && !BURST_MODELS.includes(name))
     throw new RangeError(`burst applies to ${BURST_MODELS.join(' and ')} only, not to ${name}`);
+  if (countRefused && name !== 'sliding')
+    throw new RangeError(`counting refused requests applies to the sliding log only, not to ${name}`);
   switch (name) {
     case 'fixed':
       return new FixedWindow(limit, windowMs);
     case 'sliding':
-      return new SlidingLog(limit, windowMs);
+      return new SlidingLog(limit, windowMs, countRefused ?? false);
     case 'token-bucket':
       return new TokenBucket(limit, windowMs, burst ?? limit);
     case 'gcra':

@@ -25,13 +25,15 @@ const toMs = (unixSeconds: number | undefined) =>
  * One window spent as fast as the gate allows, until the first refusal or `limit + 3` requests.
  * The gate holds concurrency to what the window has left, so near its end one request is in
  * flight and the first 429 leaves nothing else queued. `first`, when given, is the answer to a
- * request already sent for this window: it counts as request 1.
+ * request already sent for this window: it counts as request 1. `halt`, told every answer, stops
+ * the sending when it says so (a limiter that delays rather than refuses).
  */
 export async function exhaustWindow(
   client: ProbeClient,
   limit: number,
   signal?: AbortSignal,
   first?: ProbeReply,
+  halt?: (r: ProbeReply) => boolean,
 ): Promise<Exhausted> {
   const out: Exhausted = {
     sent: 0,
@@ -42,7 +44,9 @@ export async function exhaustWindow(
     samples: [],
   };
   let known: number | undefined;
+  let halted = false;
   const take = (r: ProbeReply) => {
+    if (halt?.(r)) halted = true;
     out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
     out.samples.push({
       request: r.index,
@@ -63,9 +67,9 @@ export async function exhaustWindow(
     take(first);
   }
   const pending: Promise<void>[] = [];
-  while (out.sent < limit + EXCESS_BOUND && !out.refusal && !signal?.aborted) {
+  while (out.sent < limit + EXCESS_BOUND && !out.refusal && !halted && !signal?.aborted) {
     await client.slot(() => known);
-    if (out.refusal) break;
+    if (out.refusal || halted) break;
     const index = ++out.sent;
     const request = client.request(index);
     pending.push(request.then(take));

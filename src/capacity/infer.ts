@@ -60,6 +60,7 @@ export function inferLimiter(o: LimiterObservations): LimiterReport {
     headerDialect: o.headerDialect,
     resetSemantics: o.resetSemantics,
     rateSearch: o.search ?? null,
+    slowDown: null,
   };
   if (o.family === 'window') return { ...base, ...windowModel(o, evidence), evidence };
   if (o.family === 'spacing') return { ...base, ...spacingModel(o, evidence), evidence };
@@ -79,9 +80,11 @@ function dialectEvidence(o: LimiterObservations): string {
 function returnEvidence(o: LimiterObservations): string[] {
   if (o.atOnce === null)
     return [
-      o.quotaBackAt === null
-        ? 'the quota never came back after the 429'
-        : 'the first admitted request after the 429 told no Remaining',
+      o.burstAdmitted === null
+        ? 'no 429 came: no quota to come back'
+        : o.quotaBackAt === null
+          ? 'the quota never came back after the 429'
+          : 'the first admitted request after the 429 told no Remaining',
     ];
   const limit = o.headerLimit ?? o.burstAdmitted ?? o.plan.limit;
   if (o.atOnceFrom === 'counted')

@@ -1,6 +1,6 @@
 import { now } from '../client/clock.ts';
 import type { Exhausted } from './exhaust.ts';
-import { type Family, familyOf } from './infer.ts';
+import type { Family } from './infer.ts';
 import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 import {
   IntervalCandidates,
@@ -11,6 +11,7 @@ import {
   search,
 } from './rate-search.ts';
 import { announced, type Recovery } from './recovery.ts';
+import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
 
 /** The intervals searched reach this many windows: a limiter slower than that has not come back. */
 const MAX_INTERVAL_WINDOWS = 4;
@@ -80,7 +81,8 @@ export async function probeModelReturn(
     : remaining !== undefined
       ? remaining + 1
       : await countAtOnce(client, state, limit, o.signal);
-  const family = familyOf(atOnce, limit);
+  const refusedBefore = refusedWithinWindow(client.shots, back, o.windowMs);
+  const family = familyWithRefusals(atOnce, limit, refusedBefore);
   if (family === 'spacing') await rateStage(client, state, o);
   return {
     recovery: {
@@ -91,6 +93,7 @@ export async function probeModelReturn(
       remainingAfterTenth: null,
       wholeAgainAt: wholeAgain(back),
       nextIndex: state.nextIndex,
+      refusedBefore,
     },
     family,
     atOnceFrom,

@@ -6,14 +6,16 @@ import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
 import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
 import { EXCESS_BOUND, type Exhausted, exhaustWindow } from './exhaust.ts';
-import { type Family, familyOf, inferLimiter, RESET_SEMANTICS } from './infer.ts';
+import { type Family, inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import { firstLook, type Look } from './look.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { distinctResets, nextAnchor, type PacedWindow, pacedWindow } from './paced-window.ts';
 import { ProbeClient, type ProbeReply } from './probe-client.ts';
 import { type SearchState, searchSummary } from './rate-search.ts';
 import { probeRecovery, type Recovery } from './recovery.ts';
+import { SlowDownWatch, withSlowDown } from './slow-down.ts';
 import { HEADER_GRANULARITY_MS, judge } from './verdict.ts';
+import { familyWithRefusals, refusalsCountEvidence, refusedWithinWindow } from './window-refusals.ts';
 
 export { EXCESS_BOUND };
 
@@ -66,6 +68,8 @@ interface Measured {
   returnRangeMs: { low: number; high: number } | null;
   /** Where the daily walk may begin. */
   dailyAnchor: number;
+  /** The answers' times of a burst sent one request at a time (model-first only). */
+  slowDown?: SlowDownWatch;
 }
 
 const NO_EXHAUST: Exhausted = {
@@ -206,7 +210,8 @@ export class CapacityProbe {
       signal,
     });
     const limit = recovery.back?.rateLimit.limit ?? exhausted.accepted;
-    const family = familyOf(recovery.atOnce, limit);
+    recovery.refusedBefore = refusedWithinWindow(client.shots, recovery.back, this.windowMs);
+    const family = familyWithRefusals(recovery.atOnce, limit, recovery.refusedBefore);
     const search =
       family === 'spacing' && !signal?.aborted
         ? await searchRateAfter(client, exhausted, recovery.nextIndex, this.modelOptions())
@@ -241,7 +246,10 @@ export class CapacityProbe {
     // the gap it probed; at the plan rate a refusal means the plan is not kept, and a window is waited.
     client.quietBackoff = 'gap';
     const exhaustStart = now();
-    const exhausted = await exhaustWindow(client, this.window.limit, signal, look.first);
+    // A limiter that delays rather than refuses would hold each request longer than the last: the
+    // burst stops once that growth is measured, or once one answer is held too long.
+    const slowDown = new SlowDownWatch(Math.max(1000, this.windowMs / 2));
+    const exhausted = await exhaustWindow(client, this.window.limit, signal, look.first, slowDown.observe);
     const exhaustMs = now() - exhaustStart;
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
@@ -256,6 +264,7 @@ export class CapacityProbe {
       exhaustMs,
       ...model,
       dailyAnchor: Math.max(paced.next, now()),
+      slowDown,
     };
   }
 
@@ -374,7 +383,7 @@ export class CapacityProbe {
   private limiter(m: Measured): CapacityReport['limiter'] {
     const headerDialect = this.headerDialect();
     const answers = [m.look.first, m.exhausted.last, m.recovery.back];
-    return inferLimiter({
+    const limiter = inferLimiter({
       family: m.family,
       plan: { limit: this.window.limit, seconds: this.window.seconds },
       burstAdmitted: m.exhausted.refusal ? m.exhausted.accepted : null,
@@ -397,6 +406,13 @@ export class CapacityProbe {
       returnRangeMs: m.returnRangeMs,
       returnSlackMs: 2 * this.stepMs(),
     });
+    const counted = refusalsCountEvidence(
+      m.recovery.atOnce,
+      m.recovery.back?.rateLimit.limit ?? m.exhausted.accepted,
+      m.recovery.refusedBefore ?? 0,
+    );
+    if (counted && m.family === 'window') limiter.evidence.push(counted);
+    return m.slowDown && !m.exhausted.refusal ? withSlowDown(limiter, m.slowDown) : limiter;
   }
 
   /** The dialect most answers spoke; `none` only when none spoke any. */
@@ -408,8 +424,16 @@ export class CapacityProbe {
 
   private notes(m: Measured): string[] {
     const notes: string[] = [];
-    if (m.paced.behind > 0) notes.push(`the client fell behind the plan rate in ${m.paced.behind} window(s)`);
-    if (m.exhaustMs > this.windowMs && m.exhausted.refusal === undefined)
+    const delayed = m.slowDown?.result() && !m.exhausted.refusal;
+    if (m.paced.behind > 0)
+      notes.push(
+        delayed
+          ? `at the plan rate the server's delays held answers past the end of ${m.paced.behind} window(s)`
+          : `the client fell behind the plan rate in ${m.paced.behind} window(s)`,
+      );
+    if (m.slowDown?.stoppedBecause && !m.exhausted.refusal && !m.slowDown.result())
+      notes.push(m.slowDown.stoppedBecause);
+    if (m.exhaustMs > this.windowMs && m.exhausted.refusal === undefined && !delayed)
       notes.push(
         `the client took ${Math.round(m.exhaustMs)} ms to send ${m.exhausted.sent} requests, more than a window`,
       );

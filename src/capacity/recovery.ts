@@ -18,6 +18,8 @@ export interface Recovery {
   /** The last request's announced reset (epoch ms): the quota is whole again by then. */
   wholeAgainAt: number;
   nextIndex: number;
+  /** Refusals the probe met within a window before the return (they may still be counted). */
+  refusedBefore?: number;
 }
 
 /** Retry-After and the reset the 429 announced (the reset of the last answer when no 429 came). */

@@ -59,7 +59,11 @@ export function first429Cell(r: CapacityReport): string {
 /** The limiter as measured (fields a result written before they existed lacks). */
 export function limiterCells(r: CapacityReport): string[] {
   const l = r.limiter;
-  return [l.type, show(l.sustainedPerSecond), show(l.burst), l.headerDialect ?? '–'];
+  // A limiter that delays rather than refuses is named by what it does, beside whatever type it has.
+  const type = l.slowDown
+    ? `${l.type}, delays +${l.slowDown.delayPerRequestMs} ms/request after ${l.slowDown.threshold}`
+    : l.type;
+  return [type, show(l.sustainedPerSecond), show(l.burst), l.headerDialect ?? '–'];
 }
 
 function dailyCells(r: CapacityReport): string[] {

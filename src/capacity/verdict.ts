@@ -1,6 +1,7 @@
 import { isSpacingLimiter } from '../api/limiter-kinds.ts';
 import { QUOTA_FIELDS } from '../api/rate-limit-dialect.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
+import { slowDownReason } from './slow-down.ts';
 
 /**
  * Headers carry whole seconds, so an announced time may be up to a second later than the truth
@@ -34,13 +35,16 @@ export function judge(
       `at the plan rate a ${r.window.name} window admitted ${r.rate.acceptedPerMinute}, promised ${L}`,
     );
   if (r.rate.rateLimited > 0) reasons.push(`${r.rate.rateLimited} request(s) answered 429 at the plan rate`);
-  if (r.exhaust.first429At === null)
+  const slowDown = r.exhaust.first429At === null ? r.limiter.slowDown : null;
+  if (slowDown) reasons.push(slowDownReason(slowDown, r.exhaust.sent));
+  else if (r.exhaust.first429At === null)
     reasons.push(`no 429 within ${r.exhaust.sent} requests: the limiter admits more than the promised ${L}`);
   else if (!spacing && r.exhaust.first429At !== r.exhaust.expected429At)
     reasons.push(`first 429 at request ${r.exhaust.first429At}, expected ${r.exhaust.expected429At}`);
   if (r.exhaust.first429At !== null && r.exhaust.retryAfterSeconds === null)
     reasons.push('the 429 carried no Retry-After');
-  if (r.recovery.quotaBackAt === null)
+  // A limiter that never refused took no quota away: nothing was to come back.
+  if (r.recovery.quotaBackAt === null && !slowDown)
     reasons.push(`the quota was not back after ${r.recovery.probes} probes`);
   if (!spacing) reasons.push(...resetReasons(r, tolerance));
   if (r.recovery.retryAfterAccuracyMs !== null && r.recovery.retryAfterAccuracyMs > tolerance)

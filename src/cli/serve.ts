@@ -54,6 +54,7 @@ export function serveOptions(yargs: Argv) {
         'rate-limit',
         'limiter',
         'burst',
+        'count-refused',
         'headers',
         'ban-after',
         'ban-duration',
@@ -106,6 +107,11 @@ export function serveOptions(yargs: Argv) {
       type: 'number',
       describe:
         "token-bucket: the bucket's size (default the window's limit); gcra: requests admitted at once beyond the first (default 0)",
+    })
+    .option('count-refused', {
+      type: 'boolean',
+      describe:
+        'sliding: refused requests count too, each for a window after it came (as gateways that count every request): a client that keeps knocking never gets in',
     })
     .option('headers', {
       type: 'string',
@@ -311,6 +317,7 @@ export function serverOptionsFromArgs(args: ServeArgs, env: NodeJS.ProcessEnv = 
     headerDialect: args.headers as (typeof HEADER_DIALECTS)[number],
     limiter: args.limiter as LimiterModelName,
     burst: number('burst', args.burst),
+    countRefused: args.countRefused || undefined,
     quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
     banAfter: number('ban-after', args.banAfter),
     banDurationMs: parseDuration(args.banDuration, '--ban-duration'),
@@ -366,6 +373,7 @@ const FLAG_OF: Record<string, string> = {
   sunset: '--sunset',
   limiter: '--limiter',
   burst: '--burst',
+  countRefused: '--count-refused',
 };
 
 /** How many keys were minted, and from which seed: never a key, nor a seed from the environment. */
@@ -420,7 +428,7 @@ export async function serve(args: ServeArgs): Promise<void> {
   if (options.tenantKeys) printMinted(options.tenantKeys, options.tenantSeed !== undefined);
   if (options.limiter !== 'fixed')
     console.log(
-      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`} on each plan's shortest window; longer windows fixed`,
+      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`}${options.countRefused ? ', refused requests counted' : ''} on each plan's shortest window; longer windows fixed`,
     );
   if (options.timeScale !== 1)
     console.log(`time scale ${options.timeScale}: a minute window lasts ${60 / (options.timeScale ?? 1)} s`);

@@ -47,6 +47,17 @@ export interface LimiterReport {
   window: { limit: number; seconds: number } | null;
   /** The emission-interval search, when it ran (null: a window's figures needed none). */
   rateSearch: RateSearch | null;
+  /**
+   * A limiter that delays rather than refuses (express-slow-down): answers held longer by the same
+   * step for each request past a threshold (null: none seen; absent in results written before).
+   */
+  slowDown?: SlowDown | null;
+}
+
+/** Requests answered at once from rest, and how much longer each one past them was held, ms. */
+export interface SlowDown {
+  threshold: number;
+  delayPerRequestMs: number;
 }
 
 /** X-RateLimit-* as one response of the exhaustion phase carried them. */

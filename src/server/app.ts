@@ -183,7 +183,11 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
           },
           faultOptions.limiterLeak ?? 0,
           redis,
-          { name: options.limiter ?? SERVER_DEFAULTS.limiter, burst: options.burst },
+          {
+            name: options.limiter ?? SERVER_DEFAULTS.limiter,
+            burst: options.burst,
+            countRefused: options.countRefused,
+          },
           faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
         );
   const store = new PetStore();

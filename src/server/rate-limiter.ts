@@ -45,6 +45,8 @@ function isLimiterResult(value: unknown): value is RateLimiterRes {
 export interface LimiterChoice {
   name: LimiterModelName;
   burst?: number;
+  /** sliding: refused requests count too. */
+  countRefused?: boolean;
 }
 
 /** What one window says of an admitted request. */
@@ -182,7 +184,11 @@ class ModelWindowLimiter implements WindowLimiter {
  * tell: a burst or a limit larger by that much, while Limit stays the honest model's.
  */
 function modelWindow(choice: LimiterChoice, window: RateWindow, leak: number): ModelWindowLimiter {
-  const settings = { limit: window.limit, windowMs: window.seconds * 1000 };
+  const settings = {
+    limit: window.limit,
+    windowMs: window.seconds * 1000,
+    countRefused: choice.countRefused,
+  };
   const told = createLimiterModel(choice.name, { ...settings, burst: choice.burst });
   const burst = choice.burst ?? (choice.name === 'token-bucket' ? window.limit : 0);
   const leaky =

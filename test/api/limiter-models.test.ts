@@ -49,6 +49,48 @@ describe('sliding log', () => {
   });
 });
 
+describe('sliding log that counts refused requests', () => {
+  it('a refusal stays in the log a window: Retry-After is when enough counted requests have aged out', () => {
+    const model = new SlidingLog(3, 1000, true);
+    const d = run(model, [0, 100, 200, 300, 1001, 1150, 1300, 2300]);
+    // 300 is refused and counted; at 1001 only 0 has aged out (100, 200, 300 remain): refused, and
+    // counted too; at 1150 100 has aged out, 200, 300, 1001 remain: refused again.
+    expect(statuses(d)).toEqual([200, 200, 200, 429, 429, 429, 200, 200]);
+    expect(d.map((x) => x.remaining)).toEqual([2, 1, 0, 0, 0, 0, 0, 2]);
+    // Reset: the newest counted request, refused or not, ages out a window after it.
+    expect(d.map((x) => x.resetMs)).toEqual([1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000]);
+    // Retry-After: at 300 four are counted, two must age out (100's ages out at 1100); at 1300 the
+    // log holds 1001, 1150 and 1300 (admitted, so 1001's ageing out is when the next gets in).
+    expect(d.map((x) => x.retryAfterMs)).toEqual([0, 0, 800, 800, 199, 150, 701, 0]);
+  });
+
+  it('a client that knocks more often than the window never gets in; one that waits its Retry-After does', () => {
+    const knocking = new SlidingLog(2, 1000, true);
+    run(knocking, [0, 0]);
+    const knocks = run(
+      knocking,
+      Array.from({ length: 30 }, (_, i) => 100 + i * 300),
+    );
+    expect(knocks.every((k) => !k.allowed)).toBe(true);
+    const waiting = new SlidingLog(2, 1000, true);
+    let at = 0;
+    for (let i = 0; i < 20; i++) {
+      const a = waiting.admit('k', at);
+      if (!a.allowed) expect(waiting.admit('k', at + a.retryAfterMs).allowed).toBe(true);
+      at += a.allowed ? 100 : a.retryAfterMs;
+    }
+  });
+
+  it('only the sliding log counts refusals', () => {
+    expect(() => createLimiterModel('fixed', { limit: 1, windowMs: 1, countRefused: true })).toThrow(
+      /sliding/,
+    );
+    expect(createLimiterModel('sliding', { limit: 1, windowMs: 1000, countRefused: true })).toMatchObject({
+      countRefused: true,
+    });
+  });
+});
+
 describe('gcra (nginx limit_req, nodelay)', () => {
   it('burst 0: one request per emission interval T = W/L, the second at once is refused', () => {
     // 10 per 1000 ms: T = 100 ms.
@@ -148,6 +190,27 @@ describe('properties, for every arrival sequence', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('sliding counting refusals: never more than L counted in any span of W, and Retry-After is exact', () => {
+    fc.assert(
+      fc.property(settings, arrivals(400), ({ limit, windowMs }, times) => {
+        const model = new SlidingLog(limit, windowMs, true);
+        const decided = run(model, times);
+        for (const d of decided) {
+          // Every request counts: admitted only when fewer than L came in the span before it.
+          const before = times.filter((t, i) => t > d.at - windowMs && i < decided.indexOf(d)).length;
+          expect(d.allowed).toBe(before < limit);
+          if (d.allowed) continue;
+          // Nothing more sent: the peek at Retry-After admits, a ms sooner refuses.
+          const probe = new SlidingLog(limit, windowMs, true);
+          for (const t of times.slice(0, decided.indexOf(d) + 1)) probe.admit('k', t);
+          expect(probe.peek('k', d.at + d.retryAfterMs).allowed).toBe(true);
+          if (d.retryAfterMs >= 1) expect(probe.peek('k', d.at + d.retryAfterMs - 1).allowed).toBe(false);
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 

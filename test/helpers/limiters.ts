@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import fastifyRateLimit from '@fastify/rate-limit';
 import express from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { slowDown } from 'express-slow-down';
 import Fastify from 'fastify';
 import { Agent, type Dispatcher, request } from 'undici';
 import { freePort } from './free-port.ts';
@@ -351,4 +352,57 @@ async function startNginx(upstream: string, limit: NginxLimit): Promise<RunningL
     throw error;
   }
   return { url: `http://127.0.0.1:${port}`, stop };
+}
+
+export interface ExpressSlowDownOptions {
+  upstream: string;
+  /** Requests per window answered at once; each one past them waits `delayMs` more than the last. */
+  delayAfter: number;
+  /** The growth of the delay per request past `delayAfter`, ms. */
+  delayMs: number;
+  /** The window the requests are counted in; default the library's, a minute. */
+  windowMs?: number;
+}
+
+/**
+ * express-slow-down on express 5: it never refuses, it holds each request past `delayAfter` in a
+ * window for (hits - delayAfter) * delayMs before passing it on, and tells no header (its default).
+ */
+export async function startExpressSlowDown(options: ExpressSlowDownOptions): Promise<RunningLimiter> {
+  const agent = new Agent();
+  const app = express();
+  app.use(
+    slowDown({
+      windowMs: options.windowMs ?? 60_000,
+      delayAfter: options.delayAfter,
+      delayMs: (hits: number) => (hits - options.delayAfter) * options.delayMs,
+      keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
+      validate: { keyGeneratorIpFallback: false },
+    }),
+  );
+  app.use(express.raw({ type: () => true, limit: '10mb' }));
+  app.use(async (req, res) => {
+    const upstream = await forward(agent, options.upstream, {
+      method: req.method,
+      url: req.originalUrl,
+      headers: req.headers,
+      body: Buffer.isBuffer(req.body) ? req.body : undefined,
+    });
+    res.status(upstream.status);
+    if (upstream.contentType) res.setHeader('content-type', upstream.contentType);
+    res.end(upstream.body);
+  });
+  const server = createServer(app);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: urlOf(server),
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
+      await agent.close();
+    },
+  };
 }

@@ -29,7 +29,10 @@ function limiterCells(r: CapacityReport): SafeHtml {
     : l.window
       ? `${l.window.limit} per ${l.window.seconds} s`
       : '';
-  return html`<td title="${l.evidence.join('; ')}">${l.type}</td>
+  const delays = l.slowDown
+    ? html`<br><span class="muted">delays +${l.slowDown.delayPerRequestMs} ms per request after ${l.slowDown.threshold}</span>`
+    : '';
+  return html`<td title="${l.evidence.join('; ')}">${l.type}${delays}</td>
 <td class="num" title="${rateTitle}">${show(l.sustainedPerSecond)}</td><td class="num">${show(l.burst)}</td>
 <td title="${l.resetSemantics ? `reset: ${l.resetSemantics}` : ''}">${l.headerDialect ?? '–'}</td>`;
 }

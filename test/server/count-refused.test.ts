@@ -1,0 +1,108 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
+import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
+import { type RunningServer, type ServerOptions, startServer } from '../../src/server/index.ts';
+import { call, type Reply, sleep } from '../helpers/http.ts';
+import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+
+/**
+ * `--limiter sliding --count-refused` on the real server: a refused request holds its place in the
+ * window as an admitted one does, and the seed's headers say so truthfully (a client that waits its
+ * Retry-After gets in). The window is 2 s (3 a minute at time scale 30).
+ */
+
+const servers: RunningServer[] = [];
+async function server(options: ServerOptions): Promise<RunningServer> {
+  // No ban: the test knocks after a 429 on purpose.
+  const s = await startServer({ seedData: 3, banAfter: 1000, ...options });
+  servers.push(s);
+  return s;
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const W = 2000;
+const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 3, perDay: 1000 } });
+
+async function burst(url: string, count: number): Promise<Reply[]> {
+  const replies: Reply[] = [];
+  for (let i = 0; i < count; i++) replies.push(await call(url, '/pets?limit=1'));
+  return replies;
+}
+const statuses = (replies: Reply[]) => replies.map((r) => r.status);
+const until = (at: number) => sleep(Math.max(0, at - Date.now()));
+
+describe('a sliding log that counts refused requests', () => {
+  it.each([
+    [false, [200, 200, 200]],
+    [true, [200, 200, 429]],
+  ])(
+    'countRefused %s: after a knock refused mid-window, a window after the burst answers %j (the knock holds a place only when counted)',
+    async (countRefused, after) => {
+      const s = await server({
+        timeScale: 30,
+        plans,
+        limiter: 'sliding',
+        countRefused: countRefused || undefined,
+      });
+      const first = await burst(s.url, 4);
+      const firstDone = Date.now();
+      expect(statuses(first)).toEqual([200, 200, 200, 429]);
+      await sleep(W / 2);
+      const knock = await call(s.url, '/pets?limit=1');
+      const knockedAt = Date.now();
+      expect(knock.status).toBe(429);
+      // The burst has aged out, the knock (sent after it) has not.
+      await until(firstDone + W + 100);
+      expect(Date.now()).toBeLessThan(knockedAt + W - 200);
+      const later = await burst(s.url, 3);
+      expect(statuses(later)).toEqual(after);
+      const last = later[2] as Reply;
+      const h = readRateLimitHeaders(last.headers);
+      expect(h.remaining).toBe(0);
+      // Reset: the newest counted request, refused or not, ages out within a window.
+      expect(h.reset).toBeGreaterThan(Date.now() / 1000);
+      expect(h.reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000 + W / 1000));
+      if (last.status !== 429) return;
+      // Retry-After is truthful: waited out, the next request is admitted.
+      await sleep(Number(last.headers['retry-after']) * 1000);
+      expect((await call(s.url, '/pets?limit=1')).status).toBe(200);
+    },
+  );
+
+  it('only the sliding log counts refused requests', async () => {
+    await expect(startServer({ countRefused: true })).rejects.toThrow(
+      /countRefused applies to the sliding limiter only, not to fixed/,
+    );
+  });
+});
+
+describe('petstore-load serve --count-refused', () => {
+  afterAll(killAllClis);
+
+  async function runToExit(args: string[]) {
+    const cli = spawnCli(args);
+    try {
+      const { code } = await withTimeout(cli.exited, 15_000, `petstore-load ${args.join(' ')}`);
+      return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+    } finally {
+      killCli(cli);
+    }
+  }
+
+  it('--help explains it', async () => {
+    const { code, stdout } = await runToExit(['serve', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/--count-refused[\s\S]*refused requests count too/);
+  });
+
+  it('with any limiter but sliding: one line, exit code 2', async () => {
+    const { code, stdout, stderr } = await runToExit(['serve', '--port', '0', '--count-refused']);
+    expect(stderr.trim()).toMatch(
+      /^petstore-load: --count-refused applies to the sliding limiter only, not to fixed$/,
+    );
+    expect(stdout).not.toContain('listening on');
+    expect(code).toBe(2);
+  });
+});
