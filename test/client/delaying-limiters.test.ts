@@ -5,8 +5,7 @@ import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
-import { type RunningLimiter, startNginxLimitReq } from '../helpers/limiters.ts';
-import { startExpressSlowDown } from '../helpers/slow-down-limiter.ts';
+import { type RunningLimiter, startExpressSlowDown, startNginxLimitReq } from '../helpers/limiters.ts';
 
 /**
  * Runs in raw mode (4 users, each sending again as soon as it is answered) through limiters that
@@ -40,7 +39,7 @@ beforeAll(async () => {
       await startExpressSlowDown({
         upstream: forSlowDown.url,
         delayAfter: 10,
-        stepMs: 100,
+        delayMs: 100,
         windowMs: 60_000,
         maxDelayMs: 1500,
       }),

@@ -362,6 +362,8 @@ export interface ExpressSlowDownOptions {
   delayMs: number;
   /** The window the requests are counted in; default the library's, a minute. */
   windowMs?: number;
+  /** The longest delay, ms; default none. */
+  maxDelayMs?: number;
 }
 
 /**
@@ -376,6 +378,7 @@ export async function startExpressSlowDown(options: ExpressSlowDownOptions): Pro
       windowMs: options.windowMs ?? 60_000,
       delayAfter: options.delayAfter,
       delayMs: (hits: number) => (hits - options.delayAfter) * options.delayMs,
+      maxDelayMs: options.maxDelayMs ?? Number.POSITIVE_INFINITY,
       keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
       validate: { keyGeneratorIpFallback: false },
     }),
