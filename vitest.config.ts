@@ -44,6 +44,8 @@ const TIMING = [
 const TIMING_LIGHT = [
   // Real nginx and third-party limiters, probed at 500 ms between requests.
   'test/capacity/real-limiters.test.ts',
+  // nginx limit_conn over a 300 ms upstream and limit_req releasing a queue at 2 a second.
+  'test/capacity/concurrency-limiters.test.ts',
   'test/client/real-limiters.test.ts',
   'test/capacity/daily.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.

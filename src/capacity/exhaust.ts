@@ -21,6 +21,15 @@ export interface Exhausted {
 const toMs = (unixSeconds: number | undefined) =>
   unixSeconds === undefined ? null : Math.round(unixSeconds * 1000) / 1000;
 
+/** An answer's rate-limit fields, as the report lists them. */
+export const sampleOf = (r: ProbeReply): CapacityHeaderSample => ({
+  request: r.index,
+  status: r.status,
+  limit: r.rateLimit.limit ?? null,
+  remaining: r.rateLimit.remaining ?? null,
+  reset: toMs(r.rateLimit.reset),
+});
+
 /**
  * One window spent as fast as the gate allows, until the first refusal or `limit + 3` requests.
  * The gate holds concurrency to what the window has left, so near its end one request is in
@@ -32,25 +41,25 @@ export async function exhaustWindow(
   limit: number,
   signal?: AbortSignal,
   first?: ProbeReply,
+  prior?: Exhausted,
 ): Promise<Exhausted> {
-  const out: Exhausted = {
-    sent: 0,
-    accepted: 0,
-    refusal: undefined,
-    last: undefined,
-    startedAt: first?.sentAt,
-    samples: [],
-  };
+  // `prior`: the burst the concurrency probe began from rest, which this one carries on.
+  const out: Exhausted = prior
+    ? { ...prior, samples: [...prior.samples] }
+    : {
+        sent: 0,
+        accepted: 0,
+        refusal: undefined,
+        last: undefined,
+        startedAt: first?.sentAt,
+        samples: [],
+      };
   let known: number | undefined;
+  for (const sample of out.samples)
+    if (sample.remaining !== null) known = Math.min(known ?? sample.remaining, sample.remaining);
   const take = (r: ProbeReply) => {
     out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
-    out.samples.push({
-      request: r.index,
-      status: r.status,
-      limit: r.rateLimit.limit ?? null,
-      remaining: r.rateLimit.remaining ?? null,
-      reset: toMs(r.rateLimit.reset),
-    });
+    out.samples.push(sampleOf(r));
     if (admitted(r.status)) out.accepted++;
     else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
       out.refusal = r;
@@ -63,10 +72,13 @@ export async function exhaustWindow(
     take(first);
   }
   const pending: Promise<void>[] = [];
+  // The concurrency probe's refusals are not the burst's, yet took their numbers.
+  let index = Math.max(out.sent, ...out.samples.map((s) => s.request));
   while (out.sent < limit + EXCESS_BOUND && !out.refusal && !signal?.aborted) {
     await client.slot(() => known);
     if (out.refusal) break;
-    const index = ++out.sent;
+    out.sent++;
+    index++;
     const request = client.request(index);
     pending.push(request.then(take));
   }

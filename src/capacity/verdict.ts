@@ -40,7 +40,8 @@ export function judge(
     reasons.push(`first 429 at request ${r.exhaust.first429At}, expected ${r.exhaust.expected429At}`);
   if (r.exhaust.first429At !== null && r.exhaust.retryAfterSeconds === null)
     reasons.push('the 429 carried no Retry-After');
-  if (r.recovery.quotaBackAt === null)
+  // Without a 429 for the rate there was no quota to come back: the line above said so.
+  if (r.recovery.quotaBackAt === null && r.exhaust.first429At !== null)
     reasons.push(`the quota was not back after ${r.recovery.probes} probes`);
   if (!spacing) reasons.push(...resetReasons(r, tolerance));
   if (r.recovery.retryAfterAccuracyMs !== null && r.recovery.retryAfterAccuracyMs > tolerance)

@@ -95,7 +95,7 @@ export function capacityOptions(yargs: Argv) {
         type: 'string',
         array: true,
         describe:
-          "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000'",
+          "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000', 'capacity.free.max_in_flight>=4' (requests in flight the target admits, when a concurrency limit was seen)",
       })
       .option('tenants', {
         type: 'string',

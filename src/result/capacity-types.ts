@@ -47,6 +47,13 @@ export interface LimiterReport {
   window: { limit: number; seconds: number } | null;
   /** The emission-interval search, when it ran (null: a window's figures needed none). */
   rateSearch: RateSearch | null;
+  /**
+   * Requests of the key the target admits in flight at once (nginx `limit_conn`): with type
+   * `concurrency` the only limit seen, beside a rate model both (null: none seen, or not probed).
+   */
+  maxInFlight?: number | null;
+  /** Requests a limiter held and released at its rate rather than refused (nginx `limit_req` without `nodelay`); 0 or null: none. */
+  queue?: number | null;
 }
 
 /** X-RateLimit-* as one response of the exhaustion phase carried them. */
