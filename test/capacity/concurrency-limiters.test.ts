@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import { runCapacity } from '../../src/capacity/run-capacity.ts';
+import { formatCapacityTable } from '../../src/capacity/table.ts';
+import { renderHtmlReport } from '../../src/report/html.ts';
+import { evaluateThreshold } from '../../src/report/threshold-evaluate.ts';
+import { parseThreshold } from '../../src/report/threshold-parse.ts';
 import type { CapacityReport } from '../../src/result/capacity-types.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
@@ -179,6 +183,23 @@ describe('a fixed window over a 300 ms upstream', () => {
       `announced ${announced} ms, took ${r.durationMs} ms`,
     ).toBeLessThanOrEqual(0.25);
     expect(r.rate.acceptedPerWindow).toEqual([10, 10]);
+  });
+});
+
+describe('the threshold, the summary and the report', () => {
+  it('capacity.free.max_in_flight reads the concurrency limit; the table and the HTML show it and the queue', () => {
+    const conn = get('limit_conn');
+    const queue = get('queue');
+    const threshold = (text: string, run: Run) =>
+      evaluateThreshold(parseThreshold(text, 'cli', new Set()), run.result);
+    expect(threshold('capacity.free.max_in_flight==2', conn).passed).toBe(true);
+    expect(threshold('capacity.free.max_in_flight>=3', conn).passed).toBe(false);
+    // No concurrency limit seen: the figure was not measured, which fails the threshold.
+    expect(threshold('capacity.free.max_in_flight>=1', queue).passed).toBe(false);
+    expect(formatCapacityTable([conn.report])).toMatch(/concurrency, ≤2 in flight/);
+    expect(formatCapacityTable([queue.report])).toMatch(/gcra, queue 5/);
+    expect(renderHtmlReport(conn.result)).toMatch(/≤2 in flight/);
+    expect(renderHtmlReport(queue.result)).toMatch(/queue 5/);
   });
 });
 
