@@ -211,6 +211,8 @@ async function measureQueue(
   const answers = await Promise.all(pending);
   for (const r of answers) take(out, r);
   const ok = answers.filter((r) => admitted(r.status)).sort((a, b) => a.receivedAt - b.receivedAt);
+  // The first answers of a run are slow (connections, compilation): the one answered at once sets the pace.
+  for (const r of ok) ramp.latencyMs = Math.min(ramp.latencyMs, latency(r));
   const queued = ok.filter((r) => latency(r) > held(ramp.latencyMs));
   ramp.queue = queued.length;
   const first = ok[0];

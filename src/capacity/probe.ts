@@ -98,6 +98,8 @@ export class CapacityProbe {
   private stalledBy: string | undefined;
   private started = 0;
   private ramp: Ramp | undefined;
+  /** The rate was read from a queue's release (model-first), not searched. */
+  private queueMeasured = false;
   /** Why the paced windows were not sent (the plan rate cannot be kept at the latency seen). */
   private infeasible: string | undefined;
 
@@ -263,7 +265,10 @@ export class CapacityProbe {
    */
   private async exhaustFresh(): Promise<Exhausted> {
     const first = await this.client.request(1);
+    // A refusal for the number in flight that tells no wait holds the key for a moment, not a window.
+    this.client.quietBackoff = 'gap';
     const ramp = await rampFromRest(this.client, { limit: this.window.limit, first, signal: this.o.signal });
+    this.client.quietBackoff = 'window';
     this.ramp = ramp;
     return exhaustWindow(this.client, this.window.limit, this.o.signal, undefined, ramp.exhausted);
   }
@@ -309,6 +314,7 @@ export class CapacityProbe {
   private async queueFirst(look: Look, ramp: Ramp, exhaustMs: number): Promise<Measured> {
     const client = this.client;
     const interval = ramp.releaseIntervalMs as number;
+    this.queueMeasured = true;
     this.announce(ramp, 0, interval);
     await sleepUntil(Math.max(ramp.lastReleaseAt + interval, client.pauseUntil + 1), this.o.signal);
     const r = await client.request(ramp.nextIndex++);
@@ -342,13 +348,22 @@ export class CapacityProbe {
   /** The time announced again, now that the latency and the order are known. */
   private announce(ramp: Ramp, exhaustLeft: number, queueIntervalMs?: number): void {
     const refused = ramp.exhausted.refusal !== undefined;
-    const inFlight = ramp.maxInFlight ?? 1;
+    const spaced = refused || queueIntervalMs !== undefined;
+    // Spaced requests go one at a time, whatever the target allows in flight.
+    const inFlight = spaced ? 1 : (ramp.maxInFlight ?? 1);
+    this.infeasible = pacedInfeasible({
+      windowMs: this.windowMs,
+      limit: this.window.limit,
+      latencyMs: ramp.latencyMs,
+      inFlight,
+      windowName: this.window.name,
+    });
     const base = {
       windowMs: this.windowMs,
       limit: this.window.limit,
-      windows: this.o.windows ?? 2,
+      windows: this.infeasible ? 0 : (this.o.windows ?? 2),
       latencyMs: ramp.latencyMs,
-      inFlight,
+      inFlight: ramp.maxInFlight ?? 1,
       exhaustLeft,
     };
     const elapsed = now() - this.started;
@@ -367,7 +382,6 @@ export class CapacityProbe {
     this.o.log?.(
       `the first answers took ${Math.round(ramp.latencyMs)} ms${limit}: about ${seconds(elapsed + about)} in all${search ? `, at most ${seconds(elapsed + about + search)} with the search for the rate` : ''}`,
     );
-    this.infeasible = pacedInfeasible({ ...base, windowName: this.window.name });
   }
 
   /**
@@ -485,7 +499,7 @@ export class CapacityProbe {
   private limiter(m: Measured): CapacityReport['limiter'] {
     const ramp = this.ramp;
     const queued =
-      ramp?.queue && ramp.releaseIntervalMs
+      this.queueMeasured && ramp?.queue && ramp.releaseIntervalMs
         ? { queue: ramp.queue, intervalMs: ramp.releaseIntervalMs }
         : undefined;
     const report = this.inferred(m, queued);

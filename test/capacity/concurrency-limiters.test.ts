@@ -30,6 +30,12 @@ const QUEUE_RATE_PER_S = 2;
 const QUEUE = 5;
 const QUEUE_PLAN: Plan = { name: 'free', windows: [{ name: 'ten-seconds', limit: 20, seconds: 10 }] };
 
+/**
+ * 100 per 10 s over the same limit_conn: 100 requests of 300 ms, 2 at a time, take 15 s, more than
+ * the window: the plan rate cannot be kept, and the probe says so rather than fall behind it.
+ */
+const TOO_FAST_PLAN: Plan = { name: 'free', windows: [{ name: 'ten-seconds', limit: 100, seconds: 10 }] };
+
 /** The reference server's fixed window, 10 a minute at time scale 10 (6 s), slowed to 300 ms an answer. */
 const REFERENCE_SCALE = 10;
 const REFERENCE_PLANS: PlanTable = {
@@ -79,6 +85,12 @@ beforeAll(async () => {
       limiter(() => startNginxLimitConn({ upstream: slow.url, conn: CONN })).then((l) => probe(l, CONN_PLAN)),
     ],
     [
+      'too-fast',
+      limiter(() => startNginxLimitConn({ upstream: slow.url, conn: CONN })).then((l) =>
+        probe(l, TOO_FAST_PLAN),
+      ),
+    ],
+    [
       'queue',
       limiter(() =>
         startNginxLimitReq({
@@ -88,6 +100,20 @@ beforeAll(async () => {
           zoneKey: '$http_authorization',
         }),
       ).then((l) => probe(l, QUEUE_PLAN)),
+    ],
+    [
+      'window-and-conn',
+      limiter(() =>
+        startServer({
+          limiter: 'fixed',
+          timeScale: REFERENCE_SCALE,
+          plans: REFERENCE_PLANS,
+          keys: { 'free-demo-key': 'free' },
+          faults: { latencyMs: UPSTREAM_LATENCY_MS },
+        }),
+      )
+        .then((s) => limiter(() => startNginxLimitConn({ upstream: s.url, conn: CONN })))
+        .then((l) => probe(l, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
     ],
     [
       'slow-window',
@@ -155,6 +181,26 @@ describe('nginx limit_conn 2 per key over a 300 ms upstream', () => {
   });
 });
 
+describe('a plan rate the latency cannot keep', () => {
+  it('is one reason, the paced windows are not sent, and the time announced holds', () => {
+    const { report: r, announcedMs, log } = get('too-fast');
+    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
+    expect(r.limiter.type, why).toBe('concurrency');
+    expect(r.limiter.maxInFlight, why).toBe(CONN);
+    expect(
+      r.reasons.filter((line) => /the plan rate cannot be kept/.test(line)),
+      why,
+    ).toHaveLength(1);
+    expect(r.reasons.join('; ')).not.toMatch(/fell behind/);
+    expect(r.rate.sent).toBe(0);
+    const announced = announcedMs[announcedMs.length - 1] as number;
+    expect(
+      Math.abs(announced - r.durationMs) / r.durationMs,
+      `announced ${announced} ms, took ${r.durationMs} ms`,
+    ).toBeLessThanOrEqual(0.25);
+  });
+});
+
 describe('nginx limit_req 2r/s burst=5 without nodelay: a limiter that queues', () => {
   it('holds 5 and releases them at 2 a second (within 2%)', () => {
     const { report: r, result, log } = get('queue');
@@ -183,6 +229,20 @@ describe('a fixed window over a 300 ms upstream', () => {
       `announced ${announced} ms, took ${r.durationMs} ms`,
     ).toBeLessThanOrEqual(0.25);
     expect(r.rate.acceptedPerWindow).toEqual([10, 10]);
+  });
+});
+
+describe('a fixed window behind limit_conn 2, over a 300 ms upstream', () => {
+  it('is the window, its first 429 at limit + 1, and at most 2 in flight beside it', () => {
+    const { report: r, result, log } = get('window-and-conn');
+    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
+    expect(r.limiter.type, why).toBe('fixed-window');
+    expect(r.limiter.maxInFlight, why).toBe(CONN);
+    expect(r.exhaust.first429At, why).toBe(11);
+    expect(r.rate.acceptedPerWindow).toEqual([10, 10]);
+    // The ramp's refusals for the number in flight, the window's own, and none after the limit was known.
+    expect(result.overall.rateLimited, why).toBeLessThanOrEqual(CONN + 1);
+    expect(r.violations).toBe(0);
   });
 });
 
