@@ -57,7 +57,7 @@ function take(out: Exhausted, r: ProbeReply): void {
  */
 export async function rampFromRest(
   client: ProbeClient,
-  o: { limit: number; first: ProbeReply; signal?: AbortSignal },
+  o: { limit: number; windowMs: number; first: ProbeReply; signal?: AbortSignal },
 ): Promise<Ramp> {
   const out: Exhausted = {
     sent: 0,
@@ -96,8 +96,7 @@ export async function rampFromRest(
     }
     if (Math.min(...burst.map((r) => r.receivedAt)) < Math.max(...burst.map((r) => r.sentAt)))
       overlapped = false;
-    if (ok.some((r) => latency(r) > held(ramp.latencyMs)))
-      return measureQueue(client, ramp, burst, o.limit, o.signal);
+    if (looksQueued(ok, ramp.latencyMs)) return measureQueue(client, ramp, burst, o, o.signal);
     if (refused.length === 0) {
       for (const r of burst) take(out, r);
       continue;
@@ -127,6 +126,23 @@ export async function rampFromRest(
 }
 
 const held = (fastestMs: number) => fastestMs + Math.max(HELD_MS, fastestMs);
+/** One answer held this long is a queue's release, not a busy machine's pause. */
+const HELD_ALONE_MS = 400;
+
+/**
+ * A queue releases its held requests one per interval: two or more answers held, each released well
+ * after the one before; or one held for long. A busy machine delays answers sent together alike.
+ */
+function looksQueued(ok: readonly ProbeReply[], fastestMs: number): boolean {
+  const heldMs = ok
+    .map(latency)
+    .filter((ms) => ms > held(fastestMs))
+    .sort((a, b) => a - b);
+  if (heldMs.length === 1) return (heldMs[0] as number) > fastestMs + HELD_ALONE_MS;
+  if (heldMs.length === 0) return false;
+  const first = heldMs[0] as number;
+  return heldMs.every((ms, i) => i === 0 || ms - (heldMs[i - 1] as number) >= Math.min(HELD_MS, first / 2));
+}
 
 async function atOnce(client: ProbeClient, ramp: Ramp, size: number): Promise<ProbeReply[]> {
   const requests: Promise<ProbeReply>[] = [];
@@ -176,15 +192,21 @@ async function measureQueue(
   client: ProbeClient,
   ramp: Ramp,
   seen: ProbeReply[],
-  limit: number,
+  o: { limit: number; windowMs: number },
   signal?: AbortSignal,
 ): Promise<Ramp> {
+  const limit = o.limit;
   const heldSeen = seen.filter((r) => admitted(r.status) && latency(r) > held(ramp.latencyMs));
   const longest = Math.max(...heldSeen.map(latency)) - ramp.latencyMs;
   const roughInterval = longest / heldSeen.length;
   const lastSeen = Math.max(...seen.map((r) => r.receivedAt));
-  // The queue drains by the last release; a further two intervals and the limiter is at rest.
-  await sleepUntil(Math.max(lastSeen + 2 * roughInterval, client.pauseUntil + 1), signal);
+  // The queue drains by its last release; a window after it any limiter the plan describes is at
+  // rest too, so that what follows is a burst from rest even if the held answers were no queue's.
+  const guard = Math.max(10, o.windowMs * 0.05);
+  await sleepUntil(
+    Math.max(lastSeen + 2 * roughInterval, lastSeen + o.windowMs + guard, client.pauseUntil + 1),
+    signal,
+  );
   const step = Math.max(2, Math.min(50, roughInterval / 20));
   const out: Exhausted = {
     sent: 0,
@@ -223,6 +245,12 @@ async function measureQueue(
   }
   const interval =
     ramp.releaseIntervalMs === null ? '?' : String(Math.round(ramp.releaseIntervalMs * 10) / 10);
+  if (queued.length === 0) {
+    ramp.evidence.push(
+      `an answer came late, yet from rest none of ${answers.length} requests ${Math.round(step)} ms apart was held: no queue (the machine was busy), and these requests are the burst from rest`,
+    );
+    return ramp;
+  }
   ramp.evidence.push(
     `from rest, ${answers.length} requests ${Math.round(step)} ms apart: ${ok.length - queued.length} answered at once, ${queued.length} held and released one per ${interval} ms, ${answers.length - ok.length} refused: a limiter that queues ${queued.length} and releases them at its rate (held answers are not requests in flight)`,
   );

@@ -84,5 +84,8 @@ export async function exhaustWindow(
   }
   await Promise.all(pending);
   out.samples.sort((a, b) => a.request - b.request);
+  // Requests sent together are answered out of order (a refusal before the upstream's answers): the
+  // rate search replays them as the limiter saw them, by the time each was written.
+  client.shots?.sort((a, b) => a.at - b.at);
   return out;
 }

@@ -267,7 +267,12 @@ export class CapacityProbe {
     const first = await this.client.request(1);
     // A refusal for the number in flight that tells no wait holds the key for a moment, not a window.
     this.client.quietBackoff = 'gap';
-    const ramp = await rampFromRest(this.client, { limit: this.window.limit, first, signal: this.o.signal });
+    const ramp = await rampFromRest(this.client, {
+      limit: this.window.limit,
+      windowMs: this.windowMs,
+      first,
+      signal: this.o.signal,
+    });
     this.client.quietBackoff = 'window';
     this.ramp = ramp;
     return exhaustWindow(this.client, this.window.limit, this.o.signal, undefined, ramp.exhausted);
@@ -284,7 +289,12 @@ export class CapacityProbe {
     // the gap it probed; at the plan rate a refusal means the plan is not kept, and a window is waited.
     client.quietBackoff = 'gap';
     const exhaustStart = now();
-    const ramp = await rampFromRest(client, { limit: this.window.limit, first: look.first, signal });
+    const ramp = await rampFromRest(client, {
+      limit: this.window.limit,
+      windowMs: this.windowMs,
+      first: look.first,
+      signal,
+    });
     this.ramp = ramp;
     if (ramp.queue && ramp.releaseIntervalMs) return this.queueFirst(look, ramp, now() - exhaustStart);
     this.announce(ramp, ramp.exhausted.refusal ? 0 : this.window.limit + EXCESS_BOUND - ramp.exhausted.sent);
