@@ -56,8 +56,9 @@ export function pacedInfeasible(o: {
 
 /**
  * A window measured window-first: the paced windows (each a window and its guard after the one
- * before began), the fresh window spent at growing concurrency, then the wait for its end (whole
- * seconds: half a second late on average) and a tenth of a window more.
+ * before began), the fresh window spent at growing concurrency, then the wait for its end and a
+ * tenth of a window more. Whole-second headers make the wait up to a second longer: left out, so
+ * that the estimate scales with the time scale, and well inside its 25%.
  */
 export function windowFirstEstimateMs(o: {
   windowMs: number;
@@ -69,9 +70,6 @@ export function windowFirstEstimateMs(o: {
   const paced = o.windows * (o.windowMs + guard + o.latencyMs);
   const bursts = Math.ceil(Math.log2(Math.max(2, o.limit))) + 1;
   const exhaust = bursts * o.latencyMs;
-  const recovery =
-    Math.max(o.windowMs - exhaust, 0) + WHOLE_SECONDS_LATE_MS + o.windowMs / 10 + 2 * o.latencyMs;
+  const recovery = Math.max(o.windowMs - exhaust, 0) + o.windowMs / 10 + 2 * o.latencyMs;
   return paced + exhaust + recovery;
 }
-
-const WHOLE_SECONDS_LATE_MS = 500;

@@ -132,24 +132,6 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  if (process.env.CAP_FIGURES)
-    for (const [n, r] of runs)
-      console.log(
-        n,
-        JSON.stringify(
-          {
-            d: r.report.durationMs,
-            ann: r.announcedMs,
-            rl: r.result.overall.rateLimited,
-            lim: r.report.limiter,
-            reasons: r.report.reasons,
-            rate: r.report.rate.acceptedPerWindow,
-            log: r.log,
-          },
-          null,
-          1,
-        ),
-      );
   await Promise.all(running.map((l) => l.stop()));
 });
 
