@@ -81,6 +81,8 @@ export async function rampFromRest(
   };
   const most = Math.min(MAX_AT_ONCE, o.limit + 1);
   let overlapped = true;
+  /** The largest burst admitted whole. */
+  let largest = 1;
   // What Remaining last told (undefined: no header): no burst goes beyond it by more than one.
   let left = o.first.rateLimit.remaining;
   for (let k = 2; !o.signal?.aborted && admitted(o.first.status); k *= 2) {
@@ -99,6 +101,7 @@ export async function rampFromRest(
     if (looksQueued(ok, ramp.latencyMs)) return measureQueue(client, ramp, burst, o, o.signal);
     if (refused.length === 0) {
       for (const r of burst) take(out, r);
+      largest = size;
       continue;
     }
     // A refusal answered while an admitted request of its burst was still in flight, and while the
@@ -118,9 +121,9 @@ export async function rampFromRest(
     ramp.evidence.push(
       `the answers came in ${Math.round(ramp.latencyMs)} ms, too quick for the requests sent at once to be all in flight together: a concurrency limit could not be told`,
     );
-  else if (ramp.maxInFlight === null && !out.refusal)
+  else if (ramp.maxInFlight === null && largest > 1)
     ramp.evidence.push(
-      `up to ${Math.min(most - 1, MAX_AT_ONCE)} requests in flight at once were admitted: no concurrency limit below that`,
+      `${largest} requests in flight at once were admitted: no concurrency limit below that`,
     );
   return ramp;
 }
