@@ -239,23 +239,32 @@ async function measureQueue(
   // The first answers of a run are slow (connections, compilation): the one answered at once sets the pace.
   for (const r of ok) ramp.latencyMs = Math.min(ramp.latencyMs, latency(r));
   const queued = ok.filter((r) => latency(r) > held(ramp.latencyMs));
-  ramp.queue = queued.length;
-  const first = ok[0];
-  const last = ok[ok.length - 1];
-  if (first && last && ok.length > 1) {
-    ramp.releaseIntervalMs = (last.receivedAt - first.receivedAt) / (ok.length - 1);
-    ramp.lastReleaseAt = last.receivedAt;
-  }
-  const interval =
-    ramp.releaseIntervalMs === null ? '?' : String(Math.round(ramp.releaseIntervalMs * 10) / 10);
+  const apart = `from rest, ${answers.length} requests ${Math.round(step)} ms apart`;
   if (queued.length === 0) {
     ramp.evidence.push(
-      `an answer came late, yet from rest none of ${answers.length} requests ${Math.round(step)} ms apart was held: no queue (the machine was busy), and these requests are the burst from rest`,
+      `an answer came late, yet ${apart} none was held: no queue (the machine was busy), and these requests are the burst from rest`,
     );
     return ramp;
   }
+  if (!out.refusal) {
+    // A queue is bounded: beyond it the limiter refuses. Held ever longer and never refused is a
+    // limiter that slows requests down (express-slow-down), which has no queue or release rate.
+    ramp.evidence.push(
+      `${apart}: ${queued.length} answered late, none refused: a limiter that slows requests down rather than queue them at a rate`,
+    );
+    return ramp;
+  }
+  ramp.queue = queued.length;
+  const first = ok[0] as ProbeReply;
+  const last = ok[ok.length - 1] as ProbeReply;
+  if (ok.length < 2) {
+    ramp.evidence.push(`${apart}: one held, the rest refused: a queue of 1, its release rate unseen`);
+    return ramp;
+  }
+  ramp.releaseIntervalMs = (last.receivedAt - first.receivedAt) / (ok.length - 1);
+  ramp.lastReleaseAt = last.receivedAt;
   ramp.evidence.push(
-    `from rest, ${answers.length} requests ${Math.round(step)} ms apart: ${ok.length - queued.length} answered at once, ${queued.length} held and released one per ${interval} ms, ${answers.length - ok.length} refused: a limiter that queues ${queued.length} and releases them at its rate (held answers are not requests in flight)`,
+    `${apart}: ${ok.length - queued.length} answered at once, ${queued.length} held and released one per ${Math.round(ramp.releaseIntervalMs * 10) / 10} ms, ${answers.length - ok.length} refused: a limiter that queues ${queued.length} and releases them at its rate (held answers are not requests in flight)`,
   );
   return ramp;
 }
