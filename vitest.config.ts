@@ -46,6 +46,8 @@ const TIMING_LIGHT = [
   'test/capacity/real-limiters.test.ts',
   // A sliding window of 10 per 10 s and express-slow-down, probed side by side: mostly waiting.
   'test/capacity/delaying-limiters.test.ts',
+  // nginx limit_conn over a 300 ms upstream and limit_req releasing a queue at 2 a second.
+  'test/capacity/concurrency-limiters.test.ts',
   'test/client/real-limiters.test.ts',
   // nginx limit_conn over a 300 ms upstream: 4 virtual users for 35 s, judged on requests a second.
   'test/client/concurrency-limiters.test.ts',

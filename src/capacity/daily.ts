@@ -1,13 +1,12 @@
 import type { Plan, RateWindow } from '../api/plans.ts';
 import { now } from '../client/clock.ts';
 import type { DailyWalk } from '../result/capacity-types.ts';
+import { windowFirstEstimateMs } from './estimate.ts';
 import { EXCESS_BOUND } from './exhaust.ts';
 import { nextAnchor, pacedWindow } from './paced-window.ts';
 import type { ProbeClient, ProbeReply } from './probe-client.ts';
 import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
 
-/** Windows the minute phases take before the walk: the paced ones, the exhausted one, the return. */
-const PHASES_BEFORE_WALK = 2;
 /** Refused paced windows after which the walk gives up (the target admits less than the plan). */
 const MAX_REFUSED_WINDOWS = 3;
 
@@ -23,11 +22,17 @@ export function dailyWindow(plan: Plan): RateWindow | undefined {
 }
 
 /**
- * How long the minute phases take for one plan: the paced windows, then one exhausted and the
- * quota's return (at most a window's wait, and a tenth more), each with its 5% guard.
+ * How long the minute phases take for one plan against a window that announces its reset, before
+ * any answer told the latency: the paced windows, then one exhausted and the quota's return. The
+ * probe says it again once its first answers told the latency and the order.
  */
 export function capacityEstimateMs(minute: RateWindow, pacedWindows: number): number {
-  return (pacedWindows + PHASES_BEFORE_WALK) * minute.seconds * 1000 * 1.05;
+  return windowFirstEstimateMs({
+    windowMs: minute.seconds * 1000,
+    limit: minute.limit,
+    windows: pacedWindows,
+    latencyMs: 0,
+  });
 }
 
 /**

@@ -21,40 +21,53 @@ export interface Exhausted {
 const toMs = (unixSeconds: number | undefined) =>
   unixSeconds === undefined ? null : Math.round(unixSeconds * 1000) / 1000;
 
+/** An answer's rate-limit fields, as the report lists them. */
+export const sampleOf = (r: ProbeReply): CapacityHeaderSample => ({
+  request: r.index,
+  status: r.status,
+  limit: r.rateLimit.limit ?? null,
+  remaining: r.rateLimit.remaining ?? null,
+  reset: toMs(r.rateLimit.reset),
+});
+
 /**
  * One window spent as fast as the gate allows, until the first refusal or `limit + 3` requests.
  * The gate holds concurrency to what the window has left, so near its end one request is in
  * flight and the first 429 leaves nothing else queued. `first`, when given, is the answer to a
- * request already sent for this window: it counts as request 1. `halt`, told every answer, stops
- * the sending when it says so (a limiter that delays rather than refuses).
+ * request already sent for this window: it counts as request 1.
  */
 export async function exhaustWindow(
   client: ProbeClient,
   limit: number,
   signal?: AbortSignal,
   first?: ProbeReply,
-  halt?: (r: ProbeReply) => boolean,
+  o: {
+    /** Told every answer: true stops the sending (a limiter that delays rather than refuses). */
+    halt?: (r: ProbeReply) => boolean;
+    /** The burst the concurrency probe began from rest, which this one carries on. */
+    prior?: Exhausted;
+  } = {},
 ): Promise<Exhausted> {
-  const out: Exhausted = {
-    sent: 0,
-    accepted: 0,
-    refusal: undefined,
-    last: undefined,
-    startedAt: first?.sentAt,
-    samples: [],
-  };
+  const { halt, prior } = o;
+  // `prior`: the burst the concurrency probe began from rest, which this one carries on.
+  const out: Exhausted = prior
+    ? { ...prior, samples: [...prior.samples] }
+    : {
+        sent: 0,
+        accepted: 0,
+        refusal: undefined,
+        last: undefined,
+        startedAt: first?.sentAt,
+        samples: [],
+      };
   let known: number | undefined;
   let halted = false;
+  for (const sample of out.samples)
+    if (sample.remaining !== null) known = Math.min(known ?? sample.remaining, sample.remaining);
   const take = (r: ProbeReply) => {
     if (halt?.(r)) halted = true;
     out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
-    out.samples.push({
-      request: r.index,
-      status: r.status,
-      limit: r.rateLimit.limit ?? null,
-      remaining: r.rateLimit.remaining ?? null,
-      reset: toMs(r.rateLimit.reset),
-    });
+    out.samples.push(sampleOf(r));
     if (admitted(r.status)) out.accepted++;
     else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
       out.refusal = r;
@@ -67,14 +80,20 @@ export async function exhaustWindow(
     take(first);
   }
   const pending: Promise<void>[] = [];
+  // The concurrency probe's refusals are not the burst's, yet took their numbers.
+  let index = Math.max(out.sent, ...out.samples.map((s) => s.request));
   while (out.sent < limit + EXCESS_BOUND && !out.refusal && !halted && !signal?.aborted) {
     await client.slot(() => known);
     if (out.refusal || halted) break;
-    const index = ++out.sent;
+    out.sent++;
+    index++;
     const request = client.request(index);
     pending.push(request.then(take));
   }
   await Promise.all(pending);
   out.samples.sort((a, b) => a.request - b.request);
+  // Requests sent together are answered out of order (a refusal before the upstream's answers): the
+  // rate search replays them as the limiter saw them, by the time each was written.
+  client.shots?.sort((a, b) => a.at - b.at);
   return out;
 }

@@ -40,6 +40,8 @@ export interface LimiterObservations {
   returnRangeMs: { low: number; high: number } | null;
   /** Tolerance of a return probed at an announcement (whole seconds, probe steps), ms. */
   returnSlackMs: number;
+  /** Requests a limiter held and released at its rate: `search` then tells their release, not a search. */
+  queue?: number;
 }
 
 export const RESET_SEMANTICS: Record<Dialect, ResetSemantics> = {
@@ -78,6 +80,8 @@ function dialectEvidence(o: LimiterObservations): string {
 }
 
 function returnEvidence(o: LimiterObservations): string[] {
+  if (o.burstAdmitted === null) return ['no 429 for the rate within the burst: no rate limit seen'];
+  if (o.queue) return [];
   if (o.atOnce === null)
     return [
       o.burstAdmitted === null
@@ -169,7 +173,11 @@ function spacingModel(o: LimiterObservations, evidence: string[]) {
       `a tenth of a window later ${o.remainingAfterTenth - o.atOnce + 2} more (a steady refill at the plan's rate gives about ${round(o.plan.limit / 10, 1)})`,
     );
   const s = o.search;
-  if (s?.intervalMs)
+  if (s?.intervalMs && o.queue)
+    evidence.push(
+      `the held answers were released one per ${round(s.intervalMs.low, 1)} to ${round(s.intervalMs.high, 1)} ms (${s.probes} requests, ${s.refused} refused, ${round(s.durationMs / 1000, 1)} s)`,
+    );
+  else if (s?.intervalMs)
     evidence.push(
       `the rate search: one request per ${round(s.intervalMs.low, 1)} to ${round(s.intervalMs.high, 1)} ms agrees with every answer (${s.probes} requests, ${s.refused} refused, ${round(s.durationMs / 1000, 1)} s)`,
     );

@@ -107,6 +107,11 @@ export class ProbeClient {
   /** Answers per dialect, and the dialects that announced a reset: what the report says the target speaks. */
   readonly dialects = new Map<Dialect | 'none', number>();
   readonly resetDialects = new Set<Dialect>();
+  /**
+   * Requests of the key the target lets be in flight at once, once the concurrency probe found a
+   * limit: the gate never goes beyond it, and without a Remaining to follow it goes up to it.
+   */
+  concurrency: number | undefined;
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private readonly pool: Pool;
@@ -131,7 +136,9 @@ export class ProbeClient {
   async slot(known: () => number | undefined): Promise<void> {
     for (;;) {
       const left = known();
-      const room = left === undefined ? 1 : Math.max(1, Math.min(this.cap, left));
+      const most = Math.min(this.cap, this.concurrency ?? this.cap);
+      const room =
+        left === undefined ? Math.min(most, this.concurrency ?? 1) : Math.max(1, Math.min(most, left));
       if (this.inFlight < room) return;
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }

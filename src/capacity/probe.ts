@@ -4,20 +4,27 @@ import type { Dialect } from '../api/rate-limit-dialect.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
+import { type Ramp, rampFromRest } from './concurrency.ts';
 import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
+import { pacedInfeasible, remainingEstimateMs, windowFirstEstimateMs } from './estimate.ts';
 import { EXCESS_BOUND, type Exhausted, exhaustWindow } from './exhaust.ts';
 import { type Family, inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import { firstLook, type Look } from './look.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { distinctResets, nextAnchor, type PacedWindow, pacedWindow } from './paced-window.ts';
-import { ProbeClient, type ProbeReply } from './probe-client.ts';
-import { type SearchState, searchSummary } from './rate-search.ts';
-import { probeRecovery, type Recovery } from './recovery.ts';
+import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
+import { rateSearchBoundMs, type SearchState, searchSummary } from './rate-search.ts';
+import { announced, probeRecovery, type Recovery } from './recovery.ts';
 import { SlowDownWatch, withSlowDown } from './slow-down.ts';
 import { HEADER_GRANULARITY_MS, judge } from './verdict.ts';
 import { familyWithRefusals, refusalsCountEvidence, refusedWithinWindow } from './window-refusals.ts';
 
 export { EXCESS_BOUND };
+
+/** A release timed by a timer on each side may be off by this much; the interval, by it over the releases. */
+const RELEASE_JITTER_MS = 4;
+const round2 = (n: number) => Math.round(n * 100) / 100;
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 export interface CapacityProbeOptions {
   baseUrl: string;
@@ -93,6 +100,12 @@ export class CapacityProbe {
   private readonly windowMs: number;
   private readonly guardMs: number;
   private stalledBy: string | undefined;
+  private started = 0;
+  private ramp: Ramp | undefined;
+  /** The rate was read from a queue's release (model-first), not searched. */
+  private queueMeasured = false;
+  /** Why the paced windows were not sent (the plan rate cannot be kept at the latency seen). */
+  private infeasible: string | undefined;
 
   constructor(private readonly o: CapacityProbeOptions) {
     const w = shortestWindow(o.plan.windows);
@@ -114,8 +127,21 @@ export class CapacityProbe {
 
   async run(): Promise<CapacityReport> {
     const started = now();
+    this.started = started;
     try {
       const look = await firstLook(this.client, { windowMs: this.windowMs, signal: this.o.signal });
+      if (look.order === 'window-first') {
+        const latencyMs = look.first.receivedAt - look.first.sentAt;
+        const about = windowFirstEstimateMs({
+          windowMs: this.windowMs,
+          limit: this.window.limit,
+          windows: this.o.windows ?? 2,
+          latencyMs,
+        });
+        this.o.log?.(
+          `the first answer took ${Math.round(latencyMs)} ms and announced a window: about ${seconds(now() - started + about)} in all`,
+        );
+      }
       const m = look.order === 'window-first' ? await this.windowFirst(look) : await this.modelFirst(look);
       const report = this.report(m);
       await this.walkDay(report, m);
@@ -158,6 +184,7 @@ export class CapacityProbe {
       next: anchor,
     };
     const signal = this.o.signal;
+    if (this.infeasible) return out;
     for (let k = 0; k < (this.o.windows ?? 2) && !signal?.aborted && !this.stalled(); k++) {
       if (k > 0 || !first) await sleepUntil(out.next, signal);
       const w = await pacedWindow(this.client, {
@@ -200,8 +227,7 @@ export class CapacityProbe {
     if (!this.stalled()) await sleepUntil(anchor, signal);
     client.shots = [];
     const exhaustStart = now();
-    const exhausted =
-      signal?.aborted || this.stalled() ? NO_EXHAUST : await exhaustWindow(client, this.window.limit, signal);
+    const exhausted = signal?.aborted || this.stalled() ? NO_EXHAUST : await this.exhaustFresh();
     const exhaustMs = now() - exhaustStart;
     const recovery = await probeRecovery(client, exhausted, {
       windowMs: this.windowMs,
@@ -238,7 +264,29 @@ export class CapacityProbe {
     };
   }
 
-  /** Anything else: the burst from rest, its return and the rate first; then the plan rate, at a pace the limiter admits. */
+  /**
+   * A fresh window spent, begun at growing concurrency as from rest: Remaining bounds each burst, so
+   * a refusal while the window still had room was for the requests in flight.
+   */
+  private async exhaustFresh(): Promise<Exhausted> {
+    const first = await this.client.request(1);
+    // A refusal for the number in flight that tells no wait holds the key for a moment, not a window.
+    this.client.quietBackoff = 'gap';
+    const ramp = await rampFromRest(this.client, {
+      limit: this.window.limit,
+      windowMs: this.windowMs,
+      first,
+      signal: this.o.signal,
+    });
+    this.client.quietBackoff = 'window';
+    this.ramp = ramp;
+    return exhaustWindow(this.client, this.window.limit, this.o.signal, undefined, { prior: ramp.exhausted });
+  }
+
+  /**
+   * Anything else: the burst from rest (begun at growing concurrency, which tells a concurrency
+   * limit or a queue), its return and the rate first; then the plan rate, at a pace the limiter admits.
+   */
   private async modelFirst(look: Look): Promise<Measured> {
     const client = this.client;
     const signal = this.o.signal;
@@ -249,7 +297,22 @@ export class CapacityProbe {
     // A limiter that delays rather than refuses would hold each request longer than the last: the
     // burst stops once that growth is measured, or once one answer is held too long.
     const slowDown = new SlowDownWatch(Math.max(1000, this.windowMs / 2));
-    const exhausted = await exhaustWindow(client, this.window.limit, signal, look.first, slowDown.observe);
+    const ramp = await rampFromRest(client, {
+      limit: this.window.limit,
+      windowMs: this.windowMs,
+      first: look.first,
+      signal,
+      observe: slowDown.observe,
+    });
+    this.ramp = ramp;
+    if (ramp.queue && ramp.releaseIntervalMs) return this.queueFirst(look, ramp, now() - exhaustStart);
+    this.announce(ramp, ramp.exhausted.refusal ? 0 : this.window.limit + EXCESS_BOUND - ramp.exhausted.sent);
+    const exhausted = ramp.halted
+      ? ramp.exhausted
+      : await exhaustWindow(client, this.window.limit, signal, undefined, {
+          prior: ramp.exhausted,
+          halt: slowDown.observe,
+        });
     const exhaustMs = now() - exhaustStart;
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
@@ -266,6 +329,84 @@ export class CapacityProbe {
       dailyAnchor: Math.max(paced.next, now()),
       slowDown,
     };
+  }
+
+  /**
+   * A limiter that queues: its burst and rate were read from the held answers' release, so the
+   * interval search (which would read a held answer as an admission) does not run. The quota is
+   * back an interval after the last release; the plan rate then goes at the plan's spacing.
+   */
+  private async queueFirst(look: Look, ramp: Ramp, exhaustMs: number): Promise<Measured> {
+    const client = this.client;
+    const interval = ramp.releaseIntervalMs as number;
+    this.queueMeasured = true;
+    this.announce(ramp, 0, interval);
+    await sleepUntil(Math.max(ramp.lastReleaseAt + interval, client.pauseUntil + 1), this.o.signal);
+    const r = await client.request(ramp.nextIndex++);
+    const back = admitted(r.status) ? r : undefined;
+    client.quietBackoff = 'window';
+    client.shots = undefined;
+    const recovery: Recovery = {
+      ...announced(ramp.exhausted),
+      probes: 1,
+      back,
+      atOnce: back ? 1 : null,
+      remainingAfterTenth: null,
+      wholeAgainAt: 0,
+      nextIndex: ramp.nextIndex,
+    };
+    const paced = await this.pacedPhase(Math.max(now(), client.pauseUntil), 'spaced', recovery.nextIndex);
+    return {
+      look,
+      paced,
+      exhausted: ramp.exhausted,
+      exhaustMs,
+      recovery,
+      family: 'spacing',
+      atOnceFrom: 'counted',
+      search: undefined,
+      returnRangeMs: null,
+      dailyAnchor: Math.max(paced.next, now()),
+    };
+  }
+
+  /** The time announced again, now that the latency and the order are known. */
+  private announce(ramp: Ramp, exhaustLeft: number, queueIntervalMs?: number): void {
+    const refused = ramp.exhausted.refusal !== undefined;
+    const spaced = refused || queueIntervalMs !== undefined;
+    // Spaced requests go one at a time, whatever the target allows in flight.
+    const inFlight = spaced ? 1 : (ramp.maxInFlight ?? 1);
+    this.infeasible = pacedInfeasible({
+      windowMs: this.windowMs,
+      limit: this.window.limit,
+      latencyMs: ramp.latencyMs,
+      inFlight,
+      windowName: this.window.name,
+    });
+    const base = {
+      windowMs: this.windowMs,
+      limit: this.window.limit,
+      windows: this.infeasible ? 0 : (this.o.windows ?? 2),
+      latencyMs: ramp.latencyMs,
+      inFlight: ramp.maxInFlight ?? 1,
+      exhaustLeft,
+    };
+    const elapsed = now() - this.started;
+    const about =
+      queueIntervalMs !== undefined
+        ? remainingEstimateMs({ ...base, pace: 'spaced', beforePacedMs: queueIntervalMs + ramp.latencyMs })
+        : remainingEstimateMs({ ...base, pace: refused ? 'spaced' : 'spread', beforePacedMs: 0 });
+    const search =
+      refused && queueIntervalMs === undefined ? rateSearchBoundMs(this.windowMs, this.window.limit) : 0;
+    const limit =
+      ramp.maxInFlight !== null
+        ? `, at most ${ramp.maxInFlight} in flight`
+        : queueIntervalMs !== undefined
+          ? `, a queue of ${ramp.queue}`
+          : '';
+    this.o.log?.(
+      `the first answers took ${Math.round(ramp.latencyMs)} ms${limit}: about ${seconds(elapsed + about)} in all${search ? `, at most ${seconds(elapsed + about + search)} with the search for the rate` : ''}`,
+    );
   }
 
   /**
@@ -381,12 +522,36 @@ export class CapacityProbe {
   }
 
   private limiter(m: Measured): CapacityReport['limiter'] {
+    const ramp = this.ramp;
+    const queued =
+      this.queueMeasured && ramp?.queue && ramp.releaseIntervalMs
+        ? { queue: ramp.queue, intervalMs: ramp.releaseIntervalMs }
+        : undefined;
+    const report = this.inferred(m, queued);
+    if (!ramp) return report;
+    report.evidence.push(...ramp.evidence);
+    report.maxInFlight = ramp.maxInFlight;
+    report.queue = ramp.queue;
+    // Refusals for too many in flight, and no rate's: the concurrency limit is the limiter.
+    if (report.type === 'unknown' && ramp.maxInFlight !== null) report.type = 'concurrency';
+    return report;
+  }
+
+  /** The rate model; a queue's rate is its release interval, told to within the timers' jitter. */
+  private inferred(m: Measured, queued: { queue: number; intervalMs: number } | undefined) {
     const headerDialect = this.headerDialect();
     const answers = [m.look.first, m.exhausted.last, m.recovery.back];
+    const jitter = queued ? RELEASE_JITTER_MS / Math.max(1, m.exhausted.accepted - 1) : 0;
+    const released = queued && {
+      probes: m.exhausted.sent,
+      refused: m.exhausted.sent - m.exhausted.accepted,
+      intervalMs: { low: round2(queued.intervalMs - jitter), high: round2(queued.intervalMs + jitter) },
+      durationMs: Math.round((this.ramp?.lastReleaseAt ?? 0) - (m.exhausted.startedAt ?? 0)),
+    };
     const limiter = inferLimiter({
       family: m.family,
       plan: { limit: this.window.limit, seconds: this.window.seconds },
-      burstAdmitted: m.exhausted.refusal ? m.exhausted.accepted : null,
+      burstAdmitted: m.exhausted.refusal ? m.exhausted.accepted - (queued?.queue ?? 0) : null,
       burstStartedAt: m.exhausted.startedAt,
       quotaBackAt: m.recovery.back?.sentAt ?? null,
       atOnce: m.recovery.atOnce,
@@ -401,10 +566,13 @@ export class CapacityProbe {
         headerDialect !== 'none' && this.client.resetDialects.has(headerDialect)
           ? RESET_SEMANTICS[headerDialect]
           : 'none',
-      search: m.search ? searchSummary(m.search) : undefined,
-      estimate: m.search?.candidates.estimate() ?? null,
+      search: released || (m.search ? searchSummary(m.search) : undefined),
+      estimate: queued
+        ? { intervalMs: queued.intervalMs, burst: 0 }
+        : (m.search?.candidates.estimate() ?? null),
       returnRangeMs: m.returnRangeMs,
       returnSlackMs: 2 * this.stepMs(),
+      queue: queued?.queue,
     });
     const counted = refusalsCountEvidence(
       m.recovery.atOnce,
@@ -425,6 +593,7 @@ export class CapacityProbe {
   private notes(m: Measured): string[] {
     const notes: string[] = [];
     const delayed = m.slowDown?.result() && !m.exhausted.refusal;
+    if (this.infeasible) notes.push(this.infeasible);
     if (m.paced.behind > 0)
       notes.push(
         delayed

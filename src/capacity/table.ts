@@ -1,4 +1,5 @@
 import { isSpacingLimiter } from '../api/limiter-kinds.ts';
+import { limiterExtras } from '../report/sections/capacity.ts';
 import type { BanReport, CapacityReport, TenantCapacity, TenantStep } from '../result/capacity-types.ts';
 
 const show = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : String(v));
@@ -59,11 +60,8 @@ export function first429Cell(r: CapacityReport): string {
 /** The limiter as measured (fields a result written before they existed lacks). */
 export function limiterCells(r: CapacityReport): string[] {
   const l = r.limiter;
-  // A limiter that delays rather than refuses is named by what it does, beside whatever type it has.
-  const type = l.slowDown
-    ? `${l.type}, delays +${l.slowDown.delayPerRequestMs} ms/request after ${l.slowDown.threshold}`
-    : l.type;
-  return [type, show(l.sustainedPerSecond), show(l.burst), l.headerDialect ?? '–'];
+  const model = [l.type, ...limiterExtras(r)].join(', ');
+  return [model, show(l.sustainedPerSecond), show(l.burst), l.headerDialect ?? '–'];
 }
 
 function dailyCells(r: CapacityReport): string[] {

@@ -43,8 +43,9 @@ export function judge(
     reasons.push(`first 429 at request ${r.exhaust.first429At}, expected ${r.exhaust.expected429At}`);
   if (r.exhaust.first429At !== null && r.exhaust.retryAfterSeconds === null)
     reasons.push('the 429 carried no Retry-After');
-  // A limiter that never refused took no quota away: nothing was to come back.
-  if (r.recovery.quotaBackAt === null && !slowDown)
+  // No quota was to come back where no rate limit refused (the line above said so), nor from a
+  // limiter that delays rather than refuses.
+  if (r.recovery.quotaBackAt === null && r.exhaust.first429At !== null && !slowDown)
     reasons.push(`the quota was not back after ${r.recovery.probes} probes`);
   if (!spacing) reasons.push(...resetReasons(r, tolerance));
   if (r.recovery.retryAfterAccuracyMs !== null && r.recovery.retryAfterAccuracyMs > tolerance)

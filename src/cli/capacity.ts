@@ -95,7 +95,7 @@ export function capacityOptions(yargs: Argv) {
         type: 'string',
         array: true,
         describe:
-          "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000'",
+          "Pass/fail criterion, repeatable, e.g. 'capacity.pro.accepted_per_minute>=300', 'capacity.free.first_429_at==61', 'capacity.free.reset_accuracy_ms<=1000', 'capacity.free.max_in_flight>=4' (requests in flight the target admits, when a concurrency limit was seen)",
       })
       .option('tenants', {
         type: 'string',
@@ -300,7 +300,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
         const scaled = scalePlan(t.plan, t.timeScale);
         const w = shortestWindow(scaled.windows);
         process.stderr.write(
-          `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted: about ${w ? humanDuration(capacityEstimateMs(w, args.windows)) : '?'}${w ? `; a limiter that tells no wait or refills continuously adds a search for its rate: at most ${SEARCH_MAX_PROBES} requests, ${SEARCH_MAX_REFUSED} of them refused, and ${humanDuration(rateSearchBoundMs(w.seconds * 1000, w.limit))}` : ''}\n`,
+          `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${args.windows} windows at the plan rate, then one exhausted: about ${w ? humanDuration(capacityEstimateMs(w, args.windows)) : '?'} against a window that announces its reset (said again once the first answers tell the latency and the order)${w ? `; a limiter that tells no wait or refills continuously adds a search for its rate: at most ${SEARCH_MAX_PROBES} requests, ${SEARCH_MAX_REFUSED} of them refused, and ${humanDuration(rateSearchBoundMs(w.seconds * 1000, w.limit))}` : ''}\n`,
         );
         const day = dailyWindow(scaled);
         if (args.daily && w && day)

@@ -124,6 +124,7 @@ function measure(t: Threshold, result: RunResult): Measured {
       daily_first_429_at: r.daily?.first429At,
       sustained_per_second: r.limiter.sustainedPerSecond,
       burst: r.limiter.burst,
+      max_in_flight: r.limiter.maxInFlight,
     }[t.metric];
     if (value === null || value === undefined)
       return { actual: null, why: `capacity ${t.capacityPlan}: ${t.metric} was not measured` };

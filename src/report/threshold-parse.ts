@@ -82,6 +82,7 @@ export const CAPACITY_METRICS: Readonly<Record<string, MetricSpec>> = {
   ban_end_error_ms: { kind: 'latency', perOperation: false },
   sustained_per_second: { kind: 'rate', perOperation: false },
   burst: { kind: 'count', perOperation: false },
+  max_in_flight: { kind: 'count', perOperation: false },
 };
 /** Capacity metrics of `--probe-ban`: judged on the ban report of the plan's ban key. */
 export const BAN_METRICS: ReadonlySet<string> = new Set([

@@ -48,6 +48,13 @@ export interface LimiterReport {
   /** The emission-interval search, when it ran (null: a window's figures needed none). */
   rateSearch: RateSearch | null;
   /**
+   * Requests of the key the target admits in flight at once (nginx `limit_conn`): with type
+   * `concurrency` the only limit seen, beside a rate model both (null: none seen, or not probed).
+   */
+  maxInFlight?: number | null;
+  /** Requests a limiter held and released at its rate rather than refused (nginx `limit_req` without `nodelay`); 0 or null: none. */
+  queue?: number | null;
+  /**
    * A limiter that delays rather than refuses (express-slow-down): answers held longer by the same
    * step for each request past a threshold (null: none seen; absent in results written before).
    */

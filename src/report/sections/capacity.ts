@@ -20,6 +20,18 @@ function first429(r: CapacityReport): SafeHtml {
   return html`${r.exhaust.first429At} <span class="muted">(${spacing ? 'after its burst' : `want ${r.exhaust.expected429At}`})</span>`;
 }
 
+/** Beside the model: a concurrency limit and a queue, when the probe saw them. */
+export function limiterExtras(r: CapacityReport): string[] {
+  const l = r.limiter;
+  const extras: string[] = [];
+  if (l.maxInFlight !== null && l.maxInFlight !== undefined) extras.push(`≤${l.maxInFlight} in flight`);
+  if (l.queue) extras.push(`queue ${l.queue}`);
+  // A limiter that delays rather than refuses is named by what it does, beside whatever type it has.
+  if (l.slowDown)
+    extras.push(`delays +${l.slowDown.delayPerRequestMs} ms/request after ${l.slowDown.threshold}`);
+  return extras;
+}
+
 /** The limiter as measured; a result written before these fields existed shows dashes. */
 function limiterCells(r: CapacityReport): SafeHtml {
   const l = r.limiter;
@@ -29,10 +41,8 @@ function limiterCells(r: CapacityReport): SafeHtml {
     : l.window
       ? `${l.window.limit} per ${l.window.seconds} s`
       : '';
-  const delays = l.slowDown
-    ? html`<br><span class="muted">delays +${l.slowDown.delayPerRequestMs} ms per request after ${l.slowDown.threshold}</span>`
-    : '';
-  return html`<td title="${l.evidence.join('; ')}">${l.type}${delays}</td>
+  const extras = limiterExtras(r);
+  return html`<td title="${l.evidence.join('; ')}">${l.type}${extras.length > 0 ? html` <span class="muted">(${extras.join(', ')})</span>` : ''}</td>
 <td class="num" title="${rateTitle}">${show(l.sustainedPerSecond)}</td><td class="num">${show(l.burst)}</td>
 <td title="${l.resetSemantics ? `reset: ${l.resetSemantics}` : ''}">${l.headerDialect ?? '–'}</td>`;
 }
@@ -78,7 +88,8 @@ export function capacitySection(result: RunResult): SafeHtml {
 quota's return probed only after Retry-After. Errors in ms: positive means the quota came back after the
 announced time (headers carry whole seconds, so up to −1000 ms is expected), each reset read in the dialect
 the target spoke. The model is the limiter as measured: its sustained rate, and its burst (a window's limit,
-a token bucket's size, a GCRA's extra requests at once).</p>
+a token bucket's size, a GCRA's extra requests at once), and beside the model the requests it admits in
+flight at once (a concurrency limit) and those it holds and releases at its rate rather than refuse (a queue).</p>
 <table class="capacity"><thead><tr><th>plan</th><th>per minute</th><th>per day</th><th>window (scaled)</th>
 <th>accepted per window</th><th>first 429 at</th><th>reset error ms</th><th>Retry-After error ms</th>${
     daily ? html`<th>accepted per day</th><th>day's first 429 at</th>` : ''

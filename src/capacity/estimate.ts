@@ -1,0 +1,75 @@
+import { SPACING_GUARD, SPREAD } from './paced-window.ts';
+
+/**
+ * What the rest of a plan's probe takes, once its first answers told the latency, the order and how
+ * many requests may be in flight: said again then, because before the first answer it cannot be
+ * known, and against a slow target the sequential phases cost a round trip per request.
+ */
+export interface EstimateInput {
+  windowMs: number;
+  limit: number;
+  windows: number;
+  latencyMs: number;
+  /** Requests in flight the phases may keep (1 unless a concurrency limit or Remaining allows more). */
+  inFlight: number;
+  /** Requests of the burst from rest still to send (0 once it met its refusal). */
+  exhaustLeft: number;
+  pace: 'spread' | 'spaced';
+  /** Time before the paced windows: the quota's return (a window, an interval). */
+  beforePacedMs: number;
+}
+
+/** One paced window: the plan's spacing, or the round trips when they are slower, then the guard. */
+function pacedWindowMs(o: EstimateInput, last: boolean): number {
+  const guard = Math.max(10, o.windowMs * 0.05);
+  const spacing =
+    o.pace === 'spaced' ? (o.windowMs / o.limit) * (1 + SPACING_GUARD) : (o.windowMs * SPREAD) / o.limit;
+  // Spaced requests go one at a time; spread ones as many as the gate allows.
+  const perRequest =
+    o.pace === 'spaced' ? Math.max(spacing, o.latencyMs) : Math.max(spacing, o.latencyMs / o.inFlight);
+  const sending = (o.limit - 1) * perRequest + o.latencyMs;
+  return last ? sending : Math.max(sending, o.windowMs + guard + o.latencyMs);
+}
+
+export function remainingEstimateMs(o: EstimateInput): number {
+  const exhaust = Math.ceil(o.exhaustLeft / o.inFlight) * o.latencyMs;
+  let paced = 0;
+  for (let k = 0; k < o.windows; k++) paced += pacedWindowMs(o, k === o.windows - 1);
+  return exhaust + o.beforePacedMs + paced;
+}
+
+/**
+ * Whether N requests of a window can be sent within it at the latency seen: each in flight for a
+ * round trip, `inFlight` at once. When not, the plan rate cannot be kept, whatever the limiter does.
+ */
+export function pacedInfeasible(o: {
+  windowMs: number;
+  limit: number;
+  latencyMs: number;
+  inFlight: number;
+  windowName: string;
+}): string | undefined {
+  const needMs = (o.limit * o.latencyMs) / o.inFlight;
+  if (needMs <= o.windowMs * SPREAD) return undefined;
+  return `the plan rate cannot be kept: ${o.limit} requests of ${Math.round(o.latencyMs)} ms each, ${o.inFlight} in flight at most, take ${Math.round(needMs / 100) / 10} s, more than the ${Math.round(o.windowMs / 100) / 10} s ${o.windowName} window: the paced windows were not sent`;
+}
+
+/**
+ * A window measured window-first: the paced windows (each a window and its guard after the one
+ * before began), the fresh window spent at growing concurrency, then the wait for its end and a
+ * tenth of a window more. Whole-second headers make the wait up to a second longer: left out, so
+ * that the estimate scales with the time scale, and well inside its 25%.
+ */
+export function windowFirstEstimateMs(o: {
+  windowMs: number;
+  limit: number;
+  windows: number;
+  latencyMs: number;
+}): number {
+  const guard = Math.max(10, o.windowMs * 0.05);
+  const paced = o.windows * (o.windowMs + guard + o.latencyMs);
+  const bursts = Math.ceil(Math.log2(Math.max(2, o.limit))) + 1;
+  const exhaust = bursts * o.latencyMs;
+  const recovery = Math.max(o.windowMs - exhaust, 0) + o.windowMs / 10 + 2 * o.latencyMs;
+  return paced + exhaust + recovery;
+}
