@@ -24,7 +24,6 @@ import { metricsFlags, stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { parseThreshold } from '../report/threshold-parse.ts';
 import type { RunResult } from '../result/types.ts';
-import type { CapacityArgs } from './capacity.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
@@ -44,6 +43,32 @@ export const TENANT_ONLY_FLAGS = [
   ['tenantsStart', '--tenants-start'],
   ['tenantsFile', '--tenants-file'],
 ] as const;
+/**
+ * The flags `capacity --tenants` reads, as capacity's option table gives them: declared here by
+ * their shape, since capacity.ts imports this file and the two must not import each other.
+ */
+export interface TenantArgs {
+  tenants?: string;
+  tenantsFile?: string;
+  tenantsStart?: number;
+  maxTenants?: number;
+  stepDuration?: string;
+  tenantThreshold?: string[];
+  threshold?: string[];
+  baseUrl?: string;
+  plans?: string;
+  timeScale?: number;
+  timeout: string;
+  out?: string;
+  quiet: boolean;
+  metrics?: string[];
+  metricsInterval?: string;
+  key?: string[];
+  daily?: boolean;
+  probeBan?: boolean;
+  banKey?: string;
+}
+
 const PROBE_ONLY_FLAGS = [
   ['key', '--key'],
   ['daily', '--daily'],
@@ -69,7 +94,7 @@ function whole(value: number | undefined, fallback: number, flag: string, most: 
 }
 
 /** Every flag checked, before a server starts or a request leaves. */
-function settingsOf(args: CapacityArgs): TenantSettings {
+function settingsOf(args: TenantArgs): TenantSettings {
   for (const [field, flag] of PROBE_ONLY_FLAGS)
     if (args[field] !== undefined && args[field] !== false)
       throw new InputError(`${flag} measures one key per plan: it does not go with --tenants`);
@@ -131,7 +156,7 @@ function fileKeys(
  * its environment: no key, and nothing to derive one, on a command line), or a URL and a file's keys.
  */
 async function openTarget(
-  args: CapacityArgs,
+  args: TenantArgs,
   s: TenantSettings,
 ): Promise<{
   baseUrl: URL;
@@ -199,7 +224,7 @@ function estimate(s: TenantSettings, max: number): string {
 }
 
 /** `capacity --tenants`: the tenant ramp, its result and report, and the number on the terminal. */
-export async function capacityTenants(args: CapacityArgs): Promise<number> {
+export async function capacityTenants(args: TenantArgs): Promise<number> {
   const s = settingsOf(args);
   const stepThresholds = args.tenantThreshold ?? [DEFAULT_TENANT_THRESHOLD];
   const spec = await loadSpec(DEFAULT_SPEC_PATH);
@@ -278,7 +303,7 @@ export async function capacityTenants(args: CapacityArgs): Promise<number> {
 }
 
 /** `--out`, else reports/capacity-tenants-<start time>/. */
-function outputDir(args: CapacityArgs, result: RunResult): string {
+function outputDir(args: TenantArgs, result: RunResult): string {
   return resolve(
     args.out ?? join('reports', `capacity-tenants-${result.meta.startedAt.replace(/[:.]/g, '-')}`),
   );
@@ -286,7 +311,7 @@ function outputDir(args: CapacityArgs, result: RunResult): string {
 
 /** Outputs written, the number printed, and the exit code: 0 when a number was found. */
 function finish(
-  args: CapacityArgs,
+  args: TenantArgs,
   result: Awaited<ReturnType<typeof runTenantCapacity>>,
   interrupted: boolean,
 ): number {
