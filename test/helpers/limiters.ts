@@ -378,7 +378,7 @@ export async function startExpressSlowDown(options: ExpressSlowDownOptions): Pro
       windowMs: options.windowMs ?? 60_000,
       delayAfter: options.delayAfter,
       delayMs: (hits: number) => (hits - options.delayAfter) * options.delayMs,
-      maxDelayMs: options.maxDelayMs ?? Number.POSITIVE_INFINITY,
+      ...(options.maxDelayMs === undefined ? {} : { maxDelayMs: options.maxDelayMs }),
       keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
       validate: { keyGeneratorIpFallback: false },
     }),
