@@ -161,6 +161,6 @@ describe('express-slow-down: delays rather than refuses', () => {
     const { report: r, result } = get('slow-down');
     const step = r.limiter.slowDown?.delayPerRequestMs;
     expect(formatCapacityTable([r])).toContain(`delays +${step} ms/request after 5`);
-    expect(renderHtmlReport(result)).toContain(`delays +${step} ms per request after 5`);
+    expect(renderHtmlReport(result)).toContain(`delays +${step} ms/request after 5`);
   });
 });
