@@ -1,5 +1,5 @@
 import { now, sleepUntil } from '../client/clock.ts';
-import { EXCESS_BOUND, type Exhausted, sampleOf } from './exhaust.ts';
+import { countAnswer, EXCESS_BOUND, type Exhausted, noBurst } from './exhaust.ts';
 import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 
 /** Requests opened at once at most: beyond that a limit is a rate's, not a concurrency's. */
@@ -41,12 +41,7 @@ const latency = (r: ProbeReply) => r.receivedAt - r.sentAt;
 /** The burst's own account, the answers added one by one, the first refusal kept. */
 function take(out: Exhausted, r: ProbeReply): void {
   out.sent++;
-  out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
-  out.samples.push(sampleOf(r));
-  if (admitted(r.status)) out.accepted++;
-  else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
-    out.refusal = r;
-  if (!out.last || r.index > out.last.index) out.last = r;
+  countAnswer(out, r);
 }
 
 /**
@@ -68,14 +63,7 @@ export async function rampFromRest(
     observe?: (r: ProbeReply) => boolean;
   },
 ): Promise<Ramp> {
-  const out: Exhausted = {
-    sent: 0,
-    accepted: 0,
-    refusal: undefined,
-    last: undefined,
-    startedAt: undefined,
-    samples: [],
-  };
+  const out = noBurst();
   take(out, o.first);
   const ramp: Ramp = {
     exhausted: out,
@@ -224,14 +212,7 @@ async function measureQueue(
     signal,
   );
   const step = Math.max(2, Math.min(50, roughInterval / 20));
-  const out: Exhausted = {
-    sent: 0,
-    accepted: 0,
-    refusal: undefined,
-    last: undefined,
-    startedAt: undefined,
-    samples: [],
-  };
+  const out = noBurst();
   ramp.exhausted = out;
   const pending: Promise<ProbeReply>[] = [];
   let refusedSeen = false;

@@ -21,6 +21,26 @@ export interface Exhausted {
 const toMs = (unixSeconds: number | undefined) =>
   unixSeconds === undefined ? null : Math.round(unixSeconds * 1000) / 1000;
 
+/** A burst with nothing sent yet; `startedAt` the first request's send, when one was sent already. */
+export const noBurst = (startedAt?: number): Exhausted => ({
+  sent: 0,
+  accepted: 0,
+  refusal: undefined,
+  last: undefined,
+  startedAt,
+  samples: [],
+});
+
+/** One answer into the burst's account: its sample, its admission, the first refusal by send order. */
+export function countAnswer(out: Exhausted, r: ProbeReply): void {
+  out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
+  out.samples.push(sampleOf(r));
+  if (admitted(r.status)) out.accepted++;
+  else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
+    out.refusal = r;
+  if (!out.last || r.index > out.last.index) out.last = r;
+}
+
 /** An answer's rate-limit fields, as the report lists them. */
 export const sampleOf = (r: ProbeReply): CapacityHeaderSample => ({
   request: r.index,
@@ -50,28 +70,14 @@ export async function exhaustWindow(
 ): Promise<Exhausted> {
   const { halt, prior } = o;
   // `prior`: the burst the concurrency probe began from rest, which this one carries on.
-  const out: Exhausted = prior
-    ? { ...prior, samples: [...prior.samples] }
-    : {
-        sent: 0,
-        accepted: 0,
-        refusal: undefined,
-        last: undefined,
-        startedAt: first?.sentAt,
-        samples: [],
-      };
+  const out: Exhausted = prior ? { ...prior, samples: [...prior.samples] } : noBurst(first?.sentAt);
   let known: number | undefined;
   let halted = false;
   for (const sample of out.samples)
     if (sample.remaining !== null) known = Math.min(known ?? sample.remaining, sample.remaining);
   const take = (r: ProbeReply) => {
     if (halt?.(r)) halted = true;
-    out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
-    out.samples.push(sampleOf(r));
-    if (admitted(r.status)) out.accepted++;
-    else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
-      out.refusal = r;
-    if (!out.last || r.index > out.last.index) out.last = r;
+    countAnswer(out, r);
     if (r.rateLimit.remaining !== undefined)
       known = known === undefined ? r.rateLimit.remaining : Math.min(known, r.rateLimit.remaining);
   };

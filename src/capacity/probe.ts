@@ -7,7 +7,7 @@ import type { CapacityReport } from '../result/capacity-types.ts';
 import { type Ramp, rampFromRest } from './concurrency.ts';
 import { dailyWindow, judgeDaily, walkDaily } from './daily.ts';
 import { pacedInfeasible, remainingEstimateMs, windowFirstEstimateMs } from './estimate.ts';
-import { EXCESS_BOUND, type Exhausted, exhaustWindow } from './exhaust.ts';
+import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from './exhaust.ts';
 import { type Family, inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import { firstLook, type Look } from './look.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
@@ -79,14 +79,7 @@ interface Measured {
   slowDown?: SlowDownWatch;
 }
 
-const NO_EXHAUST: Exhausted = {
-  sent: 0,
-  accepted: 0,
-  refusal: undefined,
-  last: undefined,
-  startedAt: undefined,
-  samples: [],
-};
+const NO_EXHAUST: Exhausted = noBurst();
 
 /**
  * One key, one plan: the plan rate for N windows, one window (or a limiter at rest) exhausted, the

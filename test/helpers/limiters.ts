@@ -117,25 +117,12 @@ export interface ExpressRateLimitOptions {
   legacyHeaders: boolean;
 }
 
-/** express-rate-limit 8 on express 5, sending the header sets asked for. */
-export async function startExpressRateLimit(options: ExpressRateLimitOptions): Promise<RunningLimiter> {
+/** An express app whose limiter is already mounted, passing what it lets through to the upstream, on loopback. */
+async function serveBehind(app: express.Express, upstreamUrl: string): Promise<RunningLimiter> {
   const agent = new Agent();
-  const app = express();
-  app.use(
-    rateLimit({
-      windowMs: options.windowMs,
-      limit: options.limit,
-      standardHeaders: options.standardHeaders,
-      legacyHeaders: options.legacyHeaders,
-      keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
-      // Its checks log (never throw) once per instance; the one that reads the keyGenerator's source
-      // text is a guess that a transpiler's renaming can defeat, and the IP is only a fallback here.
-      validate: { keyGeneratorIpFallback: false },
-    }),
-  );
   app.use(express.raw({ type: () => true, limit: '10mb' }));
   app.use(async (req, res) => {
-    const upstream = await forward(agent, options.upstream, {
+    const upstream = await forward(agent, upstreamUrl, {
       method: req.method,
       url: req.originalUrl,
       headers: req.headers,
@@ -158,6 +145,24 @@ export async function startExpressRateLimit(options: ExpressRateLimitOptions): P
       await agent.close();
     },
   };
+}
+
+/** express-rate-limit 8 on express 5, sending the header sets asked for. */
+export async function startExpressRateLimit(options: ExpressRateLimitOptions): Promise<RunningLimiter> {
+  const app = express();
+  app.use(
+    rateLimit({
+      windowMs: options.windowMs,
+      limit: options.limit,
+      standardHeaders: options.standardHeaders,
+      legacyHeaders: options.legacyHeaders,
+      keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
+      // Its checks log (never throw) once per instance; the one that reads the keyGenerator's source
+      // text is a guess that a transpiler's renaming can defeat, and the IP is only a fallback here.
+      validate: { keyGeneratorIpFallback: false },
+    }),
+  );
+  return serveBehind(app, options.upstream);
 }
 
 function urlOf(server: Server): string {
@@ -371,7 +376,6 @@ export interface ExpressSlowDownOptions {
  * window for (hits - delayAfter) * delayMs before passing it on, and tells no header (its default).
  */
 export async function startExpressSlowDown(options: ExpressSlowDownOptions): Promise<RunningLimiter> {
-  const agent = new Agent();
   const app = express();
   app.use(
     slowDown({
@@ -383,29 +387,5 @@ export async function startExpressSlowDown(options: ExpressSlowDownOptions): Pro
       validate: { keyGeneratorIpFallback: false },
     }),
   );
-  app.use(express.raw({ type: () => true, limit: '10mb' }));
-  app.use(async (req, res) => {
-    const upstream = await forward(agent, options.upstream, {
-      method: req.method,
-      url: req.originalUrl,
-      headers: req.headers,
-      body: Buffer.isBuffer(req.body) ? req.body : undefined,
-    });
-    res.status(upstream.status);
-    if (upstream.contentType) res.setHeader('content-type', upstream.contentType);
-    res.end(upstream.body);
-  });
-  const server = createServer(app);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: urlOf(server),
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      );
-      await agent.close();
-    },
-  };
+  return serveBehind(app, options.upstream);
 }
