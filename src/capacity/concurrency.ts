@@ -87,9 +87,11 @@ export async function rampFromRest(
     const size = Math.min(k, most - out.sent, left === undefined ? k : left + 1);
     if (size < 2) break;
     const burst = await atOnce(client, ramp, size);
-    // A slow-down holds each request of a burst a step longer than the one before, as it would
-    // requests sent one by one: its watch reads them in send order.
-    for (const r of burst) if (o.observe?.(r)) ramp.halted = true;
+    // A slow-down holds each request of a burst a step longer than the one that reached it before,
+    // as it would requests sent one by one. Sent at once over several connections, they reach it in
+    // any order (on a loaded machine, rarely their own): its watch reads them in the order answered.
+    const answered = [...burst].sort((x, y) => x.receivedAt - y.receivedAt);
+    for (const r of answered) if (o.observe?.(r)) ramp.halted = true;
     const ok = burst.filter((r) => admitted(r.status));
     const refused = burst.filter((r) => !admitted(r.status));
     for (const r of ok) {
@@ -196,7 +198,7 @@ async function measureQueue(
   client: ProbeClient,
   ramp: Ramp,
   seen: ProbeReply[],
-  o: { limit: number; windowMs: number },
+  o: { limit: number; windowMs: number; observe?: (r: ProbeReply) => boolean },
   signal?: AbortSignal,
 ): Promise<Ramp> {
   const limit = o.limit;
@@ -212,12 +214,26 @@ async function measureQueue(
     signal,
   );
   const step = Math.max(2, Math.min(50, roughInterval / 20));
+  // One request alone first: a queue at rest answers it at once. Held even so, the limiter slows
+  // every request past a count (express-slow-down), and has no queue to measure: the burst so far
+  // goes on, one request at a time, which its watch reads.
+  const alone = await client.request(ramp.nextIndex++);
+  if (o.observe?.(alone)) ramp.halted = true;
+  if (admitted(alone.status) && latency(alone) > held(ramp.latencyMs)) {
+    for (const r of seen) take(ramp.exhausted, r);
+    take(ramp.exhausted, alone);
+    ramp.evidence.push(
+      `an answer held ${Math.round(latency(alone) - ramp.latencyMs)} ms beyond the fastest even from rest: a limiter that slows requests down rather than queue them at a rate`,
+    );
+    return ramp;
+  }
   const out = noBurst();
   ramp.exhausted = out;
+  take(out, alone);
   const pending: Promise<ProbeReply>[] = [];
-  let refusedSeen = false;
+  let refusedSeen = !admitted(alone.status);
   const start = now();
-  for (let j = 0; j < Math.min(MAX_AT_ONCE, limit + EXCESS_BOUND) && !refusedSeen && !signal?.aborted; j++) {
+  for (let j = 1; j < Math.min(MAX_AT_ONCE, limit + EXCESS_BOUND) && !refusedSeen && !signal?.aborted; j++) {
     await sleepUntil(start + j * step, signal);
     if (refusedSeen) break;
     pending.push(
@@ -227,8 +243,8 @@ async function measureQueue(
       }),
     );
   }
-  const answers = await Promise.all(pending);
-  for (const r of answers) take(out, r);
+  const answers = [alone, ...(await Promise.all(pending))];
+  for (const r of answers.slice(1)) take(out, r);
   const ok = answers.filter((r) => admitted(r.status)).sort((a, b) => a.receivedAt - b.receivedAt);
   // The first answers of a run are slow (connections, compilation): the one answered at once sets the pace.
   for (const r of ok) ramp.latencyMs = Math.min(ramp.latencyMs, latency(r));

@@ -26,6 +26,15 @@ describe('fitSlowDown', () => {
     // Too few past the threshold to call it a line.
     expect(fitSlowDown(line(7, 5, 100))).toBeNull();
   });
+
+  it('lets one answer in eight stray (a burst that opened a connection on a busy machine), not two', () => {
+    const one = line(9, 5, 100);
+    one[2] = (one[2] as number) + 60;
+    expect(fitSlowDown(one)).toMatchObject({ threshold: 5, points: 4 });
+    const two = [...one];
+    two[6] = (two[6] as number) + 60;
+    expect(fitSlowDown(two)).toBeNull();
+  });
 });
 
 describe('SlowDownWatch', () => {
