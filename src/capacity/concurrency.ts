@@ -92,6 +92,11 @@ export async function rampFromRest(
     // any order (on a loaded machine, rarely their own): its watch reads them in the order answered.
     const answered = [...burst].sort((x, y) => x.receivedAt - y.receivedAt);
     for (const r of answered) if (o.observe?.(r)) ramp.halted = true;
+    // The delay's growth is measured: a slow-down's held answers are no queue to measure from rest.
+    if (ramp.halted) {
+      for (const r of burst) take(out, r);
+      break;
+    }
     const ok = burst.filter((r) => admitted(r.status));
     const refused = burst.filter((r) => !admitted(r.status));
     for (const r of ok) {
