@@ -123,7 +123,9 @@ describe('bench engine (in process, reference server on loopback)', () => {
     const o = result.overall;
     expect(o.requests).toBeGreaterThan(0);
     expect(o.service.count).toBe(o.requests);
-    expect(o.response.count).toBeGreaterThanOrEqual(4 * o.requests);
+    // Three back-filled for each answer, but those the end of the run cut short (one per connection
+    // at most): without the correction the count would be the requests alone.
+    expect(o.response.count).toBeGreaterThanOrEqual(4 * o.requests - 3 * 2);
     expect(result.operations.getPetById?.response.count).toBe(o.response.count);
     expect(o.service.min).toBeGreaterThanOrEqual(200);
     expect(o.response.min).toBeLessThan(o.service.min);
