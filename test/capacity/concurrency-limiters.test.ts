@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
-import { loadSpec } from '../../src/api/spec.ts';
-import { runCapacity } from '../../src/capacity/run-capacity.ts';
 import { formatCapacityTable } from '../../src/capacity/table.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { evaluateThreshold } from '../../src/report/threshold-evaluate.ts';
 import { parseThreshold } from '../../src/report/threshold-parse.ts';
-import type { CapacityReport } from '../../src/result/capacity-types.ts';
-import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { type RunningServer, startServer } from '../../src/server/index.ts';
-import { type RunningLimiter, startNginxLimitConn, startNginxLimitReq } from '../helpers/limiters.ts';
+import { startServer } from '../../src/server/index.ts';
+import { CapacityCases, type ProbeRun, probeOne } from '../helpers/capacity-cases.ts';
+import { startNginxLimitConn, startNginxLimitReq } from '../helpers/limiters.ts';
 
 /**
  * `capacity` against the limits a rate probe cannot see one request at a time: nginx `limit_conn`
@@ -42,113 +39,92 @@ const REFERENCE_PLANS: PlanTable = {
   free: { name: 'free', windows: [{ name: 'minute', limit: 10, seconds: 60 }] },
 };
 
-type Run = { result: RunResult; report: CapacityReport; announcedMs: number[]; log: string[] };
-
-const running: { stop(): Promise<void> }[] = [];
-const runs = new Map<string, Run>();
+const probes = new CapacityCases();
 let fileStarted = 0;
 
 /** "about 26 s in all": every estimate the probe announced, in ms. */
 const estimates = (log: string[]) =>
   log.flatMap((line) => [...line.matchAll(/about (\d+) s in all/g)].map((m) => Number(m[1]) * 1000));
 
-async function probe(target: { url: string }, plan: Plan, timeScale = 1): Promise<Run> {
-  const spec = await loadSpec();
-  const log: string[] = [];
-  const { result, reports } = await runCapacity({
-    target: target.url,
-    embeddedTarget: false,
-    targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale }],
-    windows: 2,
-    operations: spec.operations,
-    spec: 'built in',
-    log: (_plan, line) => log.push(line),
-  });
-  return { result, report: reports[0] as CapacityReport, announcedMs: estimates(log), log };
-}
-
-async function limiter(start: () => Promise<RunningLimiter | RunningServer>) {
-  const l = await start();
-  running.push({ stop: 'stop' in l ? () => l.stop() : () => l.close() });
-  return l;
-}
-
 beforeAll(async () => {
   fileStarted = Date.now();
-  const slow = await limiter(() =>
+  const slow = await probes.started(() =>
     startServer({ rateLimit: false, seedData: 3, faults: { latencyMs: UPSTREAM_LATENCY_MS } }),
   );
-  const quick = await limiter(() => startServer({ rateLimit: false, seedData: 3 }));
-  const cases: [string, Promise<Run>][] = [
+  const quick = await probes.started(() => startServer({ rateLimit: false, seedData: 3 }));
+  const cases: [string, Promise<ProbeRun>][] = [
     [
       'limit_conn',
-      limiter(() => startNginxLimitConn({ upstream: slow.url, conn: CONN })).then((l) => probe(l, CONN_PLAN)),
+      probes
+        .started(() => startNginxLimitConn({ upstream: slow.url, conn: CONN }))
+        .then((l) => probeOne(l.url, CONN_PLAN)),
     ],
     [
       'too-fast',
-      limiter(() => startNginxLimitConn({ upstream: slow.url, conn: CONN })).then((l) =>
-        probe(l, TOO_FAST_PLAN),
-      ),
+      probes
+        .started(() => startNginxLimitConn({ upstream: slow.url, conn: CONN }))
+        .then((l) => probeOne(l.url, TOO_FAST_PLAN)),
     ],
     [
       'queue',
-      limiter(() =>
-        startNginxLimitReq({
-          upstream: quick.url,
-          rate: `${QUEUE_RATE_PER_S}r/s`,
-          burst: QUEUE,
-          zoneKey: '$http_authorization',
-        }),
-      ).then((l) => probe(l, QUEUE_PLAN)),
+      probes
+        .started(() =>
+          startNginxLimitReq({
+            upstream: quick.url,
+            rate: `${QUEUE_RATE_PER_S}r/s`,
+            burst: QUEUE,
+            zoneKey: '$http_authorization',
+          }),
+        )
+        .then((l) => probeOne(l.url, QUEUE_PLAN)),
     ],
     [
       'window-and-conn',
-      limiter(() =>
-        startServer({
-          limiter: 'fixed',
-          timeScale: REFERENCE_SCALE,
-          plans: REFERENCE_PLANS,
-          keys: { 'free-demo-key': 'free' },
-          faults: { latencyMs: UPSTREAM_LATENCY_MS },
-        }),
-      )
-        .then((s) => limiter(() => startNginxLimitConn({ upstream: s.url, conn: CONN })))
-        .then((l) => probe(l, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
+      probes
+        .started(() =>
+          startServer({
+            limiter: 'fixed',
+            timeScale: REFERENCE_SCALE,
+            plans: REFERENCE_PLANS,
+            keys: { 'free-demo-key': 'free' },
+            faults: { latencyMs: UPSTREAM_LATENCY_MS },
+          }),
+        )
+        .then((s) => probes.started(() => startNginxLimitConn({ upstream: s.url, conn: CONN })))
+        .then((l) => probeOne(l.url, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
     ],
     [
       'slow-window',
-      limiter(() =>
-        startServer({
-          limiter: 'fixed',
-          timeScale: REFERENCE_SCALE,
-          plans: REFERENCE_PLANS,
-          keys: { 'free-demo-key': 'free' },
-          faults: { latencyMs: UPSTREAM_LATENCY_MS },
-        }),
-      ).then((s) => probe(s, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
+      probes
+        .started(() =>
+          startServer({
+            limiter: 'fixed',
+            timeScale: REFERENCE_SCALE,
+            plans: REFERENCE_PLANS,
+            keys: { 'free-demo-key': 'free' },
+            faults: { latencyMs: UPSTREAM_LATENCY_MS },
+          }),
+        )
+        .then((s) => probeOne(s.url, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
     ],
   ];
-  for (const [name, run] of cases) runs.set(name, await run);
+  await probes.settle(cases);
 }, 90_000);
 
 afterAll(async () => {
-  await Promise.all(running.map((l) => l.stop()));
+  await probes.stop();
 });
 
-const get = (name: string): Run => {
-  const run = runs.get(name);
-  if (!run) throw new Error(`no run for ${name}`);
-  return run;
-};
+const get = (name: string) => probes.get(name);
 
 describe('nginx limit_conn 2 per key over a 300 ms upstream', () => {
   it('is a concurrency limit of 2 in flight, found in under 90 s and within 25% of the time announced', () => {
-    const { report: r, result, announcedMs, log } = get('limit_conn');
+    const { report: r, result, log } = get('limit_conn');
     const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
     expect(r.limiter.type, why).toBe('concurrency');
     expect(r.limiter.maxInFlight, why).toBe(CONN);
     expect(r.durationMs).toBeLessThan(90_000);
-    const announced = announcedMs[announcedMs.length - 1] as number;
+    const announced = estimates(log).at(-1) as number;
     expect(announced, why).toBeGreaterThan(0);
     expect(
       Math.abs(announced - r.durationMs) / r.durationMs,
@@ -165,7 +141,7 @@ describe('nginx limit_conn 2 per key over a 300 ms upstream', () => {
 
 describe('a plan rate the latency cannot keep', () => {
   it('is one reason, the paced windows are not sent, and the time announced holds', () => {
-    const { report: r, announcedMs, log } = get('too-fast');
+    const { report: r, log } = get('too-fast');
     const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
     expect(r.limiter.type, why).toBe('concurrency');
     expect(r.limiter.maxInFlight, why).toBe(CONN);
@@ -175,7 +151,7 @@ describe('a plan rate the latency cannot keep', () => {
     ).toHaveLength(1);
     expect(r.reasons.join('; ')).not.toMatch(/fell behind/);
     expect(r.rate.sent).toBe(0);
-    const announced = announcedMs[announcedMs.length - 1] as number;
+    const announced = estimates(log).at(-1) as number;
     expect(
       Math.abs(announced - r.durationMs) / r.durationMs,
       `announced ${announced} ms, took ${r.durationMs} ms`,
@@ -201,11 +177,11 @@ describe('nginx limit_req 2r/s burst=5 without nodelay: a limiter that queues', 
 
 describe('a fixed window over a 300 ms upstream', () => {
   it('is measured within 25% of the time announced once its first answer came', () => {
-    const { report: r, announcedMs, log } = get('slow-window');
+    const { report: r, log } = get('slow-window');
     const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
     expect(r.limiter.type, why).toBe('fixed-window');
     expect(r.limiter.maxInFlight ?? null, why).toBeNull();
-    const announced = announcedMs[announcedMs.length - 1] as number;
+    const announced = estimates(log).at(-1) as number;
     expect(
       Math.abs(announced - r.durationMs) / r.durationMs,
       `announced ${announced} ms, took ${r.durationMs} ms`,
@@ -232,7 +208,7 @@ describe('the threshold, the summary and the report', () => {
   it('capacity.free.max_in_flight reads the concurrency limit; the table and the HTML show it and the queue', () => {
     const conn = get('limit_conn');
     const queue = get('queue');
-    const threshold = (text: string, run: Run) =>
+    const threshold = (text: string, run: ProbeRun) =>
       evaluateThreshold(parseThreshold(text, 'cli', new Set()), run.result);
     expect(threshold('capacity.free.max_in_flight==2', conn).passed).toBe(true);
     expect(threshold('capacity.free.max_in_flight>=3', conn).passed).toBe(false);
@@ -247,7 +223,7 @@ describe('the threshold, the summary and the report', () => {
 
 describe('the results', () => {
   it('are valid, and the file took less than 90 s', () => {
-    for (const [name, { result }] of runs)
+    for (const [name, { result }] of probes.entries())
       expect(resultProblem(JSON.parse(JSON.stringify(result))), name).toBeUndefined();
     expect(Date.now() - fileStarted).toBeLessThan(90_000);
   });

@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
-import { loadSpec } from '../../src/api/spec.ts';
 import { EXCESS_BOUND } from '../../src/capacity/exhaust.ts';
-import { runCapacity } from '../../src/capacity/run-capacity.ts';
 import { SLOW_DOWN_POINTS } from '../../src/capacity/slow-down.ts';
 import { formatCapacityTable } from '../../src/capacity/table.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
-import type { CapacityReport } from '../../src/result/capacity-types.ts';
-import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { type RunningServer, startServer } from '../../src/server/index.ts';
-import { type RunningLimiter, startExpressSlowDown } from '../helpers/limiters.ts';
+import { startServer } from '../../src/server/index.ts';
+import { CapacityCases, type ProbeRun, probeOne } from '../helpers/capacity-cases.ts';
+import { startExpressSlowDown } from '../helpers/limiters.ts';
 
 /**
  * `capacity` against limiters that hold requests back rather than only refuse them: a sliding
@@ -26,70 +23,45 @@ const SLIDING_PLANS: PlanTable = {
 const SLOW_DOWN = { delayAfter: 5, delayMs: 100 };
 const SLOW_DOWN_PLAN: Plan = { name: 'free', windows: [{ name: 'window', limit: 10, seconds: 5 }] };
 
-type Run = { result: RunResult; report: CapacityReport; elapsedMs: number };
-
-const running: { stop(): Promise<void> }[] = [];
-const runs = new Map<string, Run>();
-
-async function probe(url: string, plan: Plan): Promise<Run> {
-  const spec = await loadSpec();
-  const started = Date.now();
-  const { result, reports } = await runCapacity({
-    target: url,
-    embeddedTarget: false,
-    targets: [{ plan, apiKey: 'free-demo-key', baseUrl: url, timeScale: 1 }],
-    windows: 2,
-    operations: spec.operations,
-    spec: 'built in',
-  });
-  return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started };
-}
-
-async function started<T extends RunningLimiter | RunningServer>(start: () => Promise<T>): Promise<T> {
-  const l = await start();
-  running.push({ stop: 'stop' in l ? () => l.stop() : () => l.close() });
-  return l;
-}
+const probes = new CapacityCases();
 
 /** `bare`: a 429 without Retry-After either, as nginx answers: the probe times its return itself. */
 const countingSliding = (headerDialect: 'seed' | 'none', bare = false) =>
-  started(() =>
-    startServer({
-      limiter: 'sliding',
-      countRefused: true,
-      headerDialect,
-      ...(bare ? { faults: { noRetryAfter: true } } : {}),
-      plans: SLIDING_PLANS,
-      keys: { 'free-demo-key': 'free' },
-      seedData: 3,
-    }),
-  ).then((s) => probe(s.url, SLIDING_PLANS.free as Plan));
+  probes
+    .started(() =>
+      startServer({
+        limiter: 'sliding',
+        countRefused: true,
+        headerDialect,
+        ...(bare ? { faults: { noRetryAfter: true } } : {}),
+        plans: SLIDING_PLANS,
+        keys: { 'free-demo-key': 'free' },
+        seedData: 3,
+      }),
+    )
+    .then((s) => probeOne(s.url, SLIDING_PLANS.free as Plan));
 
 beforeAll(async () => {
-  const upstream = await started(() => startServer({ rateLimit: false, seedData: 3 }));
-  const cases: [string, Promise<Run>][] = [
+  const upstream = await probes.started(() => startServer({ rateLimit: false, seedData: 3 }));
+  const cases: [string, Promise<ProbeRun>][] = [
     ['sliding-seed', countingSliding('seed')],
     ['sliding-none', countingSliding('none')],
     ['sliding-bare', countingSliding('none', true)],
     [
       'slow-down',
-      started(() => startExpressSlowDown({ upstream: upstream.url, ...SLOW_DOWN })).then((l) =>
-        probe(l.url, SLOW_DOWN_PLAN),
-      ),
+      probes
+        .started(() => startExpressSlowDown({ upstream: upstream.url, ...SLOW_DOWN }))
+        .then((l) => probeOne(l.url, SLOW_DOWN_PLAN)),
     ],
   ];
-  for (const [name, run] of cases) runs.set(name, await run);
+  await probes.settle(cases);
 }, 90_000);
 
 afterAll(async () => {
-  await Promise.all(running.map((l) => l.stop()));
+  await probes.stop();
 });
 
-const get = (name: string): Run => {
-  const run = runs.get(name);
-  if (!run) throw new Error(`no run for ${name}`);
-  return run;
-};
+const get = (name: string) => probes.get(name);
 
 describe('a sliding window of 10 per 10 s that counts refused requests', () => {
   it('told in the seed headers: a sliding window of 10 per 10 s, not a token bucket', () => {

@@ -1,21 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LimiterModelName } from '../../src/api/limiter-models.ts';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
-import { loadSpec } from '../../src/api/spec.ts';
 import { EXCESS_BOUND } from '../../src/capacity/exhaust.ts';
 import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/rate-search.ts';
-import { runCapacity } from '../../src/capacity/run-capacity.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import type { CapacityReport } from '../../src/result/capacity-types.ts';
-import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
-import {
-  type RunningLimiter,
-  startExpressRateLimit,
-  startFastifyRateLimit,
-  startNginxLimitReq,
-} from '../helpers/limiters.ts';
+import { CapacityCases, type ProbeRun, probeOne } from '../helpers/capacity-cases.ts';
+import { startExpressRateLimit, startFastifyRateLimit, startNginxLimitReq } from '../helpers/limiters.ts';
 
 /**
  * `capacity` against limiters it was not written for: nginx `limit_req` (a GCRA that answers a bare
@@ -44,104 +37,87 @@ const MODELS: [LimiterModelName, CapacityReport['limiter']['type']][] = [
   ['gcra', 'gcra'],
 ];
 
-type Run = { result: RunResult; report: CapacityReport; elapsedMs: number };
-
 let upstream: RunningServer;
-const running: { stop(): Promise<void> }[] = [];
-const runs = new Map<string, Run>();
+const probes = new CapacityCases();
 let fileStarted = 0;
-
-async function probe(target: { url: string }, plan: Plan, timeScale: number): Promise<Run> {
-  const spec = await loadSpec();
-  const started = Date.now();
-  const { result, reports } = await runCapacity({
-    target: target.url,
-    embeddedTarget: false,
-    targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale }],
-    windows: 2,
-    operations: spec.operations,
-    spec: 'built in',
-  });
-  return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started };
-}
-
-async function limiter(start: () => Promise<RunningLimiter | RunningServer>) {
-  const l = await start();
-  running.push({ stop: 'stop' in l ? () => l.stop() : () => l.close() });
-  return l;
-}
 
 beforeAll(async () => {
   fileStarted = Date.now();
   upstream = await startServer({ rateLimit: false, seedData: 3 });
-  const cases: [string, Promise<Run>][] = [
+  const cases: [string, Promise<ProbeRun>][] = [
     [
       'nginx',
-      limiter(() => startNginxLimitReq({ upstream: upstream.url, rate: '120r/m' })).then((l) =>
-        probe(l, NGINX_PLAN, 1),
-      ),
+      probes
+        .started(() => startNginxLimitReq({ upstream: upstream.url, rate: '120r/m' }))
+        .then((l) => probeOne(l.url, NGINX_PLAN, 1)),
     ],
     [
       'nginx-burst',
-      limiter(() =>
-        startNginxLimitReq({ upstream: upstream.url, rate: '120r/m', burst: 5, nodelay: true }),
-      ).then((l) => probe(l, NGINX_PLAN, 1)),
+      probes
+        .started(() =>
+          startNginxLimitReq({ upstream: upstream.url, rate: '120r/m', burst: 5, nodelay: true }),
+        )
+        .then((l) => probeOne(l.url, NGINX_PLAN, 1)),
     ],
     [
       'fastify',
-      limiter(() =>
-        startFastifyRateLimit({ upstream: upstream.url, max: FASTIFY.max, timeWindowMs: FASTIFY.windowMs }),
-      ).then((l) => probe(l, FASTIFY_PLAN, 1)),
+      probes
+        .started(() =>
+          startFastifyRateLimit({ upstream: upstream.url, max: FASTIFY.max, timeWindowMs: FASTIFY.windowMs }),
+        )
+        .then((l) => probeOne(l.url, FASTIFY_PLAN, 1)),
     ],
     [
       'express-ietf-8',
-      limiter(() =>
-        startExpressRateLimit({
-          upstream: upstream.url,
-          limit: FASTIFY.max,
-          windowMs: FASTIFY.windowMs,
-          standardHeaders: 'draft-8',
-          legacyHeaders: false,
-        }),
-      ).then((l) => probe(l, FASTIFY_PLAN, 1)),
+      probes
+        .started(() =>
+          startExpressRateLimit({
+            upstream: upstream.url,
+            limit: FASTIFY.max,
+            windowMs: FASTIFY.windowMs,
+            standardHeaders: 'draft-8',
+            legacyHeaders: false,
+          }),
+        )
+        .then((l) => probeOne(l.url, FASTIFY_PLAN, 1)),
     ],
     [
       'express-silent',
-      limiter(() =>
-        startExpressRateLimit({
-          upstream: upstream.url,
-          limit: FASTIFY.max,
-          windowMs: FASTIFY.windowMs,
-          standardHeaders: false,
-          legacyHeaders: false,
-        }),
-      ).then((l) => probe(l, FASTIFY_PLAN, 1)),
+      probes
+        .started(() =>
+          startExpressRateLimit({
+            upstream: upstream.url,
+            limit: FASTIFY.max,
+            windowMs: FASTIFY.windowMs,
+            standardHeaders: false,
+            legacyHeaders: false,
+          }),
+        )
+        .then((l) => probeOne(l.url, FASTIFY_PLAN, 1)),
     ],
-    ...MODELS.map(([model]): [string, Promise<Run>] => [
+    ...MODELS.map(([model]): [string, Promise<ProbeRun>] => [
       model,
-      limiter(() =>
-        startServer({
-          limiter: model,
-          timeScale: REFERENCE_SCALE,
-          plans: REFERENCE_PLANS,
-          keys: { 'free-demo-key': 'free' },
-        }),
-      ).then((s) => probe(s, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
+      probes
+        .started(() =>
+          startServer({
+            limiter: model,
+            timeScale: REFERENCE_SCALE,
+            plans: REFERENCE_PLANS,
+            keys: { 'free-demo-key': 'free' },
+          }),
+        )
+        .then((s) => probeOne(s.url, REFERENCE_PLANS.free as Plan, REFERENCE_SCALE)),
     ]),
   ];
-  for (const [name, run] of cases) runs.set(name, await run);
+  await probes.settle(cases);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(running.map((l) => l.stop()));
+  await probes.stop();
   await upstream?.close();
 });
 
-const get = (name: string): Run => {
-  const run = runs.get(name);
-  if (!run) throw new Error(`no run for ${name}`);
-  return run;
-};
+const get = (name: string) => probes.get(name);
 
 /** 429s the whole probe met: the burst's, the search's (bounded) and at most one per paced window. */
 const refusalBound = (r: CapacityReport) => 1 + SEARCH_MAX_REFUSED + r.rate.windows;
@@ -235,7 +211,7 @@ describe('the reference server under each --limiter model', () => {
 
 describe('the result and the report', () => {
   it('every result is valid, and the HTML table shows model, rate, burst and dialect', () => {
-    for (const [name, { result }] of runs) {
+    for (const [name, { result }] of probes.entries()) {
       expect(resultProblem(JSON.parse(JSON.stringify(result))), name).toBeUndefined();
     }
     const html = renderHtmlReport(get('nginx').result);

@@ -1,0 +1,68 @@
+import type { Plan } from '../../src/api/plans.ts';
+import { loadSpec } from '../../src/api/spec.ts';
+import { runCapacity } from '../../src/capacity/run-capacity.ts';
+import type { CapacityReport } from '../../src/result/capacity-types.ts';
+import type { RunResult } from '../../src/result/types.ts';
+import type { RunningServer } from '../../src/server/index.ts';
+import type { RunningLimiter } from './limiters.ts';
+
+/**
+ * `capacity` against targets a test starts itself, one plan's key each, cases side by side: what
+ * the limiter files share. Every limiter or server started through `started` is stopped by `stop`.
+ */
+
+export interface ProbeRun {
+  result: RunResult;
+  report: CapacityReport;
+  elapsedMs: number;
+  /** What the probe said while it ran (its announced times among them). */
+  log: string[];
+}
+
+/** One plan's key probed as `capacity` probes it, two paced windows, its lines kept. */
+export async function probeOne(url: string, plan: Plan, timeScale = 1): Promise<ProbeRun> {
+  const spec = await loadSpec();
+  const log: string[] = [];
+  const started = Date.now();
+  const { result, reports } = await runCapacity({
+    target: url,
+    embeddedTarget: false,
+    targets: [{ plan, apiKey: 'free-demo-key', baseUrl: url, timeScale }],
+    windows: 2,
+    operations: spec.operations,
+    spec: 'built in',
+    log: (_plan, line) => log.push(line),
+  });
+  return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started, log };
+}
+
+export class CapacityCases {
+  private readonly running: { stop(): Promise<void> }[] = [];
+  private readonly runs = new Map<string, ProbeRun>();
+
+  /** A limiter or server, stopped with the others by `stop`. */
+  async started<T extends RunningLimiter | RunningServer>(start: () => Promise<T>): Promise<T> {
+    const l = await start();
+    this.running.push({ stop: 'stop' in l ? () => l.stop() : () => l.close() });
+    return l;
+  }
+
+  /** Every case's probe, awaited in turn (they run side by side). */
+  async settle(cases: [string, Promise<ProbeRun>][]): Promise<void> {
+    for (const [name, run] of cases) this.runs.set(name, await run);
+  }
+
+  get(name: string): ProbeRun {
+    const run = this.runs.get(name);
+    if (!run) throw new Error(`no run for ${name}`);
+    return run;
+  }
+
+  entries(): IterableIterator<[string, ProbeRun]> {
+    return this.runs.entries();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.running.map((l) => l.stop()));
+  }
+}
