@@ -1,0 +1,110 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { InputError } from './input-error.ts';
+
+/**
+ * Where an operation's API key goes. The seed's scheme is `Authorization: Bearer <key>`; a document
+ * may say otherwise per operation (an `apiKey` scheme in a header or the query string).
+ */
+export type AuthPlacement = { in: 'header'; name: string; bearer: boolean } | { in: 'query'; name: string };
+
+/** The placement and why: the document's scheme, the `--auth-header` flag, or the seed's default. */
+export type ResolvedAuth = AuthPlacement & { from: string };
+
+export const BEARER: AuthPlacement = { in: 'header', name: 'authorization', bearer: true };
+
+/** A header name as RFC 9110 allows it (a token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** `--auth-header NAME`: the key in that header, as-is; `Authorization` keeps the Bearer scheme. */
+export function parseAuthHeader(name: string, flag = '--auth-header'): AuthPlacement {
+  if (!TOKEN.test(name)) throw new InputError(`${flag}: '${name}' is not a header name`);
+  const lower = name.toLowerCase();
+  return { in: 'header', name: lower, bearer: lower === 'authorization' };
+}
+
+/** The placement one scheme asks for, or undefined where one key cannot fill it (basic, cookie, mutual TLS). */
+function placementOf(scheme: OpenAPIV3.SecuritySchemeObject): AuthPlacement | undefined {
+  if (scheme.type === 'apiKey') {
+    if (scheme.in === 'header') return parseAuthHeaderQuiet(scheme.name);
+    if (scheme.in === 'query') return { in: 'query', name: scheme.name };
+    return undefined;
+  }
+  if (scheme.type === 'http') return scheme.scheme.toLowerCase() === 'bearer' ? BEARER : undefined;
+  // An OAuth2 or OpenID Connect token goes as a bearer token (RFC 6750): a key given for it is one.
+  if (scheme.type === 'oauth2' || scheme.type === 'openIdConnect') return BEARER;
+  return undefined;
+}
+
+function parseAuthHeaderQuiet(name: string): AuthPlacement | undefined {
+  try {
+    return parseAuthHeader(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first alternative of a security requirement that one key fills: a requirement naming a single
+ * scheme we can send. An empty alternative (`{}`: auth optional) or none at all leaves the default.
+ */
+function fromRequirement(
+  requirement: OpenAPIV3.SecurityRequirementObject[],
+  schemes: Record<string, OpenAPIV3.SecuritySchemeObject>,
+): { placement: AuthPlacement; scheme: string } | undefined {
+  for (const alternative of requirement) {
+    const names = Object.keys(alternative);
+    if (names.length !== 1) continue;
+    const name = names[0] as string;
+    const scheme = schemes[name];
+    const placement = scheme && placementOf(scheme);
+    if (placement) return { placement, scheme: name };
+  }
+  return undefined;
+}
+
+/**
+ * Each operation's placement of the key, by its id: `--auth-header` for all, else the scheme its
+ * security requirement names (its own, else the document's), else the seed's Bearer. Operations
+ * that need no key (`security: []`) get the document's default all the same, as the key does no harm
+ * there and a server that reads it optionally sees the same client.
+ */
+export function resolveAuth(
+  document: OpenAPIV3.Document,
+  override: AuthPlacement | undefined,
+): Map<string, ResolvedAuth> {
+  const schemes = (document.components?.securitySchemes ?? {}) as Record<
+    string,
+    OpenAPIV3.SecuritySchemeObject
+  >;
+  const global = document.security ?? [];
+  const fallback = fromRequirement(global, schemes);
+  const out = new Map<string, ResolvedAuth>();
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const op of Object.values(item ?? {})) {
+      if (!op || typeof op !== 'object' || !('operationId' in op) || typeof op.operationId !== 'string')
+        continue;
+      const operation = op as OpenAPIV3.OperationObject;
+      const id = operation.operationId as string;
+      if (override) {
+        out.set(id, { ...override, from: '--auth-header' });
+        continue;
+      }
+      // An operation's own requirement replaces the document's; `[]` says none is needed.
+      const own = operation.security;
+      const chosen = own && own.length > 0 ? fromRequirement(own, schemes) : fallback;
+      out.set(
+        id,
+        chosen
+          ? { ...chosen.placement, from: `security scheme ${chosen.scheme}` }
+          : { ...BEARER, from: 'default (Authorization: Bearer)' },
+      );
+    }
+  }
+  return out;
+}
+
+/** How a placement reads in a printed configuration: `header api_key`, `Authorization: Bearer`, `query ?api_key=`. */
+export function describeAuth(p: AuthPlacement): string {
+  if (p.in === 'query') return `query ?${p.name}=`;
+  return p.bearer ? `header ${p.name}: Bearer` : `header ${p.name}`;
+}
