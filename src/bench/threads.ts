@@ -1,25 +1,16 @@
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { MessageChannel } from 'node:worker_threads';
 import type { Operation } from '../api/operations.ts';
 import { mergeResults } from '../report/merge.ts';
 import { ThreadSnapshots } from '../result/thread-snapshots.ts';
 import type { RunResult } from '../result/types.ts';
+import { startThreads } from '../threads/runner.ts';
 import { type BenchProgress, type BenchRunOptions, benchConfig, benchRun } from './bench-run.ts';
 import { shareOf } from './coordinated-omission.ts';
 import { effectiveConnections } from './drive.ts';
 import { type BenchSettings, describeBench } from './settings.ts';
 import type { FromWorker, ToWorker } from './worker.ts';
 
-/** A worker thread runs TypeScript as the CLI does (bin/petstore-load.js): tsx registered, then the module imported. */
-function startWorker(settings: BenchSettings, snapshotPort: MessagePort): Worker {
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./worker.ts', import.meta.url).href;
-  const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, {
-    eval: true,
-    workerData: { settings, snapshotPort },
-    transferList: [snapshotPort],
-  });
-}
+const ENTRY = new URL('./worker.ts', import.meta.url);
 
 /** Thread `i`'s share: connections and rate split as autocannon's own workers split them, the remainder to the first. */
 export function threadShare(settings: BenchSettings, i: number): BenchSettings {
@@ -39,12 +30,68 @@ export function threadShare(settings: BenchSettings, i: number): BenchSettings {
  * so the per-request record the result is built from would be lost.
  */
 async function inThreads(settings: BenchSettings, options: BenchRunOptions): Promise<RunResult> {
-  const n = settings.workers;
-  const channels = Array.from({ length: n }, () => new MessageChannel());
-  const workers = channels.map((c, i) => startWorker(threadShare(settings, i), c.port2));
+  const channels = Array.from({ length: settings.workers }, () => new MessageChannel());
   const snapshots = new ThreadSnapshots(channels.map((c) => c.port1));
   const finished: RunResult[] = [];
-  // A second Ctrl-C: each thread's result, finished or asked for now (a second at most).
+  const progress: BenchProgress[] = channels.map(() => ({
+    requests: 0,
+    rateLimited: 0,
+    errors: 0,
+    p99Ms: 0,
+  }));
+  let ready = 0;
+  const threads = startThreads<FromWorker, RunResult>({
+    module: ENTRY,
+    name: 'bench worker',
+    jobs: channels.map((c, i) => ({
+      data: { settings: threadShare(settings, i), snapshotPort: c.port2 },
+      transfer: [c.port2],
+    })),
+    outcome: (message, i) =>
+      message.type === 'result'
+        ? { ok: true, result: message.result as RunResult }
+        : message.type === 'error'
+          ? { ok: false, message: `bench worker ${i + 1}: ${message.message}` }
+          : undefined,
+    relay: (message, i, group) => {
+      if (message.type === 'progress') progress[i] = message;
+      // All start at once, so that their windows coincide and their rates add up.
+      else if (message.type === 'ready' && ++ready === group.size)
+        group.broadcast(
+          (options.signal?.aborted
+            ? { type: 'stop', interruptedBy: undefined }
+            : { type: 'start' }) satisfies ToWorker,
+        );
+    },
+    settled: (i, outcome) => {
+      if (outcome.ok) finished[i] = outcome.result;
+      snapshots.ended(i);
+    },
+    // One thread's failure is the benchmark's: the others' part alone would misreport the rate.
+    failFast: true,
+  });
+  offerSnapshot(settings, options, snapshots, finished);
+  const stop = () =>
+    threads.broadcast({ type: 'stop', interruptedBy: options.interruptedBy?.() } satisfies ToWorker);
+  options.signal?.addEventListener('abort', stop, { once: true });
+  const ticker = options.onProgress && progressTicker(progress, options.onProgress);
+  try {
+    await threads.outcomes;
+    return asOneBenchmark(finished, settings);
+  } finally {
+    snapshots.close();
+    if (ticker) clearInterval(ticker);
+    options.signal?.removeEventListener('abort', stop);
+  }
+}
+
+/** A second Ctrl-C: each thread's result, finished or asked for now (a second at most). */
+function offerSnapshot(
+  settings: BenchSettings,
+  options: BenchRunOptions,
+  snapshots: ThreadSnapshots,
+  finished: RunResult[],
+): void {
   options.onSnapshot?.(() => {
     const parts = snapshots
       .askNow(1000)
@@ -55,61 +102,23 @@ async function inThreads(settings: BenchSettings, options: BenchRunOptions): Pro
     merged.meta.partial = true;
     return merged;
   });
-  const progress: BenchProgress[] = workers.map(() => ({ requests: 0, rateLimited: 0, errors: 0, p99Ms: 0 }));
-  const post = (message: ToWorker) => {
-    for (const w of workers) w.postMessage(message);
-  };
-  let ready = 0;
-  const stop = () => post({ type: 'stop', interruptedBy: options.interruptedBy?.() });
-  options.signal?.addEventListener('abort', stop, { once: true });
-  const ticker = options.onProgress
-    ? setInterval(
-        () =>
-          options.onProgress?.(
-            progress.reduce((sum, p) => ({
-              requests: sum.requests + p.requests,
-              rateLimited: sum.rateLimited + p.rateLimited,
-              errors: sum.errors + p.errors,
-              // The threads' histograms are apart until the merge: the worst thread's p99 meanwhile.
-              p99Ms: Math.max(sum.p99Ms, p.p99Ms),
-            })),
-          ),
-        1000,
-      )
-    : undefined;
-  try {
-    const results = await Promise.all(
-      workers.map(
-        (worker, i) =>
-          new Promise<RunResult>((resolve, reject) => {
-            worker.on('message', (message: FromWorker) => {
-              if (message.type === 'ready') {
-                // All start at once, so that their windows coincide and their rates add up.
-                if (++ready === n)
-                  post(
-                    options.signal?.aborted ? { type: 'stop', interruptedBy: undefined } : { type: 'start' },
-                  );
-              } else if (message.type === 'progress') progress[i] = message;
-              else if (message.type === 'result') {
-                finished[i] = message.result as RunResult;
-                snapshots.ended(i);
-                resolve(finished[i]);
-              } else reject(new Error(`bench worker ${i + 1}: ${message.message}`));
-            });
-            worker.on('error', reject);
-            worker.on('exit', (code) =>
-              reject(new Error(`bench worker ${i + 1} exited (${code}) without a result`)),
-            );
-          }),
+}
+
+/** The threads' progress added up, once a second. */
+function progressTicker(progress: BenchProgress[], onProgress: (p: BenchProgress) => void) {
+  return setInterval(
+    () =>
+      onProgress(
+        progress.reduce((sum, p) => ({
+          requests: sum.requests + p.requests,
+          rateLimited: sum.rateLimited + p.rateLimited,
+          errors: sum.errors + p.errors,
+          // The threads' histograms are apart until the merge: the worst thread's p99 meanwhile.
+          p99Ms: Math.max(sum.p99Ms, p.p99Ms),
+        })),
       ),
-    );
-    return asOneBenchmark(results, settings);
-  } finally {
-    snapshots.close();
-    if (ticker) clearInterval(ticker);
-    options.signal?.removeEventListener('abort', stop);
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
+    1000,
+  );
 }
 
 /** The threads' results merged into one benchmark's. */

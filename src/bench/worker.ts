@@ -39,6 +39,7 @@ if (parentPort) {
       start();
     }
   });
+  let last: FromWorker;
   try {
     const { operations } = await loadSpec();
     post({ type: 'ready' });
@@ -51,10 +52,11 @@ if (parentPort) {
         snapshot = take;
       },
     });
-    post({ type: 'result', result });
+    last = { type: 'result', result };
   } catch (error) {
-    post({ type: 'error', message: (error as Error).message });
-  } finally {
-    snapshotPort.close();
+    last = { type: 'error', message: (error as Error).message };
   }
+  // The last word: the main thread ends this thread once every thread's is in.
+  snapshotPort.close();
+  post(last);
 }

@@ -81,6 +81,7 @@ let snapshot: (() => RunResult) | undefined;
 answerSnapshots(snapshotPort, () => snapshot?.());
 
 let store: QuotaStore | undefined;
+let last: FromWorker;
 try {
   store = job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await connectStore(job.quota);
   const [scenario, spec] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
@@ -147,17 +148,18 @@ try {
       },
     },
   });
-  post({ type: 'result', result });
+  last = { type: 'result', result };
 } catch (error) {
-  post({
+  last = {
     type: 'failed',
     message: (error as Error).message,
     setup: error instanceof SetupError,
     ...(error instanceof StoreUnreachable ? { unreachable: true } : {}),
-  });
-} finally {
-  await store?.close();
-  // The listener on the main thread's messages would hold the thread open; the result is sent.
-  port.close();
-  snapshotPort.close();
+  };
 }
+// The last word, once the store is closed: the main thread ends a thread that lingers after it.
+await store?.close();
+snapshotPort.close();
+post(last);
+// The listener on the main thread's messages would hold the thread open; the result is sent.
+port.close();

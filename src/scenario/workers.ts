@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { InputError } from '../api/input-error.ts';
 import { EXIT } from '../cli/exit-codes.ts';
 import { QuotaHub } from '../client/port-quota-store.ts';
@@ -6,13 +6,11 @@ import { MemoryQuotaStore } from '../client/quota-store.ts';
 import { mergeResults } from '../report/merge.ts';
 import { ThreadSnapshots } from '../result/thread-snapshots.ts';
 import type { RunResult } from '../result/types.ts';
+import { startThreads, type ThreadGroup, type ThreadJob, type ThreadOutcome } from '../threads/runner.ts';
 import { SetupError } from './engine.ts';
 import type { FromWorker, ToWorker, WorkerJob } from './worker-job.ts';
 
-// Scenarios and our sources are TypeScript: each worker registers tsx before loading its entry, as
-// bin/petstore-load.js does for the main thread (a loader registered there does not reach workers).
-const ENTRY = new URL('./worker-thread.ts', import.meta.url).href;
-const BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(ENTRY)}); })`;
+const ENTRY = new URL('./worker-thread.ts', import.meta.url);
 
 export interface WorkersInput {
   /** The job as for one generator; each worker gets its share. */
@@ -33,6 +31,13 @@ export interface WorkersInput {
   }): void;
 }
 
+/** Why a worker has no result: a setup that failed, a quota store it could not reach, or anything else. */
+interface Failure {
+  setup: boolean;
+  unreachable: boolean;
+}
+type Outcome = ThreadOutcome<RunResult, Failure>;
+
 /**
  * `run --workers N`: N worker threads each run a share of the workload (rates divided, virtual users
  * split) through its own client and recorder, so that the generator uses N cores. The key's quota
@@ -41,30 +46,111 @@ export interface WorkersInput {
  * all start the workload together; their results are merged into one (histograms added).
  */
 export async function runWorkers(input: WorkersInput): Promise<RunResult> {
-  const { count } = input;
   const store = input.job.quota.kind === 'port' ? new MemoryQuotaStore() : undefined;
   const hub = store ? new QuotaHub(store) : undefined;
-  const workers: Worker[] = [];
+  const { jobs, snapshotPorts } = workerJobs(input, hub);
+  const snapshots = new ThreadSnapshots(snapshotPorts);
+  const results: RunResult[] = [];
+  // In the order they happened: the first is the one the run reports.
+  const failures: { message: string; detail?: Failure }[] = [];
+  const coordinate = coordinator(input);
+  const threads = startThreads<FromWorker, RunResult, Failure>({
+    module: ENTRY,
+    jobs,
+    name: 'worker',
+    outcome: outcomeOf,
+    relay: coordinate.relay,
+    settled: (i, outcome) => {
+      snapshots.ended(i);
+      if (outcome.ok) results[i] = outcome.result;
+      else {
+        failures.push(outcome);
+        // A worker that cannot go on must not leave the others waiting for it.
+        coordinate.over(i, threads);
+      }
+    },
+  });
+  offerSnapshots(input, snapshots, results);
+  const onAbort = () =>
+    threads.broadcast({ type: 'interrupt', signal: input.interruptedBy?.() ?? 'SIGINT' } satisfies ToWorker);
+  input.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await threads.outcomes;
+  } finally {
+    input.signal?.removeEventListener('abort', onAbort);
+    snapshots.close();
+    await store?.close();
+  }
+  return verdict(results.filter(Boolean), failures[0], input);
+}
+
+/** Each worker's job and ports: its share, the quota hub's port, and a port to ask for its result so far. */
+function workerJobs(input: WorkersInput, hub: QuotaHub | undefined) {
+  const jobs: ThreadJob[] = [];
   const snapshotPorts: MessagePort[] = [];
-  for (let index = 1; index <= count; index++) {
+  for (let index = 1; index <= input.count; index++) {
     const channel = new MessageChannel();
     hub?.serve(channel.port1);
     const snapshots = new MessageChannel();
     snapshotPorts.push(snapshots.port1);
-    const worker = new Worker(BOOT, {
-      eval: true,
-      workerData: {
-        job: { ...input.job, share: { index, count } },
+    jobs.push({
+      data: {
+        job: { ...input.job, share: { index, count: input.count } },
         quotaPort: channel.port2,
         snapshotPort: snapshots.port2,
       },
-      transferList: [channel.port2, snapshots.port2],
+      transfer: [channel.port2, snapshots.port2],
     });
-    workers.push(worker);
   }
-  const results: RunResult[] = [];
-  const snapshots = new ThreadSnapshots(snapshotPorts);
-  // A finished worker's result is its last word; the others' are asked for.
+  return { jobs, snapshotPorts };
+}
+
+/** A worker's last word: its result, or why it has none. */
+function outcomeOf(message: FromWorker): Outcome | undefined {
+  if (message.type === 'result') return { ok: true, result: message.result as RunResult };
+  if (message.type === 'failed')
+    return {
+      ok: false,
+      message: message.message,
+      detail: { setup: message.setup, unreachable: message.unreachable === true },
+    };
+  return undefined;
+}
+
+/**
+ * Setup in the first worker, then the workload in all at once; teardown in the first again, only once
+ * every worker's workload has ended (or the worker failed): it may delete what they use.
+ */
+function coordinator(input: WorkersInput) {
+  const over = new Set<number>();
+  const ended = (i: number, group: ThreadGroup<RunResult, Failure>) => {
+    over.add(i);
+    if (over.size === input.count) group.post(0, { type: 'teardown' } satisfies ToWorker);
+  };
+  return {
+    relay(message: FromWorker, i: number, group: ThreadGroup<RunResult, Failure>) {
+      switch (message.type) {
+        case 'setup-done':
+          group.broadcast({ type: 'start', data: message.data } satisfies ToWorker);
+          input.onWorkload?.();
+          break;
+        case 'setup-failed':
+          group.broadcast({
+            type: 'abort',
+            message: `setup failed in worker 1: ${message.message}`,
+          } satisfies ToWorker);
+          break;
+        case 'workload-done':
+          ended(i, group);
+          break;
+      }
+    },
+    over: ended,
+  };
+}
+
+/** The run's result so far, for checkpoints and a second signal: a finished worker's result is its last word, the others' are asked for. */
+function offerSnapshots(input: WorkersInput, snapshots: ThreadSnapshots, results: RunResult[]): void {
   const soFar = (answers: (RunResult | undefined)[]) => {
     const parts = answers.map((answer, i) => results[i] ?? answer).filter((r) => r !== undefined);
     if (parts.length === 0) return undefined;
@@ -76,71 +162,18 @@ export async function runWorkers(input: WorkersInput): Promise<RunResult> {
     ask: async (timeoutMs) => soFar(await snapshots.ask(timeoutMs)),
     askNow: (timeoutMs) => soFar(snapshots.askNow(timeoutMs)),
   });
-  const send = (worker: Worker | undefined, message: ToWorker) => worker?.postMessage(message);
-  const broadcast = (message: ToWorker) => {
-    for (const w of workers) send(w, message);
-  };
-  const onAbort = () => broadcast({ type: 'interrupt', signal: input.interruptedBy?.() ?? 'SIGINT' });
-  input.signal?.addEventListener('abort', onAbort, { once: true });
+}
 
-  let done = 0;
-  const failures: { message: string; setup: boolean; unreachable?: boolean }[] = [];
-  try {
-    await Promise.all(
-      workers.map(
-        (worker, i) =>
-          new Promise<void>((resolve) => {
-            worker.on('message', (message: FromWorker) => {
-              switch (message.type) {
-                case 'setup-done':
-                  broadcast({ type: 'start', data: message.data });
-                  input.onWorkload?.();
-                  break;
-                case 'setup-failed':
-                  broadcast({ type: 'abort', message: `setup failed in worker 1: ${message.message}` });
-                  break;
-                case 'workload-done':
-                  // Teardown only once every worker's workload has ended: it may delete what they use.
-                  if (++done === count) send(workers[0], { type: 'teardown' });
-                  break;
-                case 'result':
-                  results[i] = message.result as RunResult;
-                  snapshots.ended(i);
-                  break;
-                case 'failed':
-                  snapshots.ended(i);
-                  failures.push({
-                    message: message.message,
-                    setup: message.setup,
-                    unreachable: message.unreachable === true,
-                  });
-                  // A worker that cannot go on must not leave the others waiting for it.
-                  if (++done === count) send(workers[0], { type: 'teardown' });
-                  break;
-              }
-            });
-            worker.once('error', (error) => {
-              failures.push({ message: `worker ${i + 1}: ${error.message}`, setup: false });
-              resolve();
-            });
-            worker.once('exit', () => {
-              snapshots.ended(i);
-              resolve();
-            });
-          }),
-      ),
-    );
-  } finally {
-    input.signal?.removeEventListener('abort', onAbort);
-    snapshots.close();
-    await store?.close();
-  }
-  const measured = results.filter(Boolean);
-  const failure = failures[0];
-  if (failure && (failure.setup || measured.length === 0))
-    throw failure.setup
+/** The merged result, or the error a failure comes to: a failed setup, or no worker's result at all. */
+function verdict(
+  measured: RunResult[],
+  failure: { message: string; detail?: Failure } | undefined,
+  input: WorkersInput,
+): RunResult {
+  if (failure && (failure.detail?.setup || measured.length === 0))
+    throw failure.detail?.setup
       ? new SetupError(failure.message)
-      : failure.unreachable
+      : failure.detail?.unreachable
         ? new InputError(failure.message, EXIT.UNREACHABLE)
         : new Error(failure.message);
   const merged = mergedRun(measured, input);
