@@ -64,11 +64,12 @@ function boot(module: URL): string {
 /** What a thread threw, in one line: the first line of its message, never its stack. */
 function crashLine(error: unknown): string {
   // Node's own wording for this one names its internals; say what happened instead.
-  if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') return 'out of memory';
+  if ((error as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') return 'out of memory';
   const text = error instanceof Error ? error.message : String(error);
   return text.split('\n', 1)[0]?.trim() || 'no message';
 }
 
+/** Starts one thread per job at once; outcomes come in through the returned group. */
 export function startThreads<M, R, D = never>(options: ThreadsOptions<M, R, D>): ThreadGroup<R, D> {
   return new Threads(options);
 }
