@@ -63,44 +63,47 @@ function fromRequirement(
 }
 
 /**
- * Each operation's placement of the key, by its id: `--auth-header` for all, else the scheme its
- * security requirement names (its own, else the document's), else the seed's Bearer. Operations
- * that need no key (`security: []`) get the document's default all the same, as the key does no harm
- * there and a server that reads it optionally sees the same client.
+ * One operation's placement of the key: the scheme its security requirement names (its own, else
+ * the document's), else the seed's Bearer. An operation that needs no key (`security: []`) gets the
+ * document's default all the same: the key does no harm there, and a server that reads it
+ * optionally sees the same client.
  */
-export function resolveAuth(
-  document: OpenAPIV3.Document,
-  override: AuthPlacement | undefined,
-): Map<string, ResolvedAuth> {
+export function authOf(
+  operation: OpenAPIV3.OperationObject,
+  document: Pick<OpenAPIV3.Document, 'security' | 'components'>,
+): ResolvedAuth {
   const schemes = (document.components?.securitySchemes ?? {}) as Record<
     string,
     OpenAPIV3.SecuritySchemeObject
   >;
-  const global = document.security ?? [];
-  const fallback = fromRequirement(global, schemes);
-  const out = new Map<string, ResolvedAuth>();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const op of Object.values(item ?? {})) {
-      if (!op || typeof op !== 'object' || !('operationId' in op) || typeof op.operationId !== 'string')
-        continue;
-      const operation = op as OpenAPIV3.OperationObject;
-      const id = operation.operationId as string;
-      if (override) {
-        out.set(id, { ...override, from: '--auth-header' });
-        continue;
-      }
-      // An operation's own requirement replaces the document's; `[]` says none is needed.
-      const own = operation.security;
-      const chosen = own && own.length > 0 ? fromRequirement(own, schemes) : fallback;
-      out.set(
-        id,
-        chosen
-          ? { ...chosen.placement, from: `security scheme ${chosen.scheme}` }
-          : { ...BEARER, from: 'default (Authorization: Bearer)' },
-      );
-    }
-  }
-  return out;
+  // An operation's own requirement replaces the document's; `[]` says none is needed.
+  const own = operation.security;
+  const chosen =
+    own && own.length > 0 ? fromRequirement(own, schemes) : fromRequirement(document.security ?? [], schemes);
+  return chosen
+    ? { ...chosen.placement, from: `security scheme ${chosen.scheme}` }
+    : { ...BEARER, from: 'default (Authorization: Bearer)' };
+}
+
+/** The operations with `--auth-header`'s placement over what the document says. */
+export function withAuthOverride<T extends { auth: ResolvedAuth }>(
+  operations: readonly T[],
+  override: AuthPlacement | undefined,
+): T[] {
+  if (!override) return [...operations];
+  return operations.map((op) => ({ ...op, auth: { ...override, from: '--auth-header' } }));
+}
+
+/**
+ * The headers and the query parameter that carry `key` as `placement` says. Deliberately bad
+ * requests (another key, none) go through here too, so they differ from good ones in the key only.
+ */
+export function authFields(
+  placement: AuthPlacement,
+  key: string,
+): { header?: [string, string]; query?: [string, string] } {
+  if (placement.in === 'query') return { query: [placement.name, key] };
+  return { header: [placement.name, placement.bearer ? `Bearer ${key}` : key] };
 }
 
 /** How a placement reads in a printed configuration: `header api_key`, `Authorization: Bearer`, `query ?api_key=`. */

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
+import { type AuthPlacement, authFields, BEARER } from '../api/auth.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
@@ -145,10 +146,12 @@ function expandPath(
   return out;
 }
 
-function queryString(query: CallInput['query']): string {
-  if (!query) return '';
+function queryString(query: CallInput['query'], key: [string, string] | undefined): string {
+  if (!query && !key) return '';
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) params.append(k, String(v));
+  for (const [k, v] of Object.entries(query ?? {}))
+    if (v !== undefined && v !== null) params.append(k, String(v));
+  if (key) params.append(...key);
   const text = params.toString();
   return text ? `?${text}` : '';
 }
@@ -240,6 +243,31 @@ class ClientCore {
   }
 }
 
+/** The key's fields for one placement, made once: a request costs no allocation for them. */
+interface Placed {
+  headers: Record<string, string>;
+  /** The same with `content-type: application/json`, for a request with a JSON body. */
+  json: Record<string, string>;
+  /** `[name, key]` where the key goes in the query string. */
+  query: [string, string] | undefined;
+}
+
+function placedFor(auth: AuthPlacement, key: string | undefined): Placed {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const fields = key === undefined ? {} : authFields(auth, key);
+  if (fields.header) headers[fields.header[0]] = fields.header[1];
+  return { headers, json: { ...headers, 'content-type': 'application/json' }, query: fields.query };
+}
+
+const isSeedBearer = (auth: AuthPlacement) =>
+  auth.in === 'header' && auth.bearer && auth.name === 'authorization';
+
+/** Headers of a deliberately unusual request: another key or none, another content type. */
+function customHeaders(placed: Placed, input: CallInput, hasBody: boolean): Record<string, string> {
+  if (!hasBody && input.contentType === undefined) return placed.headers;
+  return { ...placed.headers, 'content-type': input.contentType ?? 'application/json' };
+}
+
 /** A call's request, the same on every attempt. */
 type PreparedRequest = Dispatcher.DispatchOptions & { headers: Record<string, string> };
 
@@ -254,9 +282,11 @@ const NO_RETRY: { retryAt?: number; pauseUntil?: number } = Object.freeze({});
  */
 export class Lane implements Caller {
   private readonly gate: Gate;
-  private readonly headers: Record<string, string>;
-  /** The headers of a request with a JSON body; made on the key's first. */
-  private jsonHeaders: Record<string, string> | undefined;
+  /** The key as the seed places it (`Authorization: Bearer`), which most operations ask for. */
+  private readonly bearer: Placed;
+  /** Operations whose document places the key elsewhere (an apiKey scheme, `--auth-header`). */
+  private placedByOp: Map<Operation, Placed> | undefined;
+  private readonly apiKey: string | undefined;
   /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
   private pause: HeldPastEnd | undefined;
 
@@ -269,10 +299,8 @@ export class Lane implements Caller {
     shared: SharedQuota | undefined,
   ) {
     this.gate = new Gate(new Pacer(plan), shared, core.context);
-    this.headers =
-      apiKey === undefined
-        ? { accept: 'application/json' }
-        : { accept: 'application/json', authorization: `Bearer ${apiKey}` };
+    this.bearer = placedFor(BEARER, apiKey);
+    this.apiKey = apiKey;
   }
 
   /** The key's pacing: its own plan's windows, its own pauses. */
@@ -386,19 +414,20 @@ export class Lane implements Caller {
   private prepare(op: Operation, input: CallInput): PreparedRequest {
     const core = this.core;
     const o = core.options;
-    const path = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
+    const custom = input.auth !== undefined || input.contentType !== undefined || input.rawBody !== undefined;
+    const placed = custom ? this.customPlaced(op, input) : this.placed(op);
+    const path = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query, placed.query)}`;
     const body =
       input.rawBody !== undefined
         ? input.rawBody
         : input.body === undefined
           ? undefined
           : JSON.stringify(input.body);
-    const headers =
-      input.auth === undefined && input.contentType === undefined && input.rawBody === undefined
-        ? input.body === undefined
-          ? this.headers
-          : this.bodyHeaders()
-        : this.customHeaders(input, body !== undefined);
+    const headers = custom
+      ? customHeaders(placed, input, body !== undefined)
+      : input.body === undefined
+        ? placed.headers
+        : placed.json;
     return {
       path,
       method: op.method,
@@ -459,30 +488,28 @@ export class Lane implements Caller {
     return NO_RETRY;
   }
 
-  /** The headers of a request with a JSON body, made on the key's first. */
-  private bodyHeaders(): Record<string, string> {
-    if (this.jsonHeaders === undefined)
-      this.jsonHeaders = { ...this.headers, 'content-type': 'application/json' };
-    return this.jsonHeaders;
+  /** Where the key goes for this operation: the seed's Bearer, or what its document or `--auth-header` says. */
+  private placed(op: Operation): Placed {
+    if (isSeedBearer(op.auth)) return this.bearer;
+    let placed = this.placedByOp?.get(op);
+    if (placed === undefined) {
+      placed = placedFor(op.auth, this.apiKey);
+      this.placedByOp ??= new Map();
+      this.placedByOp.set(op, placed);
+    }
+    return placed;
+  }
+
+  /** A deliberately unusual request's key (another one, or none) in the operation's placement. */
+  private customPlaced(op: Operation, input: CallInput): Placed {
+    const auth = input.auth;
+    if (auth === undefined) return this.placed(op);
+    return placedFor(op.auth, auth === 'none' ? undefined : auth.key);
   }
 
   /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */
   private otherKeyLabel(auth: NonNullable<CallInput['auth']>): string {
     return `${this.keyLabel} (${auth === 'none' ? 'no key' : 'another key'})`;
-  }
-
-  /** Headers of a deliberately unusual request: another key or none, another content type. */
-  private customHeaders(input: CallInput, hasBody: boolean): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    const auth = input.auth;
-    if (auth === undefined) {
-      if (this.headers.authorization !== undefined) headers.authorization = this.headers.authorization;
-    } else if (auth !== 'none') {
-      headers.authorization = `Bearer ${auth.key}`;
-    }
-    if (hasBody || input.contentType !== undefined)
-      headers['content-type'] = input.contentType ?? 'application/json';
-    return headers;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, resolveAuth } from '../api/auth.ts';
+import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthOverride } from '../api/auth.ts';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -229,9 +229,9 @@ async function commonOf(
     plans,
     plansFile: args.plans,
     timeoutMs,
-    auth: resolveAuth(spec.document, authHeader),
+    auth: new Map(withAuthOverride(spec.operations, authHeader).map((op) => [op.id, op.auth])),
     authHeader,
-    operations: spec.operations,
+    operations: withAuthOverride(spec.operations, authHeader),
     spec: BUILT_IN_SPEC,
     metrics,
     out: args.out,
