@@ -1,4 +1,5 @@
 import type { OpenAPIV3 } from 'openapi-types';
+import { type ResolvedAuth, resolveOperationAuth } from './auth.ts';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
@@ -43,6 +44,8 @@ export interface Operation {
   inferred: boolean;
   /** False when the operation declares `security: []`. */
   requiresAuth: boolean;
+  /** Where the key goes: the operation's security scheme, else the seed's Bearer. */
+  auth: ResolvedAuth;
   parameters: OperationParameter[];
   requestBody: { required: boolean; contentType: string; schema: JsonSchema | undefined } | undefined;
   responses: OperationResponse[];
@@ -122,6 +125,7 @@ export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
         stability: asStability(op['x-stability'], where),
         inferred: op['x-inferred'] === true,
         requiresAuth: (op.security ?? globalSecurity).length > 0,
+        auth: resolveOperationAuth(op, document),
         parameters: [...inherited, ...own],
         requestBody: body && bodyContent ? { required: Boolean(body.required), ...bodyContent } : undefined,
         responses: Object.entries(op.responses ?? {}).map(([status, r]) => {

@@ -1,5 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
+import { authHeaders, withAuthQuery } from '../api/auth.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
@@ -123,8 +124,10 @@ export class ProbeClient {
     const url = new URL(o.baseUrl);
     this.cap = o.maxInFlight ?? 32;
     this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });
-    this.path = `${url.pathname.replace(/\/$/, '')}/pets?limit=1`;
-    this.headers = { authorization: `Bearer ${o.apiKey}`, accept: 'application/json' };
+    // The key where the probed operation's document puts it; the path is sent, never recorded.
+    const auth = o.operation.auth;
+    this.path = withAuthQuery(`${url.pathname.replace(/\/$/, '')}/pets?limit=1`, auth, o.apiKey);
+    this.headers = { ...authHeaders(auth, o.apiKey), accept: 'application/json' };
     listenForWrites();
   }
 

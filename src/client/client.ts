@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
+import { authHeaders, withAuthQuery } from '../api/auth.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
@@ -254,25 +255,23 @@ const NO_RETRY: { retryAt?: number; pauseUntil?: number } = Object.freeze({});
  */
 export class Lane implements Caller {
   private readonly gate: Gate;
-  private readonly headers: Record<string, string>;
-  /** The headers of a request with a JSON body; made on the key's first. */
-  private jsonHeaders: Record<string, string> | undefined;
+  /** Each operation's headers, without and with a JSON body; made on its first call. */
+  private readonly opHeaders = new Map<
+    Operation,
+    { plain: Record<string, string>; json?: Record<string, string> }
+  >();
   /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
   private pause: HeldPastEnd | undefined;
 
   constructor(
     private readonly core: ClientCore,
-    apiKey: string | undefined,
+    private readonly apiKey: string | undefined,
     /** A tenant's key, or undefined for the client's own (labelled with `keyLabel`). */
     readonly tenant: TenantRef | undefined,
     plan: PacerPlan,
     shared: SharedQuota | undefined,
   ) {
     this.gate = new Gate(new Pacer(plan), shared, core.context);
-    this.headers =
-      apiKey === undefined
-        ? { accept: 'application/json' }
-        : { accept: 'application/json', authorization: `Bearer ${apiKey}` };
   }
 
   /** The key's pacing: its own plan's windows, its own pauses. */
@@ -386,7 +385,11 @@ export class Lane implements Caller {
   private prepare(op: Operation, input: CallInput): PreparedRequest {
     const core = this.core;
     const o = core.options;
-    const path = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
+    const plain = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
+    // The key in the query (where the document puts it there) goes on the request only: records
+    // and messages name the operation, never this path.
+    const key = input.auth === undefined ? this.apiKey : input.auth === 'none' ? undefined : input.auth.key;
+    const path = key === undefined ? plain : withAuthQuery(plain, op.auth, key);
     const body =
       input.rawBody !== undefined
         ? input.rawBody
@@ -395,10 +398,8 @@ export class Lane implements Caller {
           : JSON.stringify(input.body);
     const headers =
       input.auth === undefined && input.contentType === undefined && input.rawBody === undefined
-        ? input.body === undefined
-          ? this.headers
-          : this.bodyHeaders()
-        : this.customHeaders(input, body !== undefined);
+        ? this.headersFor(op, input.body !== undefined)
+        : this.customHeaders(op, input, body !== undefined);
     return {
       path,
       method: op.method,
@@ -459,11 +460,17 @@ export class Lane implements Caller {
     return NO_RETRY;
   }
 
-  /** The headers of a request with a JSON body, made on the key's first. */
-  private bodyHeaders(): Record<string, string> {
-    if (this.jsonHeaders === undefined)
-      this.jsonHeaders = { ...this.headers, 'content-type': 'application/json' };
-    return this.jsonHeaders;
+  /** An operation's headers with the key where its document puts it, made on its first call. */
+  private headersFor(op: Operation, json: boolean): Record<string, string> {
+    let entry = this.opHeaders.get(op);
+    if (entry === undefined) {
+      const auth = this.apiKey === undefined ? {} : authHeaders(op.auth, this.apiKey);
+      entry = { plain: { accept: 'application/json', ...auth } };
+      this.opHeaders.set(op, entry);
+    }
+    if (!json) return entry.plain;
+    entry.json ??= { ...entry.plain, 'content-type': 'application/json' };
+    return entry.json;
   }
 
   /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */
@@ -472,14 +479,13 @@ export class Lane implements Caller {
   }
 
   /** Headers of a deliberately unusual request: another key or none, another content type. */
-  private customHeaders(input: CallInput, hasBody: boolean): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  private customHeaders(op: Operation, input: CallInput, hasBody: boolean): Record<string, string> {
     const auth = input.auth;
-    if (auth === undefined) {
-      if (this.headers.authorization !== undefined) headers.authorization = this.headers.authorization;
-    } else if (auth !== 'none') {
-      headers.authorization = `Bearer ${auth.key}`;
-    }
+    const key = auth === undefined ? this.apiKey : auth === 'none' ? undefined : auth.key;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...(key === undefined ? {} : authHeaders(op.auth, key)),
+    };
     if (hasBody || input.contentType !== undefined)
       headers['content-type'] = input.contentType ?? 'application/json';
     return headers;
