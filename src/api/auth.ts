@@ -126,6 +126,13 @@ export function withAuthHeaderFlag<T extends { operations: { auth: ResolvedAuth 
   return { ...spec, operations: withAuthOverride(spec.operations, parseAuthHeader(name)) };
 }
 
+/** Whether two placements put the key in the same place the same way (their reasons aside). */
+export function samePlacement(a: AuthPlacement, b: AuthPlacement): boolean {
+  if (a === b) return true;
+  if (a.in !== b.in || a.name !== b.name) return false;
+  return a.in === 'query' || (b.in === 'header' && a.bearer === b.bearer);
+}
+
 /** The headers that carry a key placed in a header; none for the query. */
 export function authHeaders(placement: AuthPlacement, key: string): Record<string, string> {
   if (placement.in === 'query') return {};

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
-import { authHeaders, withAuthQuery } from '../api/auth.ts';
+import { type AuthPlacement, authHeaders, samePlacement, withAuthQuery } from '../api/auth.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
@@ -255,11 +255,17 @@ const NO_RETRY: { retryAt?: number; pauseUntil?: number } = Object.freeze({});
  */
 export class Lane implements Caller {
   private readonly gate: Gate;
-  /** Each operation's headers, without and with a JSON body; made on its first call. */
-  private readonly opHeaders = new Map<
-    Operation,
-    { plain: Record<string, string>; json?: Record<string, string> }
-  >();
+  /**
+   * The headers of the first placement called (most documents have one for all), without and with a
+   * JSON body; other placements' by operation, made only if the document has them: a tenant mix has
+   * thousands of lanes, and each costs its headers.
+   */
+  private first:
+    | { auth: AuthPlacement; plain: Record<string, string>; json?: Record<string, string> }
+    | undefined;
+  private others:
+    | Map<Operation, { plain: Record<string, string>; json?: Record<string, string> }>
+    | undefined;
   /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
   private pause: HeldPastEnd | undefined;
 
@@ -462,15 +468,32 @@ export class Lane implements Caller {
 
   /** An operation's headers with the key where its document puts it, made on its first call. */
   private headersFor(op: Operation, json: boolean): Record<string, string> {
-    let entry = this.opHeaders.get(op);
-    if (entry === undefined) {
-      const auth = this.apiKey === undefined ? {} : authHeaders(op.auth, this.apiKey);
-      entry = { plain: { accept: 'application/json', ...auth } };
-      this.opHeaders.set(op, entry);
-    }
+    const entry = this.entryFor(op);
     if (!json) return entry.plain;
     entry.json ??= { ...entry.plain, 'content-type': 'application/json' };
     return entry.json;
+  }
+
+  private entryFor(op: Operation): { plain: Record<string, string>; json?: Record<string, string> } {
+    if (this.first === undefined) {
+      this.first = { auth: op.auth, plain: this.plainHeaders(op.auth) };
+      return this.first;
+    }
+    if (samePlacement(this.first.auth, op.auth)) return this.first;
+    this.others ??= new Map();
+    let entry = this.others.get(op);
+    if (entry === undefined) {
+      entry = { plain: this.plainHeaders(op.auth) };
+      this.others.set(op, entry);
+    }
+    return entry;
+  }
+
+  private plainHeaders(auth: AuthPlacement): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(this.apiKey === undefined ? {} : authHeaders(auth, this.apiKey)),
+    };
   }
 
   /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */
