@@ -62,48 +62,94 @@ function fromRequirement(
   return undefined;
 }
 
+/** The security schemes a document declares, by name. */
+function schemesOf(document: OpenAPIV3.Document): Record<string, OpenAPIV3.SecuritySchemeObject> {
+  return (document.components?.securitySchemes ?? {}) as Record<string, OpenAPIV3.SecuritySchemeObject>;
+}
+
 /**
- * One operation's placement of the key: the scheme its security requirement names (its own, else
- * the document's), else the seed's Bearer. An operation that needs no key (`security: []`) gets the
- * document's default all the same: the key does no harm there, and a server that reads it
- * optionally sees the same client.
+ * One operation's placement of the key: the scheme its security requirement names (its own, else the
+ * document's), else the seed's Bearer. An operation that needs no key (`security: []`) gets the
+ * document's default all the same: the key does no harm there, and a server that reads it optionally
+ * sees the same client.
  */
-export function authOf(
+export function resolveOperationAuth(
   operation: OpenAPIV3.OperationObject,
-  document: Pick<OpenAPIV3.Document, 'security' | 'components'>,
+  document: OpenAPIV3.Document,
 ): ResolvedAuth {
-  const schemes = (document.components?.securitySchemes ?? {}) as Record<
-    string,
-    OpenAPIV3.SecuritySchemeObject
-  >;
-  // An operation's own requirement replaces the document's; `[]` says none is needed.
+  const schemes = schemesOf(document);
   const own = operation.security;
+  // An operation's own requirement replaces the document's; one no key can fill falls back to it.
   const chosen =
-    own && own.length > 0 ? fromRequirement(own, schemes) : fromRequirement(document.security ?? [], schemes);
+    (own && own.length > 0 ? fromRequirement(own, schemes) : undefined) ??
+    fromRequirement(document.security ?? [], schemes);
   return chosen
     ? { ...chosen.placement, from: `security scheme ${chosen.scheme}` }
     : { ...BEARER, from: 'default (Authorization: Bearer)' };
 }
 
-/** The operations with `--auth-header`'s placement over what the document says. */
-export function withAuthOverride<T extends { auth: ResolvedAuth }>(
-  operations: readonly T[],
+/** Each operation's placement of the key, by its id: `--auth-header` for all, else the document's. */
+export function resolveAuth(
+  document: OpenAPIV3.Document,
   override: AuthPlacement | undefined,
-): T[] {
-  if (!override) return [...operations];
-  return operations.map((op) => ({ ...op, auth: { ...override, from: '--auth-header' } }));
+): Map<string, ResolvedAuth> {
+  const out = new Map<string, ResolvedAuth>();
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const op of Object.values(item ?? {})) {
+      if (!op || typeof op !== 'object' || !('operationId' in op) || typeof op.operationId !== 'string')
+        continue;
+      const operation = op as OpenAPIV3.OperationObject;
+      out.set(
+        operation.operationId as string,
+        override ? { ...override, from: '--auth-header' } : resolveOperationAuth(operation, document),
+      );
+    }
+  }
+  return out;
 }
 
-/**
- * The headers and the query parameter that carry `key` as `placement` says. Deliberately bad
- * requests (another key, none) go through here too, so they differ from good ones in the key only.
- */
-export function authFields(
-  placement: AuthPlacement,
-  key: string,
-): { header?: [string, string]; query?: [string, string] } {
-  if (placement.in === 'query') return { query: [placement.name, key] };
-  return { header: [placement.name, placement.bearer ? `Bearer ${key}` : key] };
+/** The operations with `--auth-header`'s placement in place of the document's (unchanged without one). */
+export function withAuthOverride<T extends { auth: ResolvedAuth }>(
+  operations: T[],
+  placement: AuthPlacement | undefined,
+): T[] {
+  if (!placement) return operations;
+  return operations.map((op) => ({ ...op, auth: { ...placement, from: '--auth-header' } }));
+}
+
+/** A loaded document with `--auth-header NAME` (if given) placed over every operation's scheme. */
+export function withAuthHeaderFlag<T extends { operations: { auth: ResolvedAuth }[] }>(
+  spec: T,
+  name: string | undefined,
+): T {
+  if (name === undefined) return spec;
+  return { ...spec, operations: withAuthOverride(spec.operations, parseAuthHeader(name)) };
+}
+
+/** Whether two placements put the key in the same place the same way (their reasons aside). */
+export function samePlacement(a: AuthPlacement, b: AuthPlacement): boolean {
+  if (a === b) return true;
+  if (a.in !== b.in || a.name !== b.name) return false;
+  return a.in === 'query' || (b.in === 'header' && a.bearer === b.bearer);
+}
+
+/** The headers that carry a key placed in a header; none for the query. */
+export function authHeaders(placement: AuthPlacement, key: string): Record<string, string> {
+  if (placement.in === 'query') return {};
+  return { [placement.name]: placement.bearer ? `Bearer ${key}` : key };
+}
+
+/** `name=key` (encoded) for a key placed in the query, to join to a URL; empty for a header. */
+export function authQuery(placement: AuthPlacement, key: string): string {
+  if (placement.in !== 'query') return '';
+  return `${encodeURIComponent(placement.name)}=${encodeURIComponent(key)}`;
+}
+
+/** A path with the key's query parameter added (for a query placement); the path as-is otherwise. */
+export function withAuthQuery(path: string, placement: AuthPlacement, key: string): string {
+  const q = authQuery(placement, key);
+  if (!q) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}${q}`;
 }
 
 /** How a placement reads in a printed configuration: `header api_key`, `Authorization: Bearer`, `query ?api_key=`. */

@@ -1,5 +1,5 @@
 import type { OpenAPIV3 } from 'openapi-types';
-import { authOf, type ResolvedAuth } from './auth.ts';
+import { type ResolvedAuth, resolveOperationAuth } from './auth.ts';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
@@ -44,7 +44,7 @@ export interface Operation {
   inferred: boolean;
   /** False when the operation declares `security: []`. */
   requiresAuth: boolean;
-  /** Where the key goes: the operation's security scheme, else the seed's `Authorization: Bearer`. */
+  /** Where the key goes: the operation's security scheme, else the seed's Bearer. */
   auth: ResolvedAuth;
   parameters: OperationParameter[];
   requestBody: { required: boolean; contentType: string; schema: JsonSchema | undefined } | undefined;
@@ -125,7 +125,7 @@ export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
         stability: asStability(op['x-stability'], where),
         inferred: op['x-inferred'] === true,
         requiresAuth: (op.security ?? globalSecurity).length > 0,
-        auth: authOf(op, document),
+        auth: resolveOperationAuth(op, document),
         parameters: [...inherited, ...own],
         requestBody: body && bodyContent ? { required: Boolean(body.required), ...bodyContent } : undefined,
         responses: Object.entries(op.responses ?? {}).map(([status, r]) => {

@@ -1,6 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
-import { authFields } from '../api/auth.ts';
+import { authHeaders, withAuthQuery } from '../api/auth.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
@@ -124,15 +124,10 @@ export class ProbeClient {
     const url = new URL(o.baseUrl);
     this.cap = o.maxInFlight ?? 32;
     this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });
-    // The key goes where the operation says (its security scheme, or --auth-header), Bearer by default.
-    const auth = authFields(o.operation.auth, o.apiKey);
-    const query = new URLSearchParams({ limit: '1' });
-    if (auth.query) query.append(...auth.query);
-    this.path = `${url.pathname.replace(/\/$/, '')}/pets?${query}`;
-    this.headers = {
-      accept: 'application/json',
-      ...(auth.header ? { [auth.header[0]]: auth.header[1] } : {}),
-    };
+    // The key where the probed operation's document puts it; the path is sent, never recorded.
+    const auth = o.operation.auth;
+    this.path = withAuthQuery(`${url.pathname.replace(/\/$/, '')}/pets?limit=1`, auth, o.apiKey);
+    this.headers = { ...authHeaders(auth, o.apiKey), accept: 'application/json' };
     listenForWrites();
   }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
+import { withAuthHeaderFlag } from '../api/auth.ts';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -112,6 +113,11 @@ export function runOptions(yargs: Argv) {
         describe: `Write the result so far to ${CHECKPOINT_FILE} beside result.json this often (e.g. 30s; 'off': never), so that a run killed outright keeps what it measured; removed once result.json is written`,
       })
       .option('spec', { type: 'string', describe: 'OpenAPI document of the target (default ours)' })
+      .option('auth-header', {
+        type: 'string',
+        describe:
+          "Send the key in this header, as-is, whatever the document's security says ('Authorization': as Bearer)",
+      })
       .option('enforce', {
         choices: ['on', 'off'],
         describe: 'Plan pacing; off (raw mode) exceeds quotas on purpose',
@@ -314,7 +320,7 @@ function parseRateFlag(text: string): Rate {
 
 export async function run(args: RunArgs): Promise<number> {
   const scenario = await loadScenario(args.scenario as string);
-  const spec = await loadSpec(args.spec ?? DEFAULT_SPEC_PATH);
+  const spec = withAuthHeaderFlag(await loadSpec(args.spec ?? DEFAULT_SPEC_PATH), args.authHeader);
   const plans = args.plans
     ? applyPlanOverrides(DEFAULT_PLANS, readJsonFile(args.plans, '--plans'), `--plans ${args.plans}`)
     : DEFAULT_PLANS;
@@ -528,6 +534,7 @@ export async function run(args: RunArgs): Promise<number> {
                 ...common,
                 scenarioPath: args.scenario as string,
                 specPath: args.spec ?? DEFAULT_SPEC_PATH,
+                authHeader: args.authHeader,
                 overrides,
                 planRate: planRate(windows),
                 ...(tenantSetup ? { tenants: tenantJob(tenantSetup.mix) } : {}),

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
-import { type AuthPlacement, authFields, BEARER } from '../api/auth.ts';
+import { type AuthPlacement, authHeaders, samePlacement, withAuthQuery } from '../api/auth.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
@@ -146,12 +146,10 @@ function expandPath(
   return out;
 }
 
-function queryString(query: CallInput['query'], key: [string, string] | undefined): string {
-  if (!query && !key) return '';
+function queryString(query: CallInput['query']): string {
+  if (!query) return '';
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {}))
-    if (v !== undefined && v !== null) params.append(k, String(v));
-  if (key) params.append(...key);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) params.append(k, String(v));
   const text = params.toString();
   return text ? `?${text}` : '';
 }
@@ -243,31 +241,6 @@ class ClientCore {
   }
 }
 
-/** The key's fields for one placement, made once: a request costs no allocation for them. */
-interface Placed {
-  headers: Record<string, string>;
-  /** The same with `content-type: application/json`, for a request with a JSON body. */
-  json: Record<string, string>;
-  /** `[name, key]` where the key goes in the query string. */
-  query: [string, string] | undefined;
-}
-
-function placedFor(auth: AuthPlacement, key: string | undefined): Placed {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  const fields = key === undefined ? {} : authFields(auth, key);
-  if (fields.header) headers[fields.header[0]] = fields.header[1];
-  return { headers, json: { ...headers, 'content-type': 'application/json' }, query: fields.query };
-}
-
-const isSeedBearer = (auth: AuthPlacement) =>
-  auth.in === 'header' && auth.bearer && auth.name === 'authorization';
-
-/** Headers of a deliberately unusual request: another key or none, another content type. */
-function customHeaders(placed: Placed, input: CallInput, hasBody: boolean): Record<string, string> {
-  if (!hasBody && input.contentType === undefined) return placed.headers;
-  return { ...placed.headers, 'content-type': input.contentType ?? 'application/json' };
-}
-
 /** A call's request, the same on every attempt. */
 type PreparedRequest = Dispatcher.DispatchOptions & { headers: Record<string, string> };
 
@@ -282,25 +255,29 @@ const NO_RETRY: { retryAt?: number; pauseUntil?: number } = Object.freeze({});
  */
 export class Lane implements Caller {
   private readonly gate: Gate;
-  /** The key as the seed places it (`Authorization: Bearer`), which most operations ask for. */
-  private readonly bearer: Placed;
-  /** Operations whose document places the key elsewhere (an apiKey scheme, `--auth-header`). */
-  private placedByOp: Map<Operation, Placed> | undefined;
-  private readonly apiKey: string | undefined;
+  /**
+   * The headers of the first placement called (most documents have one for all), without and with a
+   * JSON body; other placements' by operation, made only if the document has them: a tenant mix has
+   * thousands of lanes, and each costs its headers.
+   */
+  private first:
+    | { auth: AuthPlacement; plain: Record<string, string>; json?: Record<string, string> }
+    | undefined;
+  private others:
+    | Map<Operation, { plain: Record<string, string>; json?: Record<string, string> }>
+    | undefined;
   /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
   private pause: HeldPastEnd | undefined;
 
   constructor(
     private readonly core: ClientCore,
-    apiKey: string | undefined,
+    private readonly apiKey: string | undefined,
     /** A tenant's key, or undefined for the client's own (labelled with `keyLabel`). */
     readonly tenant: TenantRef | undefined,
     plan: PacerPlan,
     shared: SharedQuota | undefined,
   ) {
     this.gate = new Gate(new Pacer(plan), shared, core.context);
-    this.bearer = placedFor(BEARER, apiKey);
-    this.apiKey = apiKey;
   }
 
   /** The key's pacing: its own plan's windows, its own pauses. */
@@ -414,20 +391,21 @@ export class Lane implements Caller {
   private prepare(op: Operation, input: CallInput): PreparedRequest {
     const core = this.core;
     const o = core.options;
-    const custom = input.auth !== undefined || input.contentType !== undefined || input.rawBody !== undefined;
-    const placed = custom ? this.customPlaced(op, input) : this.placed(op);
-    const path = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query, placed.query)}`;
+    const plain = `${core.basePath}${expandPath(op, core.templates.get(op) as PathTemplate, input.path)}${queryString(input.query)}`;
+    // The key in the query (where the document puts it there) goes on the request only: records
+    // and messages name the operation, never this path.
+    const key = input.auth === undefined ? this.apiKey : input.auth === 'none' ? undefined : input.auth.key;
+    const path = key === undefined ? plain : withAuthQuery(plain, op.auth, key);
     const body =
       input.rawBody !== undefined
         ? input.rawBody
         : input.body === undefined
           ? undefined
           : JSON.stringify(input.body);
-    const headers = custom
-      ? customHeaders(placed, input, body !== undefined)
-      : input.body === undefined
-        ? placed.headers
-        : placed.json;
+    const headers =
+      input.auth === undefined && input.contentType === undefined && input.rawBody === undefined
+        ? this.headersFor(op, input.body !== undefined)
+        : this.customHeaders(op, input, body !== undefined);
     return {
       path,
       method: op.method,
@@ -488,28 +466,52 @@ export class Lane implements Caller {
     return NO_RETRY;
   }
 
-  /** Where the key goes for this operation: the seed's Bearer, or what its document or `--auth-header` says. */
-  private placed(op: Operation): Placed {
-    if (isSeedBearer(op.auth)) return this.bearer;
-    let placed = this.placedByOp?.get(op);
-    if (placed === undefined) {
-      placed = placedFor(op.auth, this.apiKey);
-      this.placedByOp ??= new Map();
-      this.placedByOp.set(op, placed);
-    }
-    return placed;
+  /** An operation's headers with the key where its document puts it, made on its first call. */
+  private headersFor(op: Operation, json: boolean): Record<string, string> {
+    const entry = this.entryFor(op);
+    if (!json) return entry.plain;
+    entry.json ??= { ...entry.plain, 'content-type': 'application/json' };
+    return entry.json;
   }
 
-  /** A deliberately unusual request's key (another one, or none) in the operation's placement. */
-  private customPlaced(op: Operation, input: CallInput): Placed {
-    const auth = input.auth;
-    if (auth === undefined) return this.placed(op);
-    return placedFor(op.auth, auth === 'none' ? undefined : auth.key);
+  private entryFor(op: Operation): { plain: Record<string, string>; json?: Record<string, string> } {
+    if (this.first === undefined) {
+      this.first = { auth: op.auth, plain: this.plainHeaders(op.auth) };
+      return this.first;
+    }
+    if (samePlacement(this.first.auth, op.auth)) return this.first;
+    this.others ??= new Map();
+    let entry = this.others.get(op);
+    if (entry === undefined) {
+      entry = { plain: this.plainHeaders(op.auth) };
+      this.others.set(op, entry);
+    }
+    return entry;
+  }
+
+  private plainHeaders(auth: AuthPlacement): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(this.apiKey === undefined ? {} : authHeaders(auth, this.apiKey)),
+    };
   }
 
   /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */
   private otherKeyLabel(auth: NonNullable<CallInput['auth']>): string {
     return `${this.keyLabel} (${auth === 'none' ? 'no key' : 'another key'})`;
+  }
+
+  /** Headers of a deliberately unusual request: another key or none, another content type. */
+  private customHeaders(op: Operation, input: CallInput, hasBody: boolean): Record<string, string> {
+    const auth = input.auth;
+    const key = auth === undefined ? this.apiKey : auth === 'none' ? undefined : auth.key;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...(key === undefined ? {} : authHeaders(op.auth, key)),
+    };
+    if (hasBody || input.contentType !== undefined)
+      headers['content-type'] = input.contentType ?? 'application/json';
+    return headers;
   }
 
   /**

@@ -12,6 +12,8 @@ import type { WorkloadOverrides } from './workload.ts';
 export interface WorkerJob {
   scenarioPath: string;
   specPath: string;
+  /** `--auth-header`: the key's header over every operation's scheme. */
+  authHeader?: string;
   /** How the result names the document. */
   spec: string;
   overrides: WorkloadOverrides;

@@ -1,4 +1,5 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { withAuthHeaderFlag } from '../api/auth.ts';
 import { loadSpec } from '../api/spec.ts';
 import { buildTenantMix } from '../api/tenants.ts';
 import { PortQuotaStore } from '../client/port-quota-store.ts';
@@ -84,7 +85,8 @@ let store: QuotaStore | undefined;
 let last: FromWorker;
 try {
   store = job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await connectStore(job.quota);
-  const [scenario, spec] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
+  const [scenario, loaded] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
+  const spec = withAuthHeaderFlag(loaded, job.authHeader);
   const whole = resolveWorkload(scenario.workload, job.planRate, job.overrides);
   const tenants = job.tenants && tenantsOf(job.tenants, scenario.workload, whole.kind);
   // A mix is spread by its keys: each worker sends the whole rate of the keys that fall to it.
