@@ -66,6 +66,8 @@ const TIMING_LIGHT = [
   'test/client/delaying-limiters.test.ts',
   // Ctrl-C mid-run: exit 130 within 2 s of the signal (one child, mostly waiting for its setup).
   'test/cli/run-sigint.test.ts',
+  // --abort-on-fail: a 30 s run ended at its first failing second.
+  'test/cli/run-abort.test.ts',
   // bench --rate 100 for 2 s: a count of requests against the wall clock.
   'test/bench/bench-rate.test.ts',
   // A run that ends when its workload is due (1.5 s), not after the 2 s grace.
