@@ -64,6 +64,19 @@ const TIMING_LIGHT = [
   'test/scenario/store-outage.test.ts',
   // nginx's queue and express-slow-down, 2 to 10 answers a second each, told from timing alone.
   'test/client/delaying-limiters.test.ts',
+  // Ctrl-C mid-run: exit 130 within 2 s of the signal (one child, mostly waiting for its setup).
+  'test/cli/run-sigint.test.ts',
+  // --abort-on-fail: a 30 s run ended at its first failing second.
+  'test/cli/run-abort.test.ts',
+  // bench --rate 100 for 2 s: a count of requests against the wall clock.
+  'test/bench/bench-rate.test.ts',
+  // A run that ends when its workload is due (1.5 s), not after the 2 s grace.
+  'test/scenario/held-past-end.test.ts',
+  // Real nginx and third-party limiters: back-to-back requests must land inside one window.
+  'test/helpers/limiters.test.ts',
+  // A tenant ramp's verdict is p99 < 300 ms at each step; two worker threads each at their keys' rate.
+  'test/capacity/tenant-ramp-cli.test.ts',
+  'test/scenario/workers.test.ts',
 ];
 
 export default defineConfig({

@@ -22,16 +22,15 @@ describe('parseStoreAddress', () => {
 });
 
 describe('connectRedis', () => {
-  it('says in words why a store cannot be reached, for a Redis and for sentinels alike, within its time', async () => {
+  it('says in words why a store cannot be reached, for a Redis and for sentinels alike, giving up rather than retrying for ever', async () => {
     const port = await freePort();
     await expect(connectRedis(`redis://127.0.0.1:${port}`, { timeoutMs: 500 })).rejects.toThrow(
       /^connection refused$/,
     );
-    const started = Date.now();
+    // Sentinels are asked again and again: the connect must give up at its own limit (500 ms) rather
+    // than retry for ever; the test's timeout is the only clock, so a busy machine cannot fail it.
     await expect(
       connectRedis(`redis+sentinel://127.0.0.1:${port}/petstore`, { timeoutMs: 500, persistent: true }),
     ).rejects.toThrow(/^no sentinel answered$/);
-    // Sentinels are asked again and again: the connect gives up at its own limit (500 ms, plus slack).
-    expect(Date.now() - started).toBeLessThan(10_000);
-  });
+  }, 15_000);
 });

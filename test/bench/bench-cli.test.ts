@@ -14,7 +14,8 @@ import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 /**
  * `petstore-load bench` as a user runs it: the embedded reference server on loopback (its own process,
  * an unlimited enterprise key), two seconds a run. What the issue asks: the result is `run`'s contract,
- * so the report, compare, merge and thresholds take it; a fixed rate holds; 429s are said out loud.
+ * so the report, compare, merge and thresholds take it; 429s are said out loud (that a fixed rate
+ * holds is a count against the wall clock: bench-rate.test.ts, in a timing project).
  * Counts only, never timings: the machine is shared.
  */
 
@@ -85,24 +86,6 @@ describe('petstore-load bench (embedded server)', () => {
     expect(verdict).toMatchObject({ passed: true, actual: merged.overall.requests });
     expect(renderHtmlReport(merged)).toContain('<!doctype html>');
   }, 120_000);
-
-  it('holds a fixed rate: about rate x duration requests, corrected response time', async () => {
-    const run = await bench('rate', [
-      '--rate',
-      '100',
-      '--connections',
-      '4',
-      '--operations',
-      'getPetById,listPets',
-    ]);
-    expect(run.code, run.context).toBe(0);
-    expect(resultProblem(run.result)).toBeUndefined();
-    expect(run.result.config.workload).toMatchObject({ rate: 100, connections: 4 });
-    // 200 planned; a loaded machine may fall short, never far over (requests sent after the window are not counted).
-    expect(run.result.overall.requests).toBeGreaterThanOrEqual(120);
-    expect(run.result.overall.requests).toBeLessThanOrEqual(210);
-    expect(run.result.overall.response.count).toBeGreaterThanOrEqual(run.result.overall.requests);
-  }, 60_000);
 
   it('says prominently when a rate limit held the benchmark back (the free demo key)', async () => {
     const run = await bench('free', ['--key', 'free-demo-key', '--operations', 'listPets', '--quiet']);

@@ -125,29 +125,6 @@ describe.concurrent('run as a CI gate', () => {
   );
 
   it(
-    '--abort-on-fail ends the run at the first failing second: exit 1, a partial result that says why',
-    () =>
-      parallel(async () => {
-        const out = fresh('abort');
-        const started = Date.now();
-        const result = await run(out, ['--duration', '30s', '--threshold', 'rps>=100000', '--abort-on-fail']);
-        expect(result.code, result.stderr).toBe(1);
-        // Judged each second: far sooner than the 30 s asked for.
-        expect(Date.now() - started).toBeLessThan(20_000);
-        const written = readJson(join(out, 'result.json')) as RunResult;
-        expect(resultProblem(written)).toBeUndefined();
-        expect(written.meta).toMatchObject({ partial: true, interruptedBy: 'threshold rps>=100000' });
-        expect(written.meta.durationSeconds).toBeLessThan(10);
-        expect(written.thresholds?.find((t) => t.expression === 'rps>=100000')).toMatchObject({
-          passed: false,
-          aborted: true,
-        });
-        expect(result.stdout).toContain('(ended the run)');
-      }),
-    TEST_TIMEOUT_MS,
-  );
-
-  it(
     'a malformed --threshold: one line, exit 2, before any traffic',
     () =>
       parallel(async () => {
