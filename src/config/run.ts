@@ -137,17 +137,8 @@ export async function resolveRunConfig(
   if (!(timeScale > 0)) throw new InputError('--time-scale must be a positive number');
   const windows = scalePlan(plan, timeScale).windows;
   const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
-  const timeoutMs = parseDuration(args.timeout, '--timeout');
-  const limiter = args.limiter === undefined ? undefined : parseLimiter(args.limiter, '--limiter');
-  const checkpointMs = parseCheckpointInterval(args.checkpoint);
-  if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
-    throw new InputError('--max-attempts must be a whole number >= 1');
-  const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
-  const quotaStore = args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore);
-  if (args.storeOutage === 'local-share' && !quotaStore)
-    throw new InputError(
-      '--store-outage local-share needs --quota-store: without a store there is no outage',
-    );
+  const sending = resolveSending(args);
+  const { shard, quotaStore } = sending;
   const load = resolveLoad(args, scenario, plans, windows, timeScale, embedded, shard);
   const warnings =
     shard && shard.count > 1 && !quotaStore && !load.tenants && !args.quiet
@@ -180,12 +171,7 @@ export async function resolveRunConfig(
     enforce,
     allowBanRisk: args.allowBanRisk,
     contract: args.contract,
-    timeoutMs,
-    limiter,
-    checkpointMs,
-    maxAttempts: args.maxAttempts,
-    shard,
-    quotaStore,
+    ...sending,
     storeOutage: args.storeOutage,
     localShare: args.storeOutage === 'local-share' ? (shard?.count ?? 1) * args.workers : undefined,
     ...load,
@@ -197,6 +183,24 @@ export async function resolveRunConfig(
     quiet: args.quiet,
     warnings,
   });
+}
+
+/** How requests are sent and shared: timeout, limiter, checkpoints, attempts, shard and quota store. */
+function resolveSending(
+  args: RunArgs,
+): Pick<RunConfig, 'timeoutMs' | 'limiter' | 'checkpointMs' | 'maxAttempts' | 'shard' | 'quotaStore'> {
+  const timeoutMs = parseDuration(args.timeout, '--timeout');
+  const limiter = args.limiter === undefined ? undefined : parseLimiter(args.limiter, '--limiter');
+  const checkpointMs = parseCheckpointInterval(args.checkpoint);
+  if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
+    throw new InputError('--max-attempts must be a whole number >= 1');
+  const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
+  const quotaStore = args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore);
+  if (args.storeOutage === 'local-share' && !quotaStore)
+    throw new InputError(
+      '--store-outage local-share needs --quota-store: without a store there is no outage',
+    );
+  return { timeoutMs, limiter, checkpointMs, maxAttempts: args.maxAttempts, shard, quotaStore };
 }
 
 /** A missing or foreign baseline, or a malformed tolerance, is found before any traffic. */
