@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
+import { METRICS_FLAGS } from '../config/metrics-flags.ts';
 import type { LiveMetrics } from './live-metrics.ts';
 import { parseMetricsFlags, type SinkSpec } from './sinks.ts';
 
@@ -10,20 +11,9 @@ const STOP_DEADLINE_MS = 3000;
 /** ...and within this after Ctrl-C, which promises the process ends within 2 s of the signal. */
 const INTERRUPTED_STOP_DEADLINE_MS = 500;
 
-/** `--metrics` and `--metrics-interval` as `capacity` and `bench` take them (`run` spells out the same). */
+/** `--metrics` and `--metrics-interval` as `capacity` and `bench` take them (`run` has them in RUN_FLAGS). */
 export function metricsOptions<T>(yargs: Argv<T>) {
-  return yargs
-    .option('metrics', {
-      type: 'string',
-      array: true,
-      describe:
-        'Push live metrics while it runs, repeatable: prometheus=URL (remote write, e.g. http://127.0.0.1:9090/api/v1/write; user:password@ in the URL is sent as basic auth, never shown)',
-    })
-    .option('metrics-interval', {
-      type: 'string',
-      describe: 'How often --metrics pushes (default 5s)',
-    })
-    .requiresArg(['metrics', 'metrics-interval']);
+  return yargs.options(METRICS_FLAGS);
 }
 
 /** `--metrics` and `--metrics-interval`, checked before any traffic; undefined without `--metrics`. */

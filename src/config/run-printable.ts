@@ -1,0 +1,58 @@
+import { describeAuth } from '../api/auth.ts';
+import type { RunConfig } from './run.ts';
+
+/** Base URL without credentials: what a result, a message and a printed configuration may show. */
+export function publicTarget(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
+}
+
+/**
+ * The configuration as `--print-config` shows it: what a person checks before a run, in the terms
+ * result.json later records (the workload as it will run, the plan's windows as the target counts
+ * them). No key and no minting seed: each appears as where it comes from.
+ */
+export function printable(config: RunConfig): Record<string, unknown> {
+  return {
+    scenario: config.scenario.name,
+    workload: { kind: config.workload.kind, ...config.workload.describe },
+    plan: config.planName,
+    windows: config.windows,
+    timeScale: config.timeScale,
+    thresholds: config.thresholds.map((t) => t.expression),
+    enforce: config.enforce,
+    allowBanRisk: config.allowBanRisk,
+    limiter: config.limiter ?? 'learned from the 429s',
+    contract: config.contract,
+    timeoutMs: config.timeoutMs,
+    maxAttempts: config.maxAttempts,
+    target: config.baseUrl ? publicTarget(config.baseUrl) : 'embedded reference server',
+    spec: config.specLabel,
+    apiKey: config.apiKey ?? 'none',
+    ...(config.authHeader ? { authHeader: describeAuth(config.authHeader) } : {}),
+    auth: Object.fromEntries(
+      [...config.auth].map(([id, placement]) => [id, `${describeAuth(placement)} (${placement.from})`]),
+    ),
+    ...(config.tenants ? { tenantKeys: tenantKeys(config) } : {}),
+    seed: config.seed,
+    workers: config.workers,
+    ...(config.shard ? { shard: `${config.shard.index}/${config.shard.count}` } : {}),
+    ...(config.quotaStore ? { quotaStore: config.quotaStore.label, storeOutage: config.storeOutage } : {}),
+    ...(config.metrics
+      ? {
+          metrics: {
+            sinks: config.metrics.sinks.map((s) => `${s.kind} ${s.host}`),
+            intervalMs: config.metrics.intervalMs,
+          },
+        }
+      : {}),
+    checkpointMs: config.checkpointMs,
+    ...(config.baseline ? { baseline: config.baseline } : {}),
+    outputs: config.outputs,
+  };
+}
+
+function tenantKeys(config: RunConfig): unknown {
+  const tenants = config.tenants;
+  if (!tenants || tenants.minted) return 'minted by the embedded server';
+  return Object.fromEntries(tenants.mix.groups.map((g) => [g.name, `from --tenants ${tenants.file}`]));
+}

@@ -1,0 +1,349 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { ArgumentsCamelCase, InferredOptionTypes } from 'yargs';
+import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthHeaderFlag } from '../api/auth.ts';
+import { demoKeyFor } from '../api/demo-keys.ts';
+import { parseDuration } from '../api/duration.ts';
+import { InputError } from '../api/input-error.ts';
+import { type LimiterGiven, parseLimiter } from '../api/limiter-kinds.ts';
+import {
+  applyPlanOverrides,
+  DEFAULT_PLANS,
+  getPlan,
+  type PlanTable,
+  planRate,
+  type RateWindow,
+  scalePlan,
+} from '../api/plans.ts';
+import type { StoreAddress } from '../api/redis.ts';
+import { DEFAULT_SPEC_PATH, type LoadedSpec, loadSpec } from '../api/spec.ts';
+import {
+  buildTenantMix,
+  keysPerPlan,
+  mintedKey,
+  parseTenantsFile,
+  specsFromKeys,
+  type TenantMix,
+  validateTenantSpecs,
+} from '../api/tenants.ts';
+import { parseCheckpointInterval } from '../cli/checkpoint.ts';
+import { parseQuotaStoreUrl } from '../cli/quota-store-url.ts';
+import { readJsonFile } from '../cli/read-json-file.ts';
+import { collectThresholds } from '../cli/thresholds.ts';
+import { metricsFlags } from '../metrics/cli.ts';
+import type { SinkSpec } from '../metrics/sinks.ts';
+import type { Contract } from '../record/checks/contract.ts';
+import { resultFromJson } from '../report/result-input.ts';
+import { parseTolerances } from '../report/tolerances.ts';
+import type { Rate, Scenario } from '../scenario/define.ts';
+import { loadScenario } from '../scenario/load.ts';
+import { parseShare, type Share, shareOf, shareOfCounts } from '../scenario/share.ts';
+import { refuseRatesInClosedModel, type TenantLoad, tenantLoads } from '../scenario/tenant-load.ts';
+import { type ResolvedWorkload, resolveWorkload, type WorkloadOverrides } from '../scenario/workload.ts';
+import { EMBEDDED_TIME_SCALE, type RUN_FLAGS } from './run-flags.ts';
+import { Secret } from './secret.ts';
+
+/** What yargs hands `run`: RUN_FLAGS parsed, and the scenario positional. */
+export type RunArgs = ArgumentsCamelCase<InferredOptionTypes<typeof RUN_FLAGS>> & { scenario?: string };
+
+/** A tenant mix as resolved: its keys minted by the embedded server (from `minted.seed`) or read from `--tenants`. */
+export interface RunTenants {
+  readonly mix: TenantMix;
+  readonly loads: TenantLoad[];
+  /** The embedded server's minting: the seed (never printed) and its `--tenant-keys` flag. */
+  readonly minted?: { seed: string; flag: string };
+  /** The `--tenants` file the keys came from. */
+  readonly file?: string;
+}
+
+/** Everything `run` does, decided before anything starts: flags, environment, scenario and files in. */
+export interface RunConfig {
+  readonly printConfig: boolean;
+  readonly scenarioPath: string;
+  readonly scenario: Scenario<unknown>;
+  readonly specPath: string;
+  /** How the result names the document. */
+  readonly specLabel: string;
+  readonly spec: LoadedSpec;
+  readonly plansFile: string | undefined;
+  readonly plans: PlanTable;
+  readonly thresholds: ReturnType<typeof collectThresholds>;
+  readonly baseline: { file: string; maxRegression: string | undefined } | undefined;
+  readonly planName: string;
+  /** The plan's windows after the time scale: what the target counts. */
+  readonly windows: RateWindow[];
+  readonly planRate: number;
+  readonly embedded: boolean;
+  /** The target given with `--base-url`; the embedded server's is known once it starts. */
+  readonly baseUrl: URL | undefined;
+  readonly timeScale: number;
+  readonly enforce: boolean;
+  readonly allowBanRisk: boolean;
+  readonly contract: Contract;
+  readonly timeoutMs: number;
+  readonly limiter: LimiterGiven | undefined;
+  readonly checkpointMs: number;
+  readonly maxAttempts: number;
+  readonly shard: Share | undefined;
+  readonly quotaStore: StoreAddress | undefined;
+  readonly storeOutage: 'wait' | 'local-share';
+  /** Every generator of the key paces at its part of the plan while the store is away. */
+  readonly localShare: number | undefined;
+  readonly overrides: WorkloadOverrides;
+  /** This generator's part of the workload (of its shard, if any). */
+  readonly workload: ResolvedWorkload;
+  readonly workers: number;
+  readonly metrics: { sinks: SinkSpec[]; intervalMs: number } | undefined;
+  readonly tenants: RunTenants | undefined;
+  readonly seed: number;
+  readonly apiKey: Secret | undefined;
+  /** `--auth-header`, parsed: the key's placement for every operation. */
+  readonly authHeader: AuthPlacement | undefined;
+  /** Where the key goes, per operation id. */
+  readonly auth: Map<string, ResolvedAuth>;
+  readonly outputs: { out: string | undefined; junit: string | undefined; summaryMd: string | undefined };
+  readonly quiet: boolean;
+  /** Said on stderr before the run starts. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * `run`'s configuration: every default and every refusal of its flags, in the order they were always
+ * checked, before a server starts or a request is sent. Reads the scenario, the document and the
+ * files the flags name; starts and sends nothing.
+ */
+export async function resolveRunConfig(
+  args: RunArgs,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunConfig> {
+  const scenarioPath = args.scenario ?? 'mixed-traffic';
+  const scenario = await loadScenario(scenarioPath);
+  // Each operation's `auth` says where the key goes: its security scheme, or --auth-header over all.
+  const spec = withAuthHeaderFlag(await loadSpec(args.spec ?? DEFAULT_SPEC_PATH), args.authHeader);
+  const plans = args.plans
+    ? applyPlanOverrides(DEFAULT_PLANS, readJsonFile(args.plans, '--plans'), `--plans ${args.plans}`)
+    : DEFAULT_PLANS;
+  const thresholds = collectThresholds(
+    scenario,
+    args.threshold ?? [],
+    new Set(spec.operations.map((op) => op.id)),
+    args.abortOnFail,
+    args.delayAbortEval === undefined ? 0 : parseDuration(args.delayAbortEval, '--delay-abort-eval'),
+  );
+  const baseline = resolveBaseline(args);
+  const planName = args.plan ?? scenario.plan ?? 'free';
+  const plan = getPlan(plans, planName);
+  const embedded = args.baseUrl === undefined;
+  const timeScale = args.timeScale ?? (embedded ? EMBEDDED_TIME_SCALE : 1);
+  if (!(timeScale > 0)) throw new InputError('--time-scale must be a positive number');
+  const windows = scalePlan(plan, timeScale).windows;
+  const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
+  const sending = resolveSending(args);
+  const { shard, quotaStore } = sending;
+  const load = resolveLoad(args, scenario, plans, windows, timeScale, embedded, shard);
+  const warnings =
+    shard && shard.count > 1 && !quotaStore && !load.tenants && !args.quiet
+      ? [
+          '--shard without --quota-store: this shard paces the whole plan on its own; shards sharing one key will exceed it together',
+        ]
+      : [];
+  const apiKey = resolveKey(args, env, embedded, planName);
+  const seed = args.seed ?? Math.floor(Math.random() * 2 ** 32);
+  if (!Number.isInteger(seed) || seed < 0) throw new InputError('--seed must be a whole number >= 0');
+  const baseUrl = embedded ? undefined : parseBaseUrl(args.baseUrl as string);
+  const authHeader = args.authHeader === undefined ? undefined : parseAuthHeader(args.authHeader);
+  return Object.freeze({
+    printConfig: args.printConfig,
+    scenarioPath,
+    scenario,
+    specPath: args.spec ?? DEFAULT_SPEC_PATH,
+    specLabel: args.spec ?? 'petstore.openapi.yaml (built in)',
+    spec,
+    plansFile: args.plans,
+    plans,
+    thresholds,
+    baseline,
+    planName,
+    windows,
+    planRate: planRate(windows),
+    embedded,
+    baseUrl,
+    timeScale,
+    enforce,
+    allowBanRisk: args.allowBanRisk,
+    contract: args.contract,
+    ...sending,
+    storeOutage: args.storeOutage,
+    localShare: args.storeOutage === 'local-share' ? (shard?.count ?? 1) * args.workers : undefined,
+    ...load,
+    seed,
+    apiKey,
+    authHeader,
+    auth: new Map(spec.operations.map((op) => [op.id, op.auth])),
+    outputs: { out: args.out, junit: args.junit, summaryMd: args.summaryMd },
+    quiet: args.quiet,
+    warnings,
+  });
+}
+
+/** How requests are sent and shared: timeout, limiter, checkpoints, attempts, shard and quota store. */
+function resolveSending(
+  args: RunArgs,
+): Pick<RunConfig, 'timeoutMs' | 'limiter' | 'checkpointMs' | 'maxAttempts' | 'shard' | 'quotaStore'> {
+  const timeoutMs = parseDuration(args.timeout, '--timeout');
+  const limiter = args.limiter === undefined ? undefined : parseLimiter(args.limiter, '--limiter');
+  const checkpointMs = parseCheckpointInterval(args.checkpoint);
+  if (args.maxAttempts < 1 || !Number.isInteger(args.maxAttempts))
+    throw new InputError('--max-attempts must be a whole number >= 1');
+  const shard = args.shard === undefined ? undefined : parseShare(args.shard, '--shard');
+  const quotaStore = args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore);
+  if (args.storeOutage === 'local-share' && !quotaStore)
+    throw new InputError(
+      '--store-outage local-share needs --quota-store: without a store there is no outage',
+    );
+  return { timeoutMs, limiter, checkpointMs, maxAttempts: args.maxAttempts, shard, quotaStore };
+}
+
+/** A missing or foreign baseline, or a malformed tolerance, is found before any traffic. */
+function resolveBaseline(args: RunArgs): RunConfig['baseline'] {
+  if (args.baseline) {
+    parseTolerances(args.maxRegression);
+    resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
+    return { file: args.baseline, maxRegression: args.maxRegression };
+  }
+  if (args.maxRegression) throw new InputError('--max-regression needs --baseline FILE');
+  return undefined;
+}
+
+/** The workload (whole, then this shard's part), the workers, the metrics and the tenant mix. */
+function resolveLoad(
+  args: RunArgs,
+  scenario: Scenario<unknown>,
+  plans: PlanTable,
+  windows: RateWindow[],
+  timeScale: number,
+  embedded: boolean,
+  shard: Share | undefined,
+): Pick<RunConfig, 'overrides' | 'workload' | 'workers' | 'metrics' | 'tenants'> {
+  const overrides: WorkloadOverrides = {
+    durationMs: args.duration === undefined ? undefined : parseDuration(args.duration, '--duration'),
+    rate: args.rate === undefined ? undefined : parseRateFlag(args.rate),
+    vus: args.vus,
+    iterations: args.iterations,
+  };
+  const whole = resolveWorkload(scenario.workload, planRate(windows), overrides);
+  const workers = args.workers;
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64)
+    throw new InputError('--workers must be a whole number from 1 to 64');
+  if (workers > 1 && args.abortOnFail)
+    throw new InputError(
+      '--abort-on-fail needs the live figures of one generator; it cannot be used with --workers',
+    );
+  const metrics = metricsFlags(args);
+  const mix = tenantMixOf(scenario, args.tenants, plans, timeScale, embedded);
+  // Every group's rate is resolved (and refused) before the server starts or a key is used.
+  const tenants: RunTenants | undefined = mix && {
+    ...mix,
+    loads: tenantLoads(mix.mix, scenario.workload, overrides, whole.kind, shard),
+  };
+  if (mix) refuseRatesInClosedModel(mix.mix, whole.kind);
+  // A tenant mix is spread by its keys (tenantLoads), not by dividing the rates.
+  const workload = mix ? shareOfCounts(whole, shard) : shard ? shareOf(whole, shard) : whole;
+  return { overrides, workload, workers, metrics, tenants };
+}
+
+/** The key and where it came from: `--api-key`, PETSTORE_API_KEY, or the embedded server's demo key. */
+function resolveKey(
+  args: RunArgs,
+  env: NodeJS.ProcessEnv,
+  embedded: boolean,
+  planName: string,
+): Secret | undefined {
+  if (args.apiKey !== undefined) return new Secret(args.apiKey, '--api-key');
+  if (env.PETSTORE_API_KEY !== undefined) return new Secret(env.PETSTORE_API_KEY, 'PETSTORE_API_KEY');
+  const demo = embedded ? demoKeyFor(planName) : undefined;
+  if (demo !== undefined) return new Secret(demo, `the embedded server's demo key for ${planName}`);
+  if (embedded)
+    throw new InputError(
+      `plan '${planName}': the embedded server has demo keys for free, pro, business and enterprise only; pace for one of them, or give --base-url and --api-key`,
+    );
+  return undefined;
+}
+
+function parseBaseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InputError(`--base-url: '${text}' is not a URL`);
+  }
+  if (!/^https?:$/.test(url.protocol)) throw new InputError('--base-url must be http:// or https://');
+  return url;
+}
+
+/**
+ * The run's tenant mix, if any: the scenario's groups with keys the embedded server mints (from a
+ * random seed it gets through its environment), or a `--tenants` file's keys for a target of one's own.
+ */
+function tenantMixOf(
+  scenario: Scenario<unknown>,
+  file: string | undefined,
+  plans: PlanTable,
+  timeScale: number,
+  embedded: boolean,
+): Omit<RunTenants, 'loads'> | undefined {
+  if (file === undefined && scenario.tenants === undefined) return undefined;
+  const windowsOf = (plan: string) => scalePlan(getPlan(plans, plan), timeScale).windows;
+  const declared =
+    scenario.tenants === undefined
+      ? []
+      : validateTenantSpecs(scenario.tenants, plans, `scenario ${scenario.name}: tenants`);
+  if (file !== undefined) {
+    if (embedded)
+      throw new InputError(
+        "--tenants names keys of your own target: give --base-url too (the embedded server mints its own for a scenario's tenants)",
+      );
+    const text = readTextFile(file, '--tenants');
+    const { specs, keyFor } = specsFromKeys(
+      parseTenantsFile(text, `--tenants ${file}`),
+      plans,
+      declared,
+      `--tenants ${file}`,
+    );
+    return { mix: buildTenantMix(specs, windowsOf, keyFor), file };
+  }
+  if (!embedded)
+    throw new InputError(
+      `scenario ${scenario.name} declares tenants: against --base-url give their keys with --tenants FILE (plan,key[,name])`,
+    );
+  const seed = randomBytes(16).toString('hex');
+  const counts = keysPerPlan(declared);
+  const flag = Object.entries(counts)
+    .map(([plan, n]) => `${plan}=${n}`)
+    .join(',');
+  return {
+    mix: buildTenantMix(declared, windowsOf, (plan, n) => mintedKey(seed, plan, n)),
+    minted: { seed, flag },
+  };
+}
+
+function readTextFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InputError(
+      `${what} ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+}
+
+function parseRateFlag(text: string): Rate {
+  if (/^\d+(\.\d+)?%$/.test(text)) return text as Rate;
+  const rate = Number(text);
+  if (text.trim() === '' || !Number.isFinite(rate) || rate < 0) {
+    throw new InputError(
+      `--rate: '${text}' is not a rate (iterations per second, or a share of the plan like 80%)`,
+    );
+  }
+  return rate;
+}
