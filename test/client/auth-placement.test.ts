@@ -155,4 +155,22 @@ describe.concurrent('run --spec: the key where each operation says', () => {
     expect(code, stderr).toBe(0);
     keyInNoFile(out);
   }, 60_000);
+
+  it('--print-config says where the key goes per operation, sends nothing and shows no key', async () => {
+    const mock = await startMock(DOCUMENT);
+    servers.push(mock.server);
+    const printed = await runCli(
+      ['run', '--spec', FIXTURE, '--base-url', mock.url, '--api-key', KEY, '--print-config', scenarioPath],
+      50_000,
+    );
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(`${printed.stdout}${printed.stderr}`.includes(KEY)).toBe(false);
+    const config = JSON.parse(printed.stdout) as { auth: Record<string, string>; apiKey: string };
+    expect(config.apiKey).toBe('from --api-key');
+    expect(config.auth.getInventory).toMatch(/^header api_key\b/);
+    expect(config.auth.getInventory).not.toMatch(/Bearer/);
+    expect(config.auth.findPetsByStatus).toMatch(/^query \?api_key=/);
+    expect(config.auth.getOrderById).toMatch(/^header authorization: Bearer/);
+    expect(mock.seen).toEqual([]);
+  }, 60_000);
 });
