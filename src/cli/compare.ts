@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { readJsonFile } from '../config/read-json-file.ts';
 import { type Comparison, compareResults } from '../report/compare.ts';
 import { formatComparison } from '../report/compare-text.ts';
 import { partialReason } from '../report/partial-reason.ts';
@@ -6,7 +7,6 @@ import { resultFromJson } from '../report/result-input.ts';
 import { DEFAULT_TOLERANCES, describeTolerance, type Metric, parseTolerances } from '../report/tolerances.ts';
 import type { BaselineVerdict, RunResult } from '../result/types.ts';
 import { EXIT } from './exit-codes.ts';
-import { readJsonFile } from './read-json-file.ts';
 
 const DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
   .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)

@@ -1,5 +1,6 @@
 import type { Options } from 'yargs';
 import { DEFAULT_OPERATIONS } from '../bench/operation-mix.ts';
+import { METRICS_FLAGS } from './metrics-flags.ts';
 
 /** `bench`'s options as data: src/config/bench.ts resolves what they say into one BenchConfig. */
 export const BENCH_FLAGS = {
@@ -58,18 +59,7 @@ export const BENCH_FLAGS = {
     describe: 'Directory for result.json and report.html (default reports/bench-<time>/)',
   },
   quiet: { type: 'boolean', default: false, describe: 'No status line and no summary: only the result path' },
-  metrics: {
-    type: 'string',
-    array: true,
-    requiresArg: true,
-    describe:
-      'Push live metrics while it runs, repeatable: prometheus=URL (remote write, e.g. http://127.0.0.1:9090/api/v1/write; user:password@ in the URL is sent as basic auth, never shown)',
-  },
-  'metrics-interval': {
-    type: 'string',
-    requiresArg: true,
-    describe: 'How often --metrics pushes (default 5s)',
-  },
+  ...METRICS_FLAGS,
   'print-config': {
     type: 'boolean',
     default: false,

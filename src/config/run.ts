@@ -27,8 +27,6 @@ import {
   validateTenantSpecs,
 } from '../api/tenants.ts';
 import { parseCheckpointInterval } from '../cli/checkpoint.ts';
-import { parseQuotaStoreUrl } from '../cli/quota-store-url.ts';
-import { readJsonFile } from '../cli/read-json-file.ts';
 import { collectThresholds } from '../cli/thresholds.ts';
 import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
@@ -40,6 +38,8 @@ import { loadScenario } from '../scenario/load.ts';
 import { parseShare, type Share, shareOf, shareOfCounts } from '../scenario/share.ts';
 import { refuseRatesInClosedModel, type TenantLoad, tenantLoads } from '../scenario/tenant-load.ts';
 import { type ResolvedWorkload, resolveWorkload, type WorkloadOverrides } from '../scenario/workload.ts';
+import { parseQuotaStoreUrl } from './quota-store-url.ts';
+import { readJsonFile } from './read-json-file.ts';
 import { EMBEDDED_TIME_SCALE, type RUN_FLAGS } from './run-flags.ts';
 import { Secret } from './secret.ts';
 

@@ -3,11 +3,11 @@ import { InputError } from '../api/input-error.ts';
 import type { LimiterModelName } from '../api/limiter-models.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
-import { parseQuotaStoreUrl } from '../cli/quota-store-url.ts';
-import { readJsonFile } from '../cli/read-json-file.ts';
 import type { OmittableHeader } from '../server/faults.ts';
 import type { ServerOptions } from '../server/index.ts';
 import { type HEADER_DIALECTS, validateServerOptions } from '../server/options.ts';
+import { parseQuotaStoreUrl } from './quota-store-url.ts';
+import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
 
 /** What `serve`'s flags say, as yargs hands them over (camel-cased). */
