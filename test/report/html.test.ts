@@ -52,14 +52,15 @@ beforeAll(async () => {
 describe('the report of a real run', () => {
   it('has every section, in order', () => {
     const markers = [
+      'id="contents"',
       'data-verdict=',
       'id="summary"',
-      'id="latency"',
       'id="timeline"',
       'id="quota"',
       'id="operations"',
       'id="statuses"',
       'id="checks"',
+      'id="latency"',
       'id="configuration"',
     ];
     const at = markers.map((m) => page.indexOf(m));
@@ -154,7 +155,10 @@ describe('the report of a real run', () => {
   });
 
   it('is self-contained and of a reasonable size', () => {
-    expect(page).not.toMatch(/\s(src|href|srcset|action|poster)\s*=/i);
+    expect(page).not.toMatch(/\s(src|srcset|action|poster)\s*=/i);
+    // The contents link within the page, and only there.
+    expect(page).not.toMatch(/\shref\s*=\s*(?!"#[\w-]+")/i);
+    expect(page).toMatch(/\shref="#summary"/);
     expect(page).not.toMatch(/url\(|@import|<link|<img|<iframe|fetch\(/i);
     expect(page).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;`);
     expect(Buffer.byteLength(page) / 1024).toBeLessThan(200);
