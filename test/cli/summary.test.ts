@@ -39,6 +39,24 @@ describe('the terminal summary', () => {
     result.meta.interruptedBy = 'SIGTERM';
     expect(formatSummary(result, 'result.json')).toContain('(PARTIAL: interrupted by SIGTERM)');
   });
+
+  it('calls the wait pacing when the quota was paced, and the 429 holds it was in raw mode', async () => {
+    const result = await syntheticResult([{ op: 'listPets', ms: 5, status: 429 }]);
+    result.compliance.pacingWaitMs = 244_000;
+    result.compliance.backoffWaitMs = 1_500;
+    result.config.enforce = true;
+    const enforced = formatSummary(result, 'result.json');
+    expect(enforced).toContain('waited 244 s pacing, 1.5 s backoff');
+    result.config.enforce = false;
+    const raw = formatSummary(result, 'result.json');
+    expect(raw).not.toMatch(/pacing,/);
+    expect(raw).toContain(
+      'waited 244 s held after 429s (pauses, ban guard; raw mode paces no quota), 1.5 s backoff',
+    );
+    // Only that phrase differs: the rest of the summary reads the same in both modes.
+    const without = (text: string) => text.replace(/; waited .*$/m, '');
+    expect(without(raw)).toBe(without(enforced));
+  });
 });
 
 describe('the terminal summary of a tenant mix', () => {

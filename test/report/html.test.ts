@@ -127,6 +127,14 @@ describe('the report of a real run', () => {
       expect(section).toContain(text);
   });
 
+  it('calls the wait pacing when paced, and what raw mode waited for when not', () => {
+    const config = (p: string) => p.slice(p.indexOf('id="configuration"'), p.indexOf('<footer>'));
+    expect(config(page)).toContain('pacing wait</dt>');
+    const raw = config(renderHtmlReport(copy((r) => (r.config.enforce = false))));
+    expect(raw).not.toContain('pacing wait');
+    expect(raw).toContain('held after 429s (raw mode)</dt>');
+  });
+
   it('names the rate-limit dialect detected and the contract, above the checks', () => {
     const checks = page.slice(page.indexOf('id="checks"'), page.indexOf('data-table="checks"'));
     const total = Object.values(real.compliance.headerDialect?.counts ?? {}).reduce((n, c) => n + c, 0);
