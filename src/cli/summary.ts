@@ -78,6 +78,13 @@ function waitedText(result: RunResult): string {
   return `waited ${fmt(c.pacingWaitMs / 1000)} s held after 429s (pauses, ban guard; raw mode paces no quota), ${backoff}`;
 }
 
+/**
+ * Raw mode with no limiter learned or given: the line would only state the spacing's floor as a gap
+ * "kept between sends", which reads as the pacing raw mode does not do.
+ */
+const nothingLearned = (l: LimiterSeen) =>
+  l.model === 'unknown' && !l.given && l.rateCuts === 0 && l.maxInFlight === undefined;
+
 function complianceLines(result: RunResult): string[] {
   const lines: string[] = [];
   const c = result.compliance;
@@ -95,7 +102,8 @@ function complianceLines(result: RunResult): string[] {
     `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'the plan rate'} (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
   );
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
-  if (c.limiter) lines.push(`limiter: ${describeLimiter(c.limiter)}`);
+  if (c.limiter && !(result.config.enforce === false && nothingLearned(c.limiter)))
+    lines.push(`limiter: ${describeLimiter(c.limiter)}`);
   if (c.heldByLimiter) lines.push(describeHeldByLimiter(c.heldByLimiter));
   const held = c.heldPastEnd;
   if (held)

@@ -53,6 +53,15 @@ describe('the terminal summary', () => {
     expect(raw).toContain(
       'waited 244 s held after 429s (pauses, ban guard; raw mode paces no quota), 1.5 s backoff',
     );
+    // Nothing learned: enforced, the line says so; raw, there is no limiter line to read as pacing.
+    result.compliance.limiter = { model: 'unknown', given: false, gapMs: 1, rateCuts: 0 };
+    result.config.enforce = true;
+    expect(formatSummary(result, 'result.json')).toContain('limiter: not known; 1 ms kept between sends');
+    result.config.enforce = false;
+    expect(formatSummary(result, 'result.json')).not.toContain('limiter:');
+    result.compliance.limiter = { model: 'gcra', given: false, gapMs: 1025, rateCuts: 0 };
+    expect(formatSummary(result, 'result.json')).toContain('limiter: gcra (learned from');
+    delete result.compliance.limiter;
     // Only that phrase differs: the rest of the summary reads the same in both modes.
     const without = (text: string) => text.replace(/; waited .*$/m, '');
     expect(without(raw)).toBe(without(enforced));
