@@ -14,24 +14,36 @@ const fmt = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFi
 
 /** The end-of-run table: per operation and overall, then checks and compliance in a few lines. */
 export function formatSummary(result: RunResult, resultPath: string | undefined): string {
-  const lines: string[] = [];
   const m = result.meta;
-  lines.push(
+  return [
     `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
-  );
-  const header = [
-    'operation',
-    'count',
-    'rate/s',
-    'p50 ms',
-    'p95 ms',
-    'p99 ms',
-    '429s',
-    'errors',
-    'failed checks',
-  ];
-  const widths = [22, 8, 8, 8, 8, 8, 6, 7, 13];
-  lines.push(header.map((h, i) => pad(h, widths[i] as number, i > 0)).join(' '));
+    ...operationTable(result),
+    ...tierLines(result),
+    ...(result.isolation ? isolationLines(result.isolation) : []),
+    ...complianceLines(result),
+    ...checkLines(result),
+    ...workloadLines(result),
+    ...thresholdLines(result),
+    ...probeLines(result),
+    ...(Object.values(result.operations).some((o) => o.deprecated) ? ['* deprecated operation'] : []),
+    resultPath ? `result written to ${resultPath}` : 'result not written (see the line on stderr)',
+  ].join('\n');
+}
+
+const COLUMNS = [
+  'operation',
+  'count',
+  'rate/s',
+  'p50 ms',
+  'p95 ms',
+  'p99 ms',
+  '429s',
+  'errors',
+  'failed checks',
+];
+const WIDTHS = [22, 8, 8, 8, 8, 8, 6, 7, 13];
+
+function operationTable(result: RunResult): string[] {
   const row = (name: string, s: RunResult['overall']) =>
     [
       name,
@@ -44,30 +56,54 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
       String(errorCount(s)),
       String(s.checkFailures),
     ]
-      .map((c, i) => pad(c, widths[i] as number, i > 0))
+      .map((c, i) => pad(c, WIDTHS[i] as number, i > 0))
       .join(' ');
+  const lines = [COLUMNS.map((h, i) => pad(h, WIDTHS[i] as number, i > 0)).join(' ')];
   for (const [id, s] of Object.entries(result.operations)) lines.push(row(id + (s.deprecated ? '*' : ''), s));
   lines.push(row('all', result.overall));
   const transport = describeTransportErrors(result.overall.transportErrors);
   if (transport) lines.push(`transport errors: ${transport}`);
-  lines.push(...tierLines(result));
-  if (result.isolation) lines.push(...isolationLines(result.isolation));
+  return lines;
+}
+
+/**
+ * What the client waited for. Enforced, the pacer holds sends to the plan's quota: that is pacing.
+ * Raw mode paces no quota, so what it waited was the pauses a 429 imposed, the ban guard's holds and
+ * any spacing learned from 429s: calling that "pacing" contradicted the mode's own description.
+ */
+function waitedText(result: RunResult): string {
+  const c = result.compliance;
+  const backoff = `${fmt(c.backoffWaitMs / 1000)} s backoff`;
+  if (result.config.enforce) return `waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${backoff}`;
+  return `waited ${fmt(c.pacingWaitMs / 1000)} s held after 429s (pauses, ban guard; raw mode paces no quota), ${backoff}`;
+}
+
+/**
+ * Raw mode with no limiter learned or given: the line would only state the spacing's floor as a gap
+ * "kept between sends", which reads as the pacing raw mode does not do.
+ */
+const nothingLearned = (l: LimiterSeen) =>
+  l.model === 'unknown' && !l.given && l.rateCuts === 0 && l.maxInFlight === undefined;
+
+function complianceLines(result: RunResult): string[] {
+  const lines: string[] = [];
   const c = result.compliance;
   const shortest = shortestWindow(result.config.windows);
   // A tenant mix's windows are each tier's, in the table above: the run's plan only paced setup.
   const mix = result.byPlan !== undefined || result.byTenantGroup !== undefined;
   if (shortest && !mix) {
     // Whole windows the run lasted: it crossed at least this many resets, whatever their phase.
-    const windows = Math.floor(m.durationSeconds / shortest.seconds);
+    const windows = Math.floor(result.meta.durationSeconds / shortest.seconds);
     lines.push(
       `plan window: ${shortest.limit} requests per ${fmt(shortest.seconds)} s${result.config.timeScale !== 1 ? ` (time scale ${result.config.timeScale})` : ''}; the run lasted ${windows} whole window${windows === 1 ? '' : 's'}`,
     );
   }
   lines.push(
-    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'the plan rate'} (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${fmt(c.backoffWaitMs / 1000)} s backoff`,
+    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'the plan rate'} (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
   );
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
-  if (c.limiter) lines.push(`limiter: ${describeLimiter(c.limiter)}`);
+  if (c.limiter && !(result.config.enforce === false && nothingLearned(c.limiter)))
+    lines.push(`limiter: ${describeLimiter(c.limiter)}`);
   if (c.heldByLimiter) lines.push(describeHeldByLimiter(c.heldByLimiter));
   const held = c.heldPastEnd;
   if (held)
@@ -75,51 +111,59 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
       `${/^(Retry-After|X-RateLimit|backoff)/.test(held.by) ? 'paused by the server' : 'held'} until ${formatInstant(held.until)} (${held.by}): the run ended first`,
     );
   for (const o of c.storeOutages ?? []) lines.push(describeStoreOutage(o));
+  return lines;
+}
+
+function checkLines(result: RunResult): string[] {
   const failed = result.checks.filter((ch) => ch.failures > 0);
   const total = result.checks.reduce((n, ch) => n + ch.passes + ch.failures, 0);
-  lines.push(
+  return [
     failed.length === 0
       ? `checks: all ${result.checks.length} passed (${total} evaluations)`
       : `checks: ${failed.length} failing:`,
-  );
-  for (const ch of failed)
-    lines.push(
-      `  ${ch.id}: ${ch.failures} failed, e.g. ${ch.samples[0]?.operation} ${ch.samples[0]?.status}: ${ch.samples[0]?.detail}`,
-    );
+    ...failed.map(
+      (ch) =>
+        `  ${ch.id}: ${ch.failures} failed, e.g. ${ch.samples[0]?.operation} ${ch.samples[0]?.status}: ${ch.samples[0]?.detail}`,
+    ),
+  ];
+}
+
+function workloadLines(result: RunResult): string[] {
   const w = result.workload;
-  lines.push(`iterations ${w.iterations} (failed ${w.failedIterations}, dropped ${w.droppedIterations})`);
+  const lines = [`iterations ${w.iterations} (failed ${w.failedIterations}, dropped ${w.droppedIterations})`];
   for (const [name, f] of Object.entries(w.flows))
     if (f.firstError) lines.push(`  flow ${name}: ${f.failures} failed, first: ${f.firstError}`);
+  return lines;
+}
+
+function thresholdLines(result: RunResult): string[] {
   const thresholds = result.thresholds ?? [];
-  if (thresholds.length > 0) {
-    const failing = thresholds.filter((t) => !t.passed);
-    lines.push(
-      failing.length === 0
-        ? `thresholds: all ${thresholds.length} passed`
-        : `thresholds: ${failing.length} of ${thresholds.length} FAILED`,
-    );
-    for (const t of thresholds)
-      lines.push(
-        t.passed
-          ? `  ok    ${t.expression} (${t.actual})`
-          : `  FAIL  ${t.expression}: ${t.detail}${t.aborted ? ' (ended the run)' : ''}`,
-      );
-  }
+  if (thresholds.length === 0) return [];
+  const failing = thresholds.filter((t) => !t.passed);
+  return [
+    failing.length === 0
+      ? `thresholds: all ${thresholds.length} passed`
+      : `thresholds: ${failing.length} of ${thresholds.length} FAILED`,
+    ...thresholds.map((t) =>
+      t.passed
+        ? `  ok    ${t.expression} (${t.actual})`
+        : `  FAIL  ${t.expression}: ${t.detail}${t.aborted ? ' (ended the run)' : ''}`,
+    ),
+  ];
+}
+
+function probeLines(result: RunResult): string[] {
   const probes = result.probes ?? [];
-  if (probes.length > 0) {
-    const failing = probes.filter((p) => !p.passed).length;
-    lines.push(
-      failing === 0 ? `probes: all ${probes.length} passed` : `probes: ${failing} of ${probes.length} FAILED`,
-    );
-    const width = Math.max(...probes.map((p) => p.id.length));
-    for (const p of probes)
-      lines.push(
+  if (probes.length === 0) return [];
+  const failing = probes.filter((p) => !p.passed).length;
+  const width = Math.max(...probes.map((p) => p.id.length));
+  return [
+    failing === 0 ? `probes: all ${probes.length} passed` : `probes: ${failing} of ${probes.length} FAILED`,
+    ...probes.map(
+      (p) =>
         `  ${p.passed ? 'ok  ' : 'FAIL'}  ${p.id.padEnd(width)}  expected ${p.expected}; got ${p.actual}${p.detail && !p.passed ? ` (${p.detail})` : ''}`,
-      );
-  }
-  if (Object.values(result.operations).some((o) => o.deprecated)) lines.push('* deprecated operation');
-  lines.push(resultPath ? `result written to ${resultPath}` : 'result not written (see the line on stderr)');
-  return lines.join('\n');
+    ),
+  ];
 }
 
 const share = (x: number) => `${(x * 100).toFixed(1)}%`;

@@ -402,11 +402,22 @@
     }
   }
 
+  // The percentile charts share one place: the list shows the one picked. A chart drawn while
+  // hidden had no width to take, so it takes its card's width when it is shown.
+  const picker = document.querySelector('[data-latency-select]');
+  picker?.addEventListener('change', () => {
+    for (const panel of document.querySelectorAll('[data-latency-panel]'))
+      panel.hidden = panel.dataset.latencyPanel !== picker.value;
+    for (const [el, plot] of drawn)
+      if (el.dataset.chart === picker.value) plot.setSize({ width: el.clientWidth, height: plot.height });
+  });
+
   let pending = 0;
   window.addEventListener('resize', () => {
     cancelAnimationFrame(pending);
     pending = requestAnimationFrame(() => {
-      for (const [el, plot] of drawn) plot.setSize({ width: el.clientWidth, height: plot.height });
+      for (const [el, plot] of drawn)
+        if (el.clientWidth > 0) plot.setSize({ width: el.clientWidth, height: plot.height });
     });
   });
 })();

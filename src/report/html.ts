@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import type { RunResult } from '../result/types.ts';
 import { assets } from './assets.ts';
 import { chartData, pointsOf } from './chart-data.ts';
-import { html, jsonForScript, trusted } from './escape.ts';
+import { html, jsonForScript, type SafeHtml, trusted } from './escape.ts';
 import { decimal } from './format.ts';
 import { capacitySection } from './sections/capacity.ts';
 import { latencySection, timelineSection } from './sections/charts.ts';
 import { checksSection } from './sections/checks.ts';
 import { configSection } from './sections/config.ts';
+import { tableOfContents } from './sections/contents.ts';
 import { operationsSection, statusSection } from './sections/operations.ts';
 import { probesSection } from './sections/probes.ts';
 import { quotaSection } from './sections/quota.ts';
@@ -34,6 +35,38 @@ function contentSecurityPolicy(scripts: string[]): string {
 }
 
 /**
+ * Top-down as a reader asks: did it pass, what happened overall, how it went over time and against
+ * the quota, per operation, the checks; then the detail (percentile curves, configuration). The
+ * capacity findings are a capacity run's answer, so they follow the summary cards; the per-tenant
+ * tables sit beside the per-operation ones.
+ */
+function readingOrder(result: RunResult, pointsOfId: (id: string) => number): (SafeHtml | '')[] {
+  return [
+    verdictSection(result),
+    summaryCards(result),
+    result.capacity ? capacitySection(result) : '',
+    tenantCapacitySection(result),
+    probesSection(result),
+    timelineSection(pointsOfId),
+    quotaSection(result, pointsOfId),
+    operationsSection(result),
+    tenantsSection(result),
+    statusSection(result),
+    checksSection(result),
+    latencySection(result, pointsOfId),
+    configSection(result),
+  ];
+}
+
+/** The verdict banners under one heading, so that the contents can link to them. */
+function verdictSection(result: RunResult): SafeHtml {
+  return html`<section id="verdict"><h2>Verdict</h2>
+${verdictBanner(result)}
+${baselineBanner(result)}
+</section>`;
+}
+
+/**
  * The run as one self-contained HTML page: verdict, summary, latency and timeline charts, tables,
  * configuration. It opens offline from a file (CI artefact, e-mail attachment) and requests nothing.
  */
@@ -44,6 +77,7 @@ export function renderHtmlReport(result: RunResult): string {
   const pointsOfId = (id: string) => points.get(id) ?? 0;
   const m = result.meta;
   const title = `${m.scenario}: petstore-load report`;
+  const sections = readingOrder(result, pointsOfId);
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -63,19 +97,8 @@ ${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
 </header>
 ${partialBanner(result)}
 ${benchRateLimitedBanner(result)}
-${verdictBanner(result)}
-${baselineBanner(result)}
-${result.capacity ? capacitySection(result) : ''}
-${tenantCapacitySection(result)}
-${probesSection(result)}
-${summaryCards(result)}${tenantsSection(result)}
-${latencySection(result, pointsOfId)}
-${timelineSection(pointsOfId)}
-${quotaSection(result, pointsOfId)}
-${operationsSection(result)}
-${statusSection(result)}
-${checksSection(result)}
-${configSection(result)}
+${tableOfContents(sections)}
+${sections}
 <footer>${m.tool} ${m.toolVersion} on Node ${m.nodeVersion} · result schema v${result.schemaVersion} · charts by uPlot (MIT)</footer>
 <script type="application/json" id="report-data">${trusted(jsonForScript({ charts }))}</script>
 <script>${trusted(uplotJs)}</script>

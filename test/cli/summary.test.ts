@@ -39,6 +39,33 @@ describe('the terminal summary', () => {
     result.meta.interruptedBy = 'SIGTERM';
     expect(formatSummary(result, 'result.json')).toContain('(PARTIAL: interrupted by SIGTERM)');
   });
+
+  it('calls the wait pacing when the quota was paced, and the 429 holds it was in raw mode', async () => {
+    const result = await syntheticResult([{ op: 'listPets', ms: 5, status: 429 }]);
+    result.compliance.pacingWaitMs = 244_000;
+    result.compliance.backoffWaitMs = 1_500;
+    result.config.enforce = true;
+    const enforced = formatSummary(result, 'result.json');
+    expect(enforced).toContain('waited 244 s pacing, 1.5 s backoff');
+    result.config.enforce = false;
+    const raw = formatSummary(result, 'result.json');
+    expect(raw).not.toMatch(/pacing,/);
+    expect(raw).toContain(
+      'waited 244 s held after 429s (pauses, ban guard; raw mode paces no quota), 1.5 s backoff',
+    );
+    // Nothing learned: enforced, the line says so; raw, there is no limiter line to read as pacing.
+    result.compliance.limiter = { model: 'unknown', given: false, gapMs: 1, rateCuts: 0 };
+    result.config.enforce = true;
+    expect(formatSummary(result, 'result.json')).toContain('limiter: not known; 1 ms kept between sends');
+    result.config.enforce = false;
+    expect(formatSummary(result, 'result.json')).not.toContain('limiter:');
+    result.compliance.limiter = { model: 'gcra', given: false, gapMs: 1025, rateCuts: 0 };
+    expect(formatSummary(result, 'result.json')).toContain('limiter: gcra (learned from');
+    delete result.compliance.limiter;
+    // Only that phrase differs: the rest of the summary reads the same in both modes.
+    const without = (text: string) => text.replace(/; waited .*$/m, '');
+    expect(without(raw)).toBe(without(enforced));
+  });
 });
 
 describe('the terminal summary of a tenant mix', () => {

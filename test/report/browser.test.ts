@@ -167,7 +167,7 @@ describe.skipIf(SKIP)(
         expectSelfContained(o);
         const drawn = await charts(o.page);
         const expected = ['latency-overall', ...Object.keys(real.operations).map((id) => `latency:${id}`)];
-        expect(drawn.map((c) => c.id)).toEqual([...expected, 'timeline', 'timeline:waits', 'quota:free']);
+        expect(drawn.map((c) => c.id)).toEqual(['timeline', 'timeline:waits', 'quota:free', ...expected]);
         for (const c of drawn) {
           expect(c.points, c.id).toBeGreaterThan(0);
           expect(c.canvases, c.id).toBeGreaterThan(0);
@@ -177,6 +177,86 @@ describe.skipIf(SKIP)(
         expect(await o.page.textContent('[data-verdict]')).toContain('1 of 2 thresholds failed');
         mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
         await o.page.screenshot({ path: SCREENSHOT, fullPage: true });
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('reads top-down: sections in order, every contents link lands on its section', async () => {
+      const o = await open('order', { ...real, thresholds: THRESHOLDS });
+      try {
+        expectSelfContained(o);
+        // Order as laid out on screen, not as written in the source: by each section's top.
+        const laidOut = await o.page.$$eval('body > section', (els) =>
+          els
+            .map((el) => ({ id: el.id, top: el.getBoundingClientRect().top }))
+            .sort((a, b) => a.top - b.top)
+            .map((s) => s.id),
+        );
+        expect(laidOut).toEqual([
+          'verdict',
+          'summary',
+          'timeline',
+          'quota',
+          'operations',
+          'statuses',
+          'checks',
+          'latency',
+          'configuration',
+        ]);
+        const contentsTop = await o.page.$eval('#contents', (el) => el.getBoundingClientRect().top);
+        const verdictTop = await o.page.$eval('#verdict', (el) => el.getBoundingClientRect().top);
+        expect(contentsTop).toBeLessThan(verdictTop);
+        const links = await o.page.$$eval('#contents a', (as) => as.map((a) => a.getAttribute('href') ?? ''));
+        expect(links).toEqual(laidOut.map((id) => `#${id}`));
+        for (const href of links) {
+          await o.page.click(`#contents a[href="${href}"]`);
+          expect(new URL(o.page.url()).hash).toBe(href);
+          // Followed, the link brings its section's heading to the top of the window.
+          const top = await o.page.$eval(`${href} > h2`, (h) => h.getBoundingClientRect().top);
+          const scrolled = Number(await o.page.evaluate('window.scrollY'));
+          const bottom = Number(
+            await o.page.evaluate('document.documentElement.scrollHeight - window.innerHeight'),
+          );
+          if (scrolled < bottom - 1) expect(Math.abs(top), href).toBeLessThan(2);
+          else expect(top, `${href} (page scrolled to its end)`).toBeLessThan(900);
+        }
+        // Following a link within the page fetches nothing.
+        expect(o.requests).toEqual([o.url]);
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('shows one percentile chart, and the operation picked in the list', async () => {
+      const o = await open('picker', { ...real, thresholds: THRESHOLDS });
+      try {
+        const visible = () =>
+          o.page.$$eval('[data-latency-panel]', (els) =>
+            els
+              .filter((el) => el.getBoundingClientRect().height > 0)
+              .map((el) => ({
+                id: el.getAttribute('data-latency-panel'),
+                width: el.querySelector('canvas')?.getBoundingClientRect().width ?? 0,
+                card: el.getBoundingClientRect().width,
+              })),
+          );
+        const first = await visible();
+        expect(first.map((p) => p.id)).toEqual(['latency-overall']);
+        const ops = Object.keys(real.operations);
+        const options = await o.page.$$eval('[data-latency-select] option', (os) =>
+          os.map((x) => x.getAttribute('value') ?? ''),
+        );
+        expect(options).toEqual(['latency-overall', ...ops.map((id) => `latency:${id}`)]);
+        const pick = `latency:${ops[ops.length - 1]}`;
+        await o.page.selectOption('[data-latency-select]', pick);
+        const after = await visible();
+        expect(after.map((p) => p.id)).toEqual([pick]);
+        // Drawn while hidden, it takes the card's width once shown (within the card's padding).
+        const shown = after[0] as { width: number; card: number };
+        expect(shown.width).toBeGreaterThan(shown.card * 0.9);
+        expect(await pixels(o.page, pick, [37, 99, 235, 255], 40)).toBeGreaterThan(20);
+        expect(o.errors).toEqual([]);
       } finally {
         await o.page.close();
       }

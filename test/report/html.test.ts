@@ -52,14 +52,15 @@ beforeAll(async () => {
 describe('the report of a real run', () => {
   it('has every section, in order', () => {
     const markers = [
+      'id="contents"',
       'data-verdict=',
       'id="summary"',
-      'id="latency"',
       'id="timeline"',
       'id="quota"',
       'id="operations"',
       'id="statuses"',
       'id="checks"',
+      'id="latency"',
       'id="configuration"',
     ];
     const at = markers.map((m) => page.indexOf(m));
@@ -126,6 +127,14 @@ describe('the report of a real run', () => {
       expect(section).toContain(text);
   });
 
+  it('calls the wait pacing when paced, and what raw mode waited for when not', () => {
+    const config = (p: string) => p.slice(p.indexOf('id="configuration"'), p.indexOf('<footer>'));
+    expect(config(page)).toContain('pacing wait</dt>');
+    const raw = config(renderHtmlReport(copy((r) => (r.config.enforce = false))));
+    expect(raw).not.toContain('pacing wait');
+    expect(raw).toContain('held after 429s (raw mode)</dt>');
+  });
+
   it('names the rate-limit dialect detected and the contract, above the checks', () => {
     const checks = page.slice(page.indexOf('id="checks"'), page.indexOf('data-table="checks"'));
     const total = Object.values(real.compliance.headerDialect?.counts ?? {}).reduce((n, c) => n + c, 0);
@@ -154,7 +163,10 @@ describe('the report of a real run', () => {
   });
 
   it('is self-contained and of a reasonable size', () => {
-    expect(page).not.toMatch(/\s(src|href|srcset|action|poster)\s*=/i);
+    expect(page).not.toMatch(/\s(src|srcset|action|poster)\s*=/i);
+    // The contents link within the page, and only there.
+    expect(page).not.toMatch(/\shref\s*=\s*(?!"#[\w-]+")/i);
+    expect(page).toMatch(/\shref="#summary"/);
     expect(page).not.toMatch(/url\(|@import|<link|<img|<iframe|fetch\(/i);
     expect(page).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;`);
     expect(Buffer.byteLength(page) / 1024).toBeLessThan(200);
