@@ -52,19 +52,11 @@ export function effectiveConnections(connections: number, rate: number | undefin
 }
 
 /**
- * Drives autocannon in this thread over the request cycle for the duration (or until `signal`), and
- * hands every answer and every lost request to `feed`. Per request it costs a mailbox write, one
- * record and, for creators and consumers only, a JSON parse and a path: autocannon sends the cycle's
- * other requests as the bytes it built once.
+ * The cycle as autocannon's requests: each answer handed to the pairer, a creator's id kept on its
+ * connection for the consumer after it.
  */
-export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSignal): Promise<DriveOutcome> {
-  const pairer = new ResponsePairer();
-  const length = input.cycle.length;
-  const connections = effectiveConnections(input.connections, input.rate);
-  const states = new WeakMap<object, ConnectionState>();
-  let created = 0;
-
-  const requests: autocannon.Request[] = input.cycle.map((r, index) => {
+function cycleRequests(cycle: DriveInput['cycle'], pairer: ResponsePairer): autocannon.Request[] {
+  return cycle.map((r, index) => {
     const request: autocannon.Request = {
       method: r.method,
       path: r.path,
@@ -92,6 +84,41 @@ export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSi
     }
     return request;
   });
+}
+
+/** Waits for the run to finish, calling `stop` when its duration is over or the signal aborts. */
+async function stoppedAfter(
+  finished: Promise<void>,
+  durationMs: number,
+  stop: () => void,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  // Any --duration: a plain timer past 2^31-1 ms would fire at once.
+  const cancelTimer = after(durationMs, stop);
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
+  try {
+    await finished;
+  } finally {
+    cancelTimer();
+    signal?.removeEventListener('abort', stop);
+  }
+}
+
+/**
+ * Drives autocannon in this thread over the request cycle for the duration (or until `signal`), and
+ * hands every answer and every lost request to `feed`. Per request it costs a mailbox write, one
+ * record and, for creators and consumers only, a JSON parse and a path: autocannon sends the cycle's
+ * other requests as the bytes it built once.
+ */
+export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSignal): Promise<DriveOutcome> {
+  const pairer = new ResponsePairer();
+  const length = input.cycle.length;
+  const connections = effectiveConnections(input.connections, input.rate);
+  const states = new WeakMap<object, ConnectionState>();
+  let created = 0;
+
+  const requests = cycleRequests(input.cycle, pairer);
 
   // A lost request is the next one of its connection's cycle: autocannon walks the cycle in order on
   // each connection, so after the request last answered, the following `pipelining` are in flight.
@@ -158,15 +185,6 @@ export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSi
     cutoff = Math.min(cutoff, now());
     instance.stop();
   };
-  // Any --duration: a plain timer past 2^31-1 ms would fire at once.
-  const cancelTimer = after(input.durationMs, stop);
-  signal?.addEventListener('abort', stop, { once: true });
-  if (signal?.aborted) stop();
-  try {
-    await finished;
-  } finally {
-    cancelTimer();
-    signal?.removeEventListener('abort', stop);
-  }
+  await stoppedAfter(finished, input.durationMs, stop, signal);
   return { startedAt, endedAt: Math.max(cutoff, lastReceivedAt), unpaired: pairer.unpaired };
 }

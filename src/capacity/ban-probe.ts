@@ -39,6 +39,171 @@ export function isBanSignal(r: ProbeReply, firstRetryAt: number): boolean {
   );
 }
 
+/** What the probe has sent so far, shared by its stages: the request count and the last request's index. */
+interface ProbeCount {
+  requests: number;
+  index: number;
+}
+
+type Window = NonNullable<ReturnType<typeof shortestWindow>>;
+type Exhausted = Awaited<ReturnType<typeof exhaustWindow>>;
+
+/** The report as the exhausted window leaves it: no strikes yet, no ban, a pass until a reason says not. */
+function openReport(
+  o: BanProbeOptions,
+  window: Window,
+  exhausted: Exhausted,
+  reasons: string[],
+  notes: string[],
+): BanReport {
+  const first = exhausted.refusal;
+  return {
+    plan: o.plan.name,
+    timeScale: o.timeScale,
+    window: { name: window.name, limit: window.limit, seconds: window.seconds },
+    exhaust: {
+      sent: exhausted.sent,
+      accepted: exhausted.accepted,
+      first429At: first?.status === 429 ? exhausted.accepted + 1 : null,
+    },
+    strikes: {
+      sent: 0,
+      retryAfterSeconds:
+        first?.hasRetryAfter && first.retryAfterMs !== undefined
+          ? Math.round(first.retryAfterMs / 10) / 100
+          : null,
+      toBan: null,
+      quotaReturnedFirst: false,
+    },
+    banned: false,
+    ban: null,
+    requests: 0,
+    verdict: 'pass',
+    reasons,
+    notes,
+    durationMs: 0,
+  };
+}
+
+/**
+ * Strikes: inside the first 429's Retry-After, one at a time, until the answer changes. The reply that
+ * says "banned", or none when the window came back first or the strikes ran out.
+ */
+async function strike(
+  o: BanProbeOptions,
+  client: ProbeClient,
+  first: ProbeReply,
+  firstRetryAt: number,
+  report: BanReport,
+  count: ProbeCount,
+): Promise<ProbeReply | undefined> {
+  const maxStrikes = o.maxStrikes ?? DEFAULT_MAX_STRIKES;
+  // The key was banned before the probe began (a wait alone does not say so: its day may be spent).
+  if (first.status === 403 || BAN_CODE.test(first.code ?? '')) {
+    report.notes.push('the key was refused as banned before any request inside Retry-After');
+    return first;
+  }
+  while (report.strikes.sent < maxStrikes && now() < firstRetryAt && !o.signal?.aborted) {
+    const r = await client.request(++count.index, true);
+    report.strikes.sent++;
+    count.requests++;
+    if (admitted(r.status)) {
+      report.strikes.quotaReturnedFirst = true;
+      return undefined;
+    }
+    if (isBanSignal(r, firstRetryAt)) return r;
+  }
+  return undefined;
+}
+
+/** How long the ban's reply says it lasts: its Retry-After, else its reset; undefined when it says neither. */
+function announcedBanMs(banned: ProbeReply): number | undefined {
+  return banned.hasRetryAfter
+    ? banned.retryAfterMs
+    : banned.rateLimit.reset !== undefined
+      ? Math.max(0, banned.rateLimit.reset * 1000 - banned.receivedAt)
+      : undefined;
+}
+
+/** When the ban's reply says it ends (unrounded, ms), or null when it says nothing. */
+function announcedEnd(banned: ProbeReply): number | null {
+  const announcedMs = announcedBanMs(banned);
+  return announcedMs === undefined ? null : banned.receivedAt + announcedMs;
+}
+
+/** The ban as its reply announced it, and what in that reply contradicts itself. */
+function readBan(banned: ProbeReply, reasons: string[], tolerance: number): NonNullable<BanReport['ban']> {
+  const announcedMs = announcedBanMs(banned);
+  const announcedEndAt = announcedEnd(banned);
+  const ban: NonNullable<BanReport['ban']> = {
+    status: banned.status,
+    code: banned.code ?? null,
+    retryAfterSeconds:
+      banned.hasRetryAfter && banned.retryAfterMs !== undefined
+        ? Math.round(banned.retryAfterMs / 10) / 100
+        : null,
+    reset: banned.rateLimit.reset ?? null,
+    remaining: banned.rateLimit.remaining ?? null,
+    announcedSeconds: announcedMs === undefined ? null : Math.round(announcedMs / 10) / 100,
+    announcedEndAt: announcedEndAt === null ? null : Math.round(announcedEndAt),
+    endedAt: null,
+    endErrorMs: null,
+    probes: 0,
+    waited: false,
+  };
+  if (banned.status === 429 && ban.retryAfterSeconds === null)
+    reasons.push("the ban's 429 carried no Retry-After");
+  if (ban.retryAfterSeconds !== null && ban.reset !== null) {
+    const gap = Math.abs(banned.receivedAt + ban.retryAfterSeconds * 1000 - ban.reset * 1000);
+    if (gap > tolerance)
+      reasons.push(`the ban's Retry-After and X-RateLimit-Reset disagree by ${Math.round(gap)} ms`);
+  }
+  if (ban.remaining !== null && ban.remaining !== 0)
+    reasons.push(`the ban's X-RateLimit-Remaining was ${ban.remaining}, not 0`);
+  return ban;
+}
+
+/**
+ * The ban's end, waited out and probed (never inside the announcement): the probe after it is the
+ * first one admitted. Without an announcement, a window, then twice as long each time: every probe
+ * may prolong a ban.
+ */
+async function probeBanEnd(
+  o: BanProbeOptions,
+  client: ProbeClient,
+  banned: ProbeReply,
+  ban: NonNullable<BanReport['ban']>,
+  announcedEndAt: number | null,
+  windowMs: number,
+  deadline: number,
+  count: ProbeCount,
+  notes: string[],
+): Promise<void> {
+  let blindWait = windowMs;
+  if (announcedEndAt === null) client.pauseUntil = Math.max(client.pauseUntil, banned.receivedAt + blindWait);
+  const step = Math.max(10, 50 / o.timeScale);
+  while (ban.probes < MAX_END_PROBES && !o.signal?.aborted) {
+    if (client.pauseUntil > deadline) {
+      notes.push('the ban was not over within --ban-max-wait');
+      break;
+    }
+    await sleepUntil(client.pauseUntil + 1, o.signal);
+    if (o.signal?.aborted) break;
+    ban.probes++;
+    count.requests++;
+    const r = await client.request(++count.index);
+    if (admitted(r.status)) {
+      ban.endedAt = Math.round(r.sentAt);
+      break;
+    }
+    if (!r.hasRetryAfter && r.rateLimit.reset === undefined) {
+      blindWait *= 2;
+      client.pauseUntil = Math.max(client.pauseUntil, r.receivedAt + blindWait);
+    }
+    client.pauseUntil = Math.max(client.pauseUntil, now() + step);
+  }
+}
+
 /**
  * The temporary ban, provoked on purpose: the one probe that breaks the rules every other part of
  * the toolkit keeps, so it runs only on a key the user named for it, records nothing into the run's
@@ -57,66 +222,24 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
     keyLabel: `ban:${o.plan.name}`,
     timeoutMs: o.timeoutMs,
   });
-  let requests = 0;
+  const count: ProbeCount = { requests: 0, index: 0 };
   const reasons: string[] = [];
   const notes: string[] = [];
   const tolerance = HEADER_GRANULARITY_MS + Math.max(SLACK_MS, 2 * Math.max(10, 50 / o.timeScale));
   try {
     const exhausted = await exhaustWindow(client, window.limit, o.signal);
-    requests += exhausted.sent;
+    count.requests += exhausted.sent;
+    count.index = exhausted.sent;
     const first = exhausted.refusal;
-    const report: BanReport = {
-      plan: o.plan.name,
-      timeScale: o.timeScale,
-      window: { name: window.name, limit: window.limit, seconds: window.seconds },
-      exhaust: {
-        sent: exhausted.sent,
-        accepted: exhausted.accepted,
-        first429At: first?.status === 429 ? exhausted.accepted + 1 : null,
-      },
-      strikes: {
-        sent: 0,
-        retryAfterSeconds:
-          first?.hasRetryAfter && first.retryAfterMs !== undefined
-            ? Math.round(first.retryAfterMs / 10) / 100
-            : null,
-        toBan: null,
-        quotaReturnedFirst: false,
-      },
-      banned: false,
-      ban: null,
-      requests: 0,
-      verdict: 'pass',
-      reasons,
-      notes,
-      durationMs: 0,
-    };
+    const report = openReport(o, window, exhausted, reasons, notes);
     if (!first) {
       if (!o.signal?.aborted)
         reasons.push(`no 429 within ${exhausted.sent} requests: nothing to provoke a ban with`);
       return finish(report);
     }
 
-    // Strikes: inside the first 429's Retry-After, one at a time, until the answer changes.
     const firstRetryAt = first.receivedAt + (first.retryAfterMs ?? windowMs);
-    let banned: ProbeReply | undefined;
-    const maxStrikes = o.maxStrikes ?? DEFAULT_MAX_STRIKES;
-    let index = exhausted.sent;
-    // The key was banned before the probe began (a wait alone does not say so: its day may be spent).
-    if (first.status === 403 || BAN_CODE.test(first.code ?? '')) {
-      banned = first;
-      notes.push('the key was refused as banned before any request inside Retry-After');
-    }
-    while (!banned && report.strikes.sent < maxStrikes && now() < firstRetryAt && !o.signal?.aborted) {
-      const r = await client.request(++index, true);
-      report.strikes.sent++;
-      requests++;
-      if (admitted(r.status)) {
-        report.strikes.quotaReturnedFirst = true;
-        break;
-      }
-      if (isBanSignal(r, firstRetryAt)) banned = r;
-    }
+    const banned = await strike(o, client, first, firstRetryAt, report, count);
     if (!banned) {
       if (!o.signal?.aborted)
         notes.push(
@@ -129,40 +252,9 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
     report.banned = true;
     report.strikes.toBan = banned === first ? 0 : report.strikes.sent;
 
-    // The ban: what it announced, then its end, waited out and probed (never inside the announcement).
-    const announcedMs = banned.hasRetryAfter
-      ? banned.retryAfterMs
-      : banned.rateLimit.reset !== undefined
-        ? Math.max(0, banned.rateLimit.reset * 1000 - banned.receivedAt)
-        : undefined;
-    const announcedEndAt = announcedMs === undefined ? null : banned.receivedAt + announcedMs;
-    const ban: NonNullable<BanReport['ban']> = {
-      status: banned.status,
-      code: banned.code ?? null,
-      retryAfterSeconds:
-        banned.hasRetryAfter && banned.retryAfterMs !== undefined
-          ? Math.round(banned.retryAfterMs / 10) / 100
-          : null,
-      reset: banned.rateLimit.reset ?? null,
-      remaining: banned.rateLimit.remaining ?? null,
-      announcedSeconds: announcedMs === undefined ? null : Math.round(announcedMs / 10) / 100,
-      announcedEndAt: announcedEndAt === null ? null : Math.round(announcedEndAt),
-      endedAt: null,
-      endErrorMs: null,
-      probes: 0,
-      waited: false,
-    };
+    const ban = readBan(banned, reasons, tolerance);
     report.ban = ban;
-    if (banned.status === 429 && ban.retryAfterSeconds === null)
-      reasons.push("the ban's 429 carried no Retry-After");
-    if (ban.retryAfterSeconds !== null && ban.reset !== null) {
-      const gap = Math.abs(banned.receivedAt + ban.retryAfterSeconds * 1000 - ban.reset * 1000);
-      if (gap > tolerance)
-        reasons.push(`the ban's Retry-After and X-RateLimit-Reset disagree by ${Math.round(gap)} ms`);
-    }
-    if (ban.remaining !== null && ban.remaining !== 0)
-      reasons.push(`the ban's X-RateLimit-Remaining was ${ban.remaining}, not 0`);
-
+    const announcedEndAt = announcedEnd(banned);
     const deadline = started + o.maxWaitMs;
     if (announcedEndAt !== null && announcedEndAt > deadline) {
       notes.push(
@@ -171,31 +263,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
       return finish(report);
     }
     ban.waited = true;
-    // Without an announcement, a window, then twice as long each time: every probe may prolong a ban.
-    let blindWait = windowMs;
-    if (announcedEndAt === null)
-      client.pauseUntil = Math.max(client.pauseUntil, banned.receivedAt + blindWait);
-    const step = Math.max(10, 50 / o.timeScale);
-    while (ban.probes < MAX_END_PROBES && !o.signal?.aborted) {
-      if (client.pauseUntil > deadline) {
-        notes.push('the ban was not over within --ban-max-wait');
-        break;
-      }
-      await sleepUntil(client.pauseUntil + 1, o.signal);
-      if (o.signal?.aborted) break;
-      ban.probes++;
-      requests++;
-      const r = await client.request(++index);
-      if (admitted(r.status)) {
-        ban.endedAt = Math.round(r.sentAt);
-        break;
-      }
-      if (!r.hasRetryAfter && r.rateLimit.reset === undefined) {
-        blindWait *= 2;
-        client.pauseUntil = Math.max(client.pauseUntil, r.receivedAt + blindWait);
-      }
-      client.pauseUntil = Math.max(client.pauseUntil, now() + step);
-    }
+    await probeBanEnd(o, client, banned, ban, announcedEndAt, windowMs, deadline, count, notes);
     if (ban.endedAt !== null && announcedEndAt !== null) {
       ban.endErrorMs = Math.round(ban.endedAt - announcedEndAt);
       if (ban.endErrorMs > tolerance)
@@ -209,7 +277,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
   }
 
   function finish(report: BanReport): BanReport {
-    report.requests = requests;
+    report.requests = count.requests;
     report.verdict = reasons.length === 0 ? 'pass' : 'fail';
     report.durationMs = Math.round(now() - started);
     return report;

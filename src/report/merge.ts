@@ -43,12 +43,7 @@ import { runSpan } from './run-span.ts';
 export function mergeResults(results: RunResult[], labels: string[] = []): RunResult {
   if (results.length === 0) throw new InputError('merge: no results to merge');
   const label = (i: number) => labels[i] ?? `result ${i + 1}`;
-  results.forEach((r, i) => {
-    if (r.schemaVersion !== SCHEMA_VERSION)
-      throw new InputError(
-        `${label(i)}: schemaVersion ${JSON.stringify(r.schemaVersion)}; merge reads schemaVersion ${SCHEMA_VERSION} only`,
-      );
-  });
+  refuseOtherVersions(results, label);
   refuseMismatches(results, label);
 
   // Earliest first: "the first" result's config and versions, and the earliest samples, whatever
@@ -65,23 +60,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
     parts.map((p) => ({ summary: p.result.overall, seconds: p.seconds, where: `${p.label}: overall` })),
     covered,
   );
-  const operations: Record<string, OperationSummary & OperationInfo> = {};
-  const ids = [...new Set(parts.flatMap((p) => Object.keys(p.result.operations)))];
-  for (const id of ids) {
-    const having = parts.filter((p) => id in p.result.operations);
-    const { method, path, deprecated, stability } = (having[0] as (typeof parts)[number]).result.operations[
-      id
-    ] as OperationInfo;
-    const summary = mergeSummaries(
-      having.map((p) => ({
-        summary: p.result.operations[id] as OperationSummary,
-        seconds: p.seconds,
-        where: `${p.label}: operations.${id}`,
-      })),
-      covered,
-    );
-    operations[id] = { method, path, deprecated, stability, ...summary };
-  }
+  const operations = mergeOperations(parts, covered);
 
   const planRate = first.result.compliance.planRate;
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
@@ -141,6 +120,41 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
     ...tenants,
   };
+}
+
+/** A result of another schema version may mean something else by its fields: refused, by its label. */
+function refuseOtherVersions(results: RunResult[], label: (i: number) => string): void {
+  results.forEach((r, i) => {
+    if (r.schemaVersion !== SCHEMA_VERSION)
+      throw new InputError(
+        `${label(i)}: schemaVersion ${JSON.stringify(r.schemaVersion)}; merge reads schemaVersion ${SCHEMA_VERSION} only`,
+      );
+  });
+}
+
+/** Each operation's figures over the parts that sent it; its description from the earliest of them. */
+function mergeOperations(
+  parts: { result: RunResult; label: string; seconds: number }[],
+  covered: number,
+): Record<string, OperationSummary & OperationInfo> {
+  const operations: Record<string, OperationSummary & OperationInfo> = {};
+  const ids = [...new Set(parts.flatMap((p) => Object.keys(p.result.operations)))];
+  for (const id of ids) {
+    const having = parts.filter((p) => id in p.result.operations);
+    const { method, path, deprecated, stability } = (having[0] as (typeof parts)[number]).result.operations[
+      id
+    ] as OperationInfo;
+    const summary = mergeSummaries(
+      having.map((p) => ({
+        summary: p.result.operations[id] as OperationSummary,
+        seconds: p.seconds,
+        where: `${p.label}: operations.${id}`,
+      })),
+      covered,
+    );
+    operations[id] = { method, path, deprecated, stability, ...summary };
+  }
+  return operations;
 }
 
 /** A tenant mix's tiers and isolation verdict, when any part has them (merge-tenants.ts). */

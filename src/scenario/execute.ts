@@ -115,14 +115,9 @@ export interface RunTick {
   snapshot(): RunResult;
 }
 
-/**
- * One run from scenario to result: a client and a recorder wired together, the workload driven
- * through them, the result built. The CLI, the tests and the benchmarks all run through here, so
- * what they measure is what users run.
- */
-export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunResult> {
-  keepRequestObjectsYoung();
-  const recorder = new Recorder({
+/** The recorder of a run: its windows and contract, settling long enough for every request in flight. */
+function runRecorder<D>(input: ExecuteInput<D>): Recorder {
+  return new Recorder({
     startedAt: now(),
     windows: input.windows,
     workloadOnly: true,
@@ -135,8 +130,12 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     },
     ...(input.tenants ? { tenants: input.tenants.mix } : {}),
   });
+}
+
+/** The client of a run, every attempt going to the recorder (and first to the tap, when there is one). */
+function runClient<D>(input: ExecuteInput<D>, recorder: Recorder): ApiClient {
   const tap = input.tap;
-  const client = new ApiClient({
+  return new ApiClient({
     baseUrl: input.baseUrl,
     apiKey: input.apiKey,
     keyLabel: input.plan,
@@ -160,17 +159,27 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         }
       : recorder,
   });
-  // A tenant mix's keys, each its own lane: what they learned of the limiter goes in the result.
-  const lanes = new Map<TenantKey, Lane>();
-  const keys = input.tenants ? () => keysByCause(lanes.values()) : undefined;
-  input.onLive?.({ recorder, pacing: () => client.pacingState(), ...(keys ? { keys } : {}) });
-  const resultOf = (
-    workload: WorkloadSummary,
-    startedAt: number,
-    endedAt: number,
-    partial: boolean,
-    interruptedBy: string | undefined,
-  ): RunResult => {
+}
+
+type ResultOf = (
+  workload: WorkloadSummary,
+  startedAt: number,
+  endedAt: number,
+  partial: boolean,
+  interruptedBy: string | undefined,
+) => RunResult;
+
+/**
+ * How the run's result is built, at its end or as it stands (a snapshot, a setup that failed): the
+ * same recorder and client read each time, so a partial result says what a whole one would.
+ */
+function resultBuilder<D>(
+  input: ExecuteInput<D>,
+  recorder: Recorder,
+  client: ApiClient,
+  lanes: Map<TenantKey, Lane>,
+): ResultOf {
+  return (workload, startedAt, endedAt, partial, interruptedBy) => {
     const result = buildResult({
       meta: {
         toolVersion: TOOL_VERSION,
@@ -215,9 +224,18 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     if (outages && outages.length > 0) result.compliance.storeOutages = outagesFromStart(outages, startedAt);
     return result;
   };
+}
 
+/** The once-a-second tick while the workload runs; `stop` is safe to call whether it started or not. */
+function runTicker<D>(
+  input: ExecuteInput<D>,
+  recorder: Recorder,
+  client: ApiClient,
+  keys: (() => Record<PacingCause, number>) | undefined,
+  resultOf: ResultOf,
+): { start(summary: WorkloadSummary): void; stop(): void } {
   let ticker: NodeJS.Timeout | undefined;
-  const startTicks = (summary: WorkloadSummary) => {
+  const start = (summary: WorkloadSummary) => {
     const onTick = input.onTick;
     if (!onTick) return;
     const startedAt = now();
@@ -245,14 +263,33 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     // A tick must never keep a finished run alive.
     ticker.unref();
   };
+  return { start, stop: () => clearInterval(ticker) };
+}
+
+const emptyWorkload = (): WorkloadSummary => ({
+  iterations: 0,
+  droppedIterations: 0,
+  failedIterations: 0,
+  flows: {},
+});
+
+/**
+ * One run from scenario to result: a client and a recorder wired together, the workload driven
+ * through them, the result built. The CLI, the tests and the benchmarks all run through here, so
+ * what they measure is what users run.
+ */
+export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunResult> {
+  keepRequestObjectsYoung();
+  const recorder = runRecorder(input);
+  const client = runClient(input, recorder);
+  // A tenant mix's keys, each its own lane: what they learned of the limiter goes in the result.
+  const lanes = new Map<TenantKey, Lane>();
+  const keys = input.tenants ? () => keysByCause(lanes.values()) : undefined;
+  input.onLive?.({ recorder, pacing: () => client.pacingState(), ...(keys ? { keys } : {}) });
+  const resultOf = resultBuilder(input, recorder, client, lanes);
+  const ticker = runTicker(input, recorder, client, keys, resultOf);
 
   const runStartedAt = now();
-  const emptyWorkload = (): WorkloadSummary => ({
-    iterations: 0,
-    droppedIterations: 0,
-    failedIterations: 0,
-    flows: {},
-  });
   // The workload's live counters and start, once it runs; until then, setup's span and no iterations.
   let live: { summary: WorkloadSummary; startedAt: number } | undefined;
   input.onSnapshot?.(() =>
@@ -276,8 +313,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       onWorkload: (running, summary) => {
         recorder.measure(running, now());
         if (running) live = { summary, startedAt: now() };
-        if (running) startTicks(summary);
-        else clearInterval(ticker);
+        if (running) ticker.start(summary);
+        else ticker.stop();
         // A store still away when the workload ends is not waited for by teardown: its sends fail.
         if (!running) input.sharedQuota?.store.watch?.giveUp();
         input.onWorkload?.(running);
@@ -296,7 +333,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       error.result = resultOf(emptyWorkload(), runStartedAt, now(), true, error.message);
     throw error;
   } finally {
-    clearInterval(ticker);
+    ticker.stop();
     await client.close();
   }
 }

@@ -1,6 +1,13 @@
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
-import type { Rate, Workload } from './define.ts';
+import type {
+  ConstantArrivalRate,
+  ConstantVus,
+  RampingArrivalRate,
+  RampingVus,
+  Rate,
+  Workload,
+} from './define.ts';
 
 export interface ResolvedWorkload {
   kind: 'open' | 'closed';
@@ -97,13 +104,9 @@ function refuseEmpty(w: ResolvedWorkload, overrides: WorkloadOverrides): void {
     );
 }
 
-function resolveDeclared(
-  declared: Workload,
-  planRate: number,
-  overrides: WorkloadOverrides,
-): ResolvedWorkload {
+/** The declared workload with --rate or --vus applied: they change the model, not the run's length or its iteration bound. */
+function withModelOverrides(declared: Workload, overrides: WorkloadOverrides): Workload {
   let w: Workload = declared;
-  // --rate and --vus change the model, not the run's length or its iteration bound.
   const declaredDuration =
     'duration' in declared && declared.duration !== undefined
       ? declared.duration
@@ -128,35 +131,89 @@ function resolveDeclared(
       thinkTime: 'thinkTime' in declared ? declared.thinkTime : undefined,
     };
   }
-  const iterations = overrides.iterations ?? w.iterations;
-  if (iterations !== undefined) whole(iterations, 'workload.iterations');
+  return w;
+}
+
+/** thinkTime as [min, max] ms: one duration is both ends. */
+function thinkRangeMs(w: Workload): [number, number] {
   const think = 'thinkTime' in w && w.thinkTime !== undefined ? w.thinkTime : 0;
   if (Array.isArray(think) && think.length !== 2) throw new InputError('thinkTime: a range is [min, max]');
   const thinkMs: [number, number] = Array.isArray(think)
     ? [parseDuration(think[0], 'thinkTime'), parseDuration(think[1], 'thinkTime')]
     : [parseDuration(think, 'thinkTime'), parseDuration(think, 'thinkTime')];
   if (thinkMs[0] > thinkMs[1]) throw new InputError('thinkTime: the range must be [min, max]');
+  return thinkMs;
+}
+
+function resolveDeclared(
+  declared: Workload,
+  planRate: number,
+  overrides: WorkloadOverrides,
+): ResolvedWorkload {
+  const w = withModelOverrides(declared, overrides);
+  const iterations = overrides.iterations ?? w.iterations;
+  if (iterations !== undefined) whole(iterations, 'workload.iterations');
+  const thinkMs = thinkRangeMs(w);
   const maxInFlight =
     'maxInFlight' in w && w.maxInFlight !== undefined ? whole(w.maxInFlight, 'maxInFlight') : 100;
   if (maxInFlight < 1)
     throw new InputError('maxInFlight must be at least 1 (with 0 every iteration would be dropped)');
-  const fixedDuration = (d: unknown) =>
-    overrides.durationMs ?? (d === undefined ? DEFAULT_DURATION_MS : parseDuration(d as string, 'duration'));
+  const shape: Shape = { iterations, maxInFlight, thinkMs, overrides };
+  switch (w.executor) {
+    case 'constant-arrival-rate':
+    case 'ramping-arrival-rate':
+      return openModel(w, planRate, shape);
+    case 'constant-vus':
+    case 'ramping-vus':
+      return closedModel(w, shape);
+    default:
+      throw new InputError(
+        `workload.executor: '${(w as { executor: string }).executor}' is none of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus`,
+      );
+  }
+}
 
+/** What every executor's resolution shares: checked once, before the executor is looked at. */
+interface Shape {
+  iterations: number | undefined;
+  maxInFlight: number;
+  thinkMs: [number, number];
+  overrides: WorkloadOverrides;
+}
+
+/** A fixed-length executor's duration: --duration over the declared one over the default. */
+function fixedDuration(d: unknown, overrides: WorkloadOverrides): number {
+  return (
+    overrides.durationMs ?? (d === undefined ? DEFAULT_DURATION_MS : parseDuration(d as string, 'duration'))
+  );
+}
+
+/** Open model: iterations start on a schedule of rates (a plan's share when given as a percentage). */
+function openModel(
+  w: ConstantArrivalRate | RampingArrivalRate,
+  planRate: number,
+  shape: Shape,
+): ResolvedWorkload {
   switch (w.executor) {
     case 'constant-arrival-rate': {
       const rate = parseRate(w.rate, planRate, 'workload.rate');
-      const durationMs = fixedDuration(w.duration);
+      const durationMs = fixedDuration(w.duration, shape.overrides);
       return {
         kind: 'open',
         executor: w.executor,
         durationMs,
-        iterations,
+        iterations: shape.iterations,
         rateAt: () => rate,
         vusAt: () => 0,
-        maxInFlight,
-        thinkMs,
-        describe: { executor: w.executor, rate, durationMs, maxInFlight, iterations },
+        maxInFlight: shape.maxInFlight,
+        thinkMs: shape.thinkMs,
+        describe: {
+          executor: w.executor,
+          rate,
+          durationMs,
+          maxInFlight: shape.maxInFlight,
+          iterations: shape.iterations,
+        },
       };
     }
     case 'ramping-arrival-rate': {
@@ -167,32 +224,50 @@ function resolveDeclared(
         ms: parseDuration(s.duration, `stages[${i}].duration`),
       }));
       const start = parseRate(w.startRate ?? 0, planRate, 'workload.startRate');
-      const durationMs = overrides.durationMs ?? stages.reduce((a, s) => a + s.ms, 0);
+      const durationMs = shape.overrides.durationMs ?? stages.reduce((a, s) => a + s.ms, 0);
       return {
         kind: 'open',
         executor: w.executor,
         durationMs,
-        iterations,
+        iterations: shape.iterations,
         rateAt: ramp(start, stages),
         vusAt: () => 0,
-        maxInFlight,
-        thinkMs,
-        describe: { executor: w.executor, startRate: start, stages, maxInFlight, iterations },
+        maxInFlight: shape.maxInFlight,
+        thinkMs: shape.thinkMs,
+        describe: {
+          executor: w.executor,
+          startRate: start,
+          stages,
+          maxInFlight: shape.maxInFlight,
+          iterations: shape.iterations,
+        },
       };
     }
+  }
+}
+
+/** Closed model: virtual users, each one iteration in flight, so the users bound what is in flight. */
+function closedModel(w: ConstantVus | RampingVus, shape: Shape): ResolvedWorkload {
+  switch (w.executor) {
     case 'constant-vus': {
       const vus = whole(w.vus, 'workload.vus');
-      const durationMs = fixedDuration(w.duration);
+      const durationMs = fixedDuration(w.duration, shape.overrides);
       return {
         kind: 'closed',
         executor: w.executor,
         durationMs,
-        iterations,
+        iterations: shape.iterations,
         rateAt: () => 0,
         vusAt: () => vus,
         maxInFlight: vus,
-        thinkMs,
-        describe: { executor: w.executor, vus, durationMs, thinkMs, iterations },
+        thinkMs: shape.thinkMs,
+        describe: {
+          executor: w.executor,
+          vus,
+          durationMs,
+          thinkMs: shape.thinkMs,
+          iterations: shape.iterations,
+        },
       };
     }
     case 'ramping-vus': {
@@ -203,23 +278,25 @@ function resolveDeclared(
         ms: parseDuration(s.duration, `stages[${i}].duration`),
       }));
       const start = whole(w.startVUs ?? 0, 'workload.startVUs');
-      const durationMs = overrides.durationMs ?? stages.reduce((a, s) => a + s.ms, 0);
+      const durationMs = shape.overrides.durationMs ?? stages.reduce((a, s) => a + s.ms, 0);
       const maxVus = Math.max(start, ...stages.map((s) => s.target));
       return {
         kind: 'closed',
         executor: w.executor,
         durationMs,
-        iterations,
+        iterations: shape.iterations,
         rateAt: () => 0,
         vusAt: ramp(start, stages),
         maxInFlight: maxVus,
-        thinkMs,
-        describe: { executor: w.executor, startVUs: start, stages, thinkMs, iterations },
+        thinkMs: shape.thinkMs,
+        describe: {
+          executor: w.executor,
+          startVUs: start,
+          stages,
+          thinkMs: shape.thinkMs,
+          iterations: shape.iterations,
+        },
       };
     }
-    default:
-      throw new InputError(
-        `workload.executor: '${(w as { executor: string }).executor}' is none of constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus`,
-      );
   }
 }

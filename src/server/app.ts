@@ -162,87 +162,124 @@ export interface BuiltApp {
   store: PetStore;
 }
 
-export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis): BuiltApp {
-  const timeScale = options.timeScale ?? SERVER_DEFAULTS.timeScale;
-  const plans: PlanTable = Object.fromEntries(
-    Object.entries(options.plans ?? DEFAULT_PLANS).map(([name, plan]) => [name, scalePlan(plan, timeScale)]),
-  );
-  const planOfKey = keyTable(options, plans);
-  const anonymousPlan = plans.free as Plan;
-  const faults = new FaultInjector(options.faults);
+/** The plan limiter the options ask for, on time-scaled plans; none when rate limiting is off. */
+function planLimiter(
+  options: ServerOptions,
+  plans: PlanTable,
+  planOfKey: ReadonlyMap<string, Plan>,
+  timeScale: number,
+  redis: Redis | undefined,
+): PlanLimiter | undefined {
+  if (options.rateLimit === false) return undefined;
   const faultOptions = options.faults ?? {};
-  const headerDialect = options.headerDialect ?? SERVER_DEFAULTS.headerDialect;
-  const limiter =
-    options.rateLimit === false
-      ? undefined
-      : new PlanLimiter(
-          plans,
-          {
-            after: options.banAfter ?? SERVER_DEFAULTS.banAfter,
-            seconds: (options.banDurationMs ?? SERVER_DEFAULTS.banDurationMs) / 1000 / timeScale,
-          },
-          faultOptions.limiterLeak ?? 0,
-          redis,
-          {
-            name: options.limiter ?? SERVER_DEFAULTS.limiter,
-            burst: options.burst,
-            countRefused: options.countRefused,
-          },
-          faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
-        );
-  const store = new PetStore();
-  store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);
+  return new PlanLimiter(
+    plans,
+    {
+      after: options.banAfter ?? SERVER_DEFAULTS.banAfter,
+      seconds: (options.banDurationMs ?? SERVER_DEFAULTS.banDurationMs) / 1000 / timeScale,
+    },
+    faultOptions.limiterLeak ?? 0,
+    redis,
+    {
+      name: options.limiter ?? SERVER_DEFAULTS.limiter,
+      burst: options.burst,
+      countRefused: options.countRefused,
+    },
+    faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
+  );
+}
 
-  /** The limiter's decision on this request, in the server's dialect, on any response to it. */
-  function quotaHeaders(request: FastifyRequest, reply: FastifyReply): void {
-    if (!request.rateLimit) return;
-    writeRateLimitHeaders(
-      reply,
-      request.rateLimit,
-      Date.now(),
-      faultOptions,
-      headerDialect,
-      request.ratePlan,
-    );
-  }
+/** What the request gate needs: who holds which plan, the limiter and the faults bent into its decisions. */
+interface Gate {
+  planOfKey: ReadonlyMap<string, Plan>;
+  anonymousPlan: Plan;
+  faults: FaultInjector;
+  limiter: PlanLimiter | undefined;
+  faultOptions: NonNullable<ServerOptions['faults']>;
+  headerDialect: NonNullable<ServerOptions['headerDialect']>;
+}
 
-  /** Limiter, then authentication: answers 429 or 401 itself and returns true, or lets the request on. */
-  async function guard(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const key = bearerKey(request);
-    const plan = key === undefined ? undefined : planOfKey.get(key);
-    if (limiter) {
-      // Requests without a valid key are limited per client address, so that they get headers too.
-      const id = plan ? `key:${key}` : `addr:${request.ip}`;
-      let decision = await limiter.admit(id, plan ?? anonymousPlan, plan !== undefined);
-      if (faults.active) decision = faults.adjustDecision(id, plan ?? anonymousPlan, decision, Date.now());
-      request.rateLimit = decision;
-      request.ratePlan = plan ?? anonymousPlan;
-      if (decision.outcome === 'rate_limited') {
-        sendError(
-          reply,
-          new ApiError(429, 'rate_limited', 'rate limit exceeded; retry after the Retry-After delay'),
-        );
-        return true;
-      }
-      if (decision.outcome === 'banned') {
-        sendError(
-          reply,
-          new ApiError(429, 'temporarily_banned', 'temporarily banned for requests sent while rate limited'),
-        );
-        return true;
-      }
-    }
-    if (!plan && !request.routeOptions.config?.public) {
-      reply.header('www-authenticate', 'Bearer');
+/** The limiter's decision on this request, in the server's dialect, on any response to it. */
+function quotaHeaders(gate: Gate, request: FastifyRequest, reply: FastifyReply): void {
+  if (!request.rateLimit) return;
+  writeRateLimitHeaders(
+    reply,
+    request.rateLimit,
+    Date.now(),
+    gate.faultOptions,
+    gate.headerDialect,
+    request.ratePlan,
+  );
+}
+
+/** Limiter, then authentication: answers 429 or 401 itself and returns true, or lets the request on. */
+async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  const { planOfKey, anonymousPlan, limiter, faults } = gate;
+  const key = bearerKey(request);
+  const plan = key === undefined ? undefined : planOfKey.get(key);
+  if (limiter) {
+    // Requests without a valid key are limited per client address, so that they get headers too.
+    const id = plan ? `key:${key}` : `addr:${request.ip}`;
+    let decision = await limiter.admit(id, plan ?? anonymousPlan, plan !== undefined);
+    if (faults.active) decision = faults.adjustDecision(id, plan ?? anonymousPlan, decision, Date.now());
+    request.rateLimit = decision;
+    request.ratePlan = plan ?? anonymousPlan;
+    if (decision.outcome === 'rate_limited') {
       sendError(
         reply,
-        new ApiError(401, 'unauthorized', key === undefined ? 'missing API key' : 'invalid API key'),
+        new ApiError(429, 'rate_limited', 'rate limit exceeded; retry after the Retry-After delay'),
       );
       return true;
     }
-    return false;
+    if (decision.outcome === 'banned') {
+      sendError(
+        reply,
+        new ApiError(429, 'temporarily_banned', 'temporarily banned for requests sent while rate limited'),
+      );
+      return true;
+    }
   }
+  if (!plan && !request.routeOptions.config?.public) {
+    reply.header('www-authenticate', 'Bearer');
+    sendError(
+      reply,
+      new ApiError(401, 'unauthorized', key === undefined ? 'missing API key' : 'invalid API key'),
+    );
+    return true;
+  }
+  return false;
+}
 
+/**
+ * The headers every response carries (quota, deprecation), and the response faults that bend them:
+ * a content type the client must not take for JSON, an error body whose status disagrees.
+ */
+function finishResponse(gate: Gate, request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const { faultOptions } = gate;
+  quotaHeaders(gate, request, reply);
+  const deprecation = request.routeOptions.config?.deprecation;
+  if (deprecation) writeDeprecationHeaders(reply, deprecation, faultOptions);
+  if (faultOptions.xJsonContentType) {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && /^application\/json\b/i.test(type))
+      reply.header('content-type', type.replace(/^application\/json/i, 'application/x-json'));
+  }
+  if (faultOptions.errorBodyStatus && reply.statusCode >= 400 && typeof payload === 'string') {
+    let body: unknown;
+    try {
+      body = JSON.parse(payload);
+    } catch {
+      return payload;
+    }
+    if (body && typeof body === 'object' && typeof (body as { status?: unknown }).status === 'number')
+      return JSON.stringify({ ...body, status: wrongErrorStatus(reply.statusCode) });
+  }
+  return payload;
+}
+
+/** The fastify instance with the gate, the error mapping and the document route, but no operations yet. */
+function gatedFastify(gate: Gate, options: ServerOptions, spec: LoadedSpec): FastifyInstance {
+  const { faults } = gate;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -252,10 +289,10 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
     // A URL the router cannot decode (`/pets/%ZZ`) is still an API request: limited, authenticated,
     // and answered with an Error object and the rate-limit headers like any other 400.
     frameworkErrors: (error, request, reply) => {
-      guard(request, reply)
+      guard(gate, request, reply)
         .then((replied) => {
           if (replied) return;
-          quotaHeaders(request, reply);
+          quotaHeaders(gate, request, reply);
           sendError(reply, new ApiError(400, 'bad_request', error.message));
         })
         .catch(() => sendError(reply, new ApiError(500, 'internal_error', 'internal error')));
@@ -271,34 +308,14 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
       await faults.delay();
       if (faults.maybeReset(request, reply)) return reply;
     }
-    if (await guard(request, reply)) return reply;
+    if (await guard(gate, request, reply)) return reply;
     if (faults.active && faults.shouldFail()) {
       return sendError(reply, new ApiError(500, 'internal_error', 'injected fault'));
     }
     return undefined;
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    quotaHeaders(request, reply);
-    const deprecation = request.routeOptions.config?.deprecation;
-    if (deprecation) writeDeprecationHeaders(reply, deprecation, faultOptions);
-    if (faultOptions.xJsonContentType) {
-      const type = reply.getHeader('content-type');
-      if (typeof type === 'string' && /^application\/json\b/i.test(type))
-        reply.header('content-type', type.replace(/^application\/json/i, 'application/x-json'));
-    }
-    if (faultOptions.errorBodyStatus && reply.statusCode >= 400 && typeof payload === 'string') {
-      let body: unknown;
-      try {
-        body = JSON.parse(payload);
-      } catch {
-        return payload;
-      }
-      if (body && typeof body === 'object' && typeof (body as { status?: unknown }).status === 'number')
-        return JSON.stringify({ ...body, status: wrongErrorStatus(reply.statusCode) });
-    }
-    return payload;
-  });
+  app.addHook('onSend', async (request, reply, payload) => finishResponse(gate, request, reply, payload));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
@@ -315,7 +332,17 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
   app.get('/openapi.yaml', { config: { public: true } }, (_request, reply) =>
     reply.type('application/yaml; charset=utf-8').send(documentText),
   );
+  return app;
+}
 
+/** One route per documented operation, each answered by its handler over the store. */
+function routeOperations(
+  app: FastifyInstance,
+  spec: LoadedSpec,
+  options: ServerOptions,
+  store: PetStore,
+): void {
+  const faultOptions = options.faults ?? {};
   for (const op of spec.operations) {
     const handler = HANDLERS[op.id];
     if (!handler) throw new Error(`the reference server has no handler for operation '${op.id}'`);
@@ -350,5 +377,25 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
       },
     });
   }
+}
+
+export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis): BuiltApp {
+  const timeScale = options.timeScale ?? SERVER_DEFAULTS.timeScale;
+  const plans: PlanTable = Object.fromEntries(
+    Object.entries(options.plans ?? DEFAULT_PLANS).map(([name, plan]) => [name, scalePlan(plan, timeScale)]),
+  );
+  const planOfKey = keyTable(options, plans);
+  const gate: Gate = {
+    planOfKey,
+    anonymousPlan: plans.free as Plan,
+    faults: new FaultInjector(options.faults),
+    limiter: planLimiter(options, plans, planOfKey, timeScale, redis),
+    faultOptions: options.faults ?? {},
+    headerDialect: options.headerDialect ?? SERVER_DEFAULTS.headerDialect,
+  };
+  const store = new PetStore();
+  store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);
+  const app = gatedFastify(gate, options, spec);
+  routeOperations(app, spec, options, store);
   return { app, store };
 }
