@@ -546,11 +546,11 @@ function keptWitnesses(
   return next;
 }
 
-export function only429WhenSpentCheck(
-  settleAfterMs = DEFAULT_SETTLE_AFTER_MS,
-  history: AttemptHistory = new AttemptHistory(),
-): Check {
-  /** Per key, its lists by Limit (a key shows one or two): the latest responses that showed quota left. */
+/**
+ * Per key, its lists by Limit (a key shows one or two): the latest responses that showed quota left,
+ * kept flat as WITNESS_STRIDE describes.
+ */
+function witnessStore(settleAfterMs: number) {
   const recent = new Map<string, number[][]>();
   const keep = (b: AttemptRecord, limit: number, w: Omit<Witness, keyof Sent | 'openUntil'>): void => {
     let lists = recent.get(b.keyLabel);
@@ -574,22 +574,59 @@ export function only429WhenSpentCheck(
         ? keptWitnesses(list, added, b.receivedAt, settleAfterMs)
         : appendFlat(list, b.sentAt, b.receivedAt, w.remaining, w.reset, w.slack);
   };
-  /** 429s waiting for their verdict hold the history back to their witnesses. */
-  const holds = new Holds();
-  history.askFrom((key, nowMs) => {
-    // A response still in flight may become a witness: it was sent at most the horizon ago.
-    let floor = Math.min(nowMs - 2 * settleAfterMs, holds.floor(key));
-    for (const list of recent.get(key) ?? [])
-      for (let i = 1; i < list.length; i += WITNESS_STRIDE) floor = Math.min(floor, list[i] as number);
-    return floor;
-  });
-  const witnessesOf = (key: string, limit: number): Witness[] => {
+  const of = (key: string, limit: number): Witness[] => {
     const lists = recent.get(key);
     const at = listOfLimit(lists, limit);
     if (at < 0) return [];
     const list = (lists as number[][])[at] as number[];
     return Array.from({ length: (list.length - 1) / WITNESS_STRIDE }, (_, i) => witnessAt(list, i));
   };
+  /** The earliest send among the key's witnesses: the history must keep what came after it. */
+  const earliestSent = (key: string): number => {
+    let floor = Number.POSITIVE_INFINITY;
+    for (const list of recent.get(key) ?? [])
+      for (let i = 1; i < list.length; i += WITNESS_STRIDE) floor = Math.min(floor, list[i] as number);
+    return floor;
+  };
+  return { keep, of, earliestSent };
+}
+
+/** The first witness whose quota could not have been spent by the requests answered in between, as a failure. */
+function spentVerdict(
+  history: AttemptHistory,
+  b: AttemptRecord,
+  limit: number,
+  witnesses: Witness[],
+  dialect: Dialect | 'none',
+  settleAfterMs: number,
+): string | undefined {
+  for (const w of witnesses) {
+    const between = history.countBetween(
+      b.keyLabel,
+      w.sentAt,
+      b.receivedAt,
+      [w, b],
+      w.remaining,
+      settleAfterMs,
+    );
+    if (between !== undefined && between < w.remaining)
+      return `429 while the quota remained: ${w.remaining} left ${Math.round(b.sentAt - w.receivedAt)} ms before this request was sent (Limit ${limit}, ${resetLabel(w.reset, { dialect })}), and at most ${between} other requests answered in between`;
+  }
+  return undefined;
+}
+
+export function only429WhenSpentCheck(
+  settleAfterMs = DEFAULT_SETTLE_AFTER_MS,
+  history: AttemptHistory = new AttemptHistory(),
+): Check {
+  const witnesses = witnessStore(settleAfterMs);
+  /** 429s waiting for their verdict hold the history back to their witnesses. */
+  const holds = new Holds();
+  history.askFrom((key, nowMs) => {
+    // A response still in flight may become a witness: it was sent at most the horizon ago.
+    const floor = Math.min(nowMs - 2 * settleAfterMs, holds.floor(key));
+    return Math.min(floor, witnesses.earliestSent(key));
+  });
   const pending: {
     b: AttemptRecord;
     limit: number;
@@ -609,12 +646,13 @@ export function only429WhenSpentCheck(
       if (status !== 429) {
         const openUntil = reset === undefined ? 0 : openUntilMs(reset, slack);
         if (remaining > 0 && reset !== undefined && b.receivedAt < openUntil)
-          keep(b, limit, { remaining, reset, slack });
+          witnesses.keep(b, limit, { remaining, reset, slack });
         return SKIP;
       }
       if (remaining > 0) return `429 with ${remainingField(view)} ${remaining}`;
       if (reset === undefined) return SKIP;
-      const witnesses = witnessesOf(b.keyLabel, limit)
+      const picked = witnesses
+        .of(b.keyLabel, limit)
         .filter(
           (w) =>
             w.receivedAt <= b.sentAt &&
@@ -624,12 +662,12 @@ export function only429WhenSpentCheck(
         .slice(-4)
         .reverse();
       // Judged once every request that could have been answered in between has been answered.
-      if (witnesses.length > 0) {
-        const from = Math.min(...witnesses.map((w) => w.sentAt));
-        pending.push({ b, limit, witnesses, dialect: view.dialect, from });
+      if (picked.length > 0) {
+        const from = Math.min(...picked.map((w) => w.sentAt));
+        pending.push({ b, limit, witnesses: picked, dialect: view.dialect, from });
         holds.hold(b.keyLabel, from);
       }
-      return witnesses.length > 0 ? SKIP : undefined;
+      return picked.length > 0 ? SKIP : undefined;
     },
     settle: (nowMs, final) => {
       const settled: SettledOutcome[] = [];
@@ -638,22 +676,10 @@ export function only429WhenSpentCheck(
         if (!final && b.receivedAt + settleAfterMs > nowMs) break;
         pending.shift();
         holds.release(b.keyLabel, from);
-        let outcome: string | undefined;
-        for (const w of witnesses) {
-          const between = history.countBetween(
-            b.keyLabel,
-            w.sentAt,
-            b.receivedAt,
-            [w, b],
-            w.remaining,
-            settleAfterMs,
-          );
-          if (between !== undefined && between < w.remaining) {
-            outcome = `429 while the quota remained: ${w.remaining} left ${Math.round(b.sentAt - w.receivedAt)} ms before this request was sent (Limit ${limit}, ${resetLabel(w.reset, { dialect })}), and at most ${between} other requests answered in between`;
-            break;
-          }
-        }
-        settled.push({ attempt: b, outcome });
+        settled.push({
+          attempt: b,
+          outcome: spentVerdict(history, b, limit, witnesses, dialect, settleAfterMs),
+        });
       }
       return settled;
     },
@@ -670,6 +696,41 @@ interface Predecessor {
 
 /** See retrySucceedsCheck: how long a 429's retry keeps the key's history from being cut. */
 const LATE_RETRY_MS = 120_000;
+
+/** A retried attempt, with when its retry may go and when its quota came back, if it was a 429 with a Retry-After. */
+function predecessorOf(a: AttemptRecord): Predecessor {
+  const p: Predecessor = { attempt: a };
+  const retryAfter = a.status === 429 ? parseRetryAfter(a.headers?.['retry-after']) : undefined;
+  if (retryAfter?.form === 'seconds') {
+    p.retryFrom = a.receivedAt + retryAfter.seconds * 1000;
+    p.quotaBackAfter = a.sentAt + (retryAfter.seconds - 1) * 1000;
+  } else if (retryAfter?.form === 'date') {
+    p.retryFrom = Math.max(a.receivedAt, retryAfter.date.getTime());
+    p.quotaBackAfter = a.sentAt;
+  }
+  return p;
+}
+
+/** The retry's failure, when no other request of the key could have taken the quota that came back. */
+function refusedAgain(
+  history: AttemptHistory,
+  p: Predecessor,
+  r: AttemptRecord,
+  settleAfterMs: number,
+): string | undefined {
+  const others = history.countBetween(
+    r.keyLabel,
+    p.quotaBackAfter ?? p.attempt.sentAt,
+    r.receivedAt,
+    [p.attempt, r],
+    1,
+    settleAfterMs,
+  );
+  // Another request may have taken the quota that came back: no verdict.
+  if (others !== 0) return undefined;
+  const waited = ((r.sentAt - p.attempt.receivedAt) / 1000).toFixed(2);
+  return `the retry sent ${waited} s after a 429 (Retry-After ${String(p.attempt.headers?.['retry-after'])}) was refused again, with no other request in between`;
+}
 
 export function retrySucceedsCheck(
   settleAfterMs = DEFAULT_SETTLE_AFTER_MS,
@@ -714,15 +775,7 @@ export function retrySucceedsCheck(
         }
       }
       if (!a.retried) return;
-      const p: Predecessor = { attempt: a };
-      const retryAfter = a.status === 429 ? parseRetryAfter(a.headers?.['retry-after']) : undefined;
-      if (retryAfter?.form === 'seconds') {
-        p.retryFrom = a.receivedAt + retryAfter.seconds * 1000;
-        p.quotaBackAfter = a.sentAt + (retryAfter.seconds - 1) * 1000;
-      } else if (retryAfter?.form === 'date') {
-        p.retryFrom = Math.max(a.receivedAt, retryAfter.date.getTime());
-        p.quotaBackAfter = a.sentAt;
-      }
+      const p = predecessorOf(a);
       if (p.quotaBackAfter !== undefined) holds.hold(a.keyLabel, p.quotaBackAfter);
       getOrAdd(predecessors, slot(a, a.attempt), newList).push(p);
     },
@@ -743,21 +796,8 @@ export function retrySucceedsCheck(
         if (!final && r.receivedAt + settleAfterMs > nowMs) break;
         pending.shift();
         judged(p);
-        const others = history.countBetween(
-          r.keyLabel,
-          p.quotaBackAfter ?? p.attempt.sentAt,
-          r.receivedAt,
-          [p.attempt, r],
-          1,
-          settleAfterMs,
-        );
-        // Another request may have taken the quota that came back: no verdict.
-        if (others !== 0) continue;
-        const waited = ((r.sentAt - p.attempt.receivedAt) / 1000).toFixed(2);
-        settled.push({
-          attempt: r,
-          outcome: `the retry sent ${waited} s after a 429 (Retry-After ${String(p.attempt.headers?.['retry-after'])}) was refused again, with no other request in between`,
-        });
+        const outcome = refusedAgain(history, p, r, settleAfterMs);
+        if (outcome !== undefined) settled.push({ attempt: r, outcome });
       }
       return settled;
     },
