@@ -33,7 +33,7 @@ export function printable(config: RunConfig): Record<string, unknown> {
       [...config.auth].map(([id, placement]) => [id, `${describeAuth(placement)} (${placement.from})`]),
     ),
     ...(config.tenants ? { tenantKeys: tenantKeys(config) } : {}),
-    seed: config.seed,
+    seed: config.seedGiven ? config.seed : 'drawn at random by each run (give --seed N to repeat one)',
     workers: config.workers,
     ...(config.shard ? { shard: `${config.shard.index}/${config.shard.count}` } : {}),
     ...(config.quotaStore ? { quotaStore: config.quotaStore.label, storeOutage: config.storeOutage } : {}),

@@ -96,6 +96,8 @@ export interface RunConfig {
   readonly metrics: { sinks: SinkSpec[]; intervalMs: number } | undefined;
   readonly tenants: RunTenants | undefined;
   readonly seed: number;
+  /** Whether `--seed` gave it: a drawn seed is new on every run, so a printed one would not repeat it. */
+  readonly seedGiven: boolean;
   readonly apiKey: Secret | undefined;
   /** `--auth-header`, parsed: the key's placement for every operation. */
   readonly authHeader: AuthPlacement | undefined;
@@ -177,6 +179,7 @@ export async function resolveRunConfig(
     localShare: args.storeOutage === 'local-share' ? (shard?.count ?? 1) * args.workers : undefined,
     ...load,
     seed,
+    seedGiven: args.seed !== undefined,
     apiKey,
     authHeader,
     auth: new Map(spec.operations.map((op) => [op.id, op.auth])),

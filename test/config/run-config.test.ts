@@ -63,6 +63,13 @@ describe('resolveRunConfig', () => {
     expect(out.target).toBe('embedded reference server');
   });
 
+  it('prints a seed only when --seed gave it: a drawn one is new on every run', async () => {
+    const drawn = await resolve(['catalogue-browse']);
+    expect(Number.isInteger(drawn.seed)).toBe(true);
+    expect(printed(drawn).seed).toMatch(/random.*--seed/);
+    expect(printed(await resolve(['catalogue-browse', '--seed', '9'])).seed).toBe(9);
+  });
+
   it('holds the key as where it came from, and never prints it', async () => {
     const fromEnv = await resolve(['catalogue-browse', '--plan', 'pro'], { PETSTORE_API_KEY: 'secret-xyz' });
     expect(fromEnv.apiKey?.reveal()).toBe('secret-xyz');
