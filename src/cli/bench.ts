@@ -11,13 +11,8 @@ import type { BenchSettings } from '../bench/settings.ts';
 import { type Prepared, prepareBench } from '../bench/setup.ts';
 import { benchAll, totalConnections } from '../bench/threads.ts';
 import { unlimitedPlansFile } from '../bench/unlimited-plans.ts';
-import {
-  type BenchArgs,
-  type BenchConfig,
-  benchHeaders,
-  publicTarget,
-  resolveBenchConfig,
-} from '../config/bench.ts';
+import { publicTarget } from '../config/base-url.ts';
+import { type BenchArgs, type BenchConfig, benchHeaders, resolveBenchConfig } from '../config/bench.ts';
 import { BENCH_FLAGS } from '../config/bench-flags.ts';
 import { configJson } from '../config/print.ts';
 import { stopMetrics } from '../metrics/cli.ts';

@@ -8,6 +8,7 @@ import { STEPS } from '../bench/steps.ts';
 import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { parseThreshold, type Threshold } from '../report/threshold-parse.ts';
+import { parseBaseUrl, publicTarget } from './base-url.ts';
 import { Secret } from './secret.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see src/bench/unlimited-plans.ts). */
@@ -145,13 +146,7 @@ function resolveTarget(args: BenchArgs, env: NodeJS.ProcessEnv) {
         : new Secret(args.key, '--key');
     return { embedded: true, baseUrl: undefined, target: undefined, apiKey };
   }
-  let baseUrl: URL;
-  try {
-    baseUrl = new URL(args.baseUrl);
-  } catch {
-    throw new InputError(`--base-url: '${args.baseUrl}' is not a URL`);
-  }
-  if (!/^https?:$/.test(baseUrl.protocol)) throw new InputError('--base-url must be http:// or https://');
+  const baseUrl = parseBaseUrl(args.baseUrl);
   // PETSTORE_API_KEY is a real target's key: the embedded server knows only its demo keys.
   const apiKey =
     args.key !== undefined
@@ -164,11 +159,6 @@ function resolveTarget(args: BenchArgs, env: NodeJS.ProcessEnv) {
   // A URL's userinfo is a credential: printed, the base URL reads as the public target.
   Object.defineProperty(baseUrl, 'toJSON', { value: () => target });
   return { embedded: false, baseUrl, target, apiKey };
-}
-
-/** Base URL without credentials, query or fragment: what a result and a message may show. */
-export function publicTarget(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
 }
 
 function resolvePlacement(authHeader: string | undefined) {

@@ -19,6 +19,7 @@ import { parseTenantCapacityThreshold, type TenantCapacityThreshold } from '../c
 import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { BAN_METRICS, parseThreshold, type Threshold } from '../report/threshold-parse.ts';
+import { parseBaseUrl } from './base-url.ts';
 import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
@@ -275,14 +276,7 @@ function whole(value: number | undefined, fallback: number, flag: string, most: 
 
 function targetUrl(text: string | undefined): URL | undefined {
   if (text === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new InputError(`--base-url: '${text}' is not a URL`);
-  }
-  if (!/^https?:$/.test(url.protocol)) throw new InputError('--base-url must be http:// or https://');
-  return url;
+  return parseBaseUrl(text);
 }
 
 function parseKeys(given: readonly string[]): Map<string, string> {

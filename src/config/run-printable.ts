@@ -1,10 +1,6 @@
 import { describeAuth } from '../api/auth.ts';
+import { publicTarget } from './base-url.ts';
 import type { RunConfig } from './run.ts';
-
-/** Base URL without credentials: what a result, a message and a printed configuration may show. */
-export function publicTarget(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
-}
 
 /**
  * The configuration as `--print-config` shows it: what a person checks before a run, in the terms

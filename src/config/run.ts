@@ -38,6 +38,7 @@ import { loadScenario } from '../scenario/load.ts';
 import { parseShare, type Share, shareOf, shareOfCounts } from '../scenario/share.ts';
 import { refuseRatesInClosedModel, type TenantLoad, tenantLoads } from '../scenario/tenant-load.ts';
 import { type ResolvedWorkload, resolveWorkload, type WorkloadOverrides } from '../scenario/workload.ts';
+import { parseBaseUrl } from './base-url.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { EMBEDDED_TIME_SCALE, type RUN_FLAGS } from './run-flags.ts';
@@ -271,17 +272,6 @@ function resolveKey(
       `plan '${planName}': the embedded server has demo keys for free, pro, business and enterprise only; pace for one of them, or give --base-url and --api-key`,
     );
   return undefined;
-}
-
-function parseBaseUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new InputError(`--base-url: '${text}' is not a URL`);
-  }
-  if (!/^https?:$/.test(url.protocol)) throw new InputError('--base-url must be http:// or https://');
-  return url;
 }
 
 /**
