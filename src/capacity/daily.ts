@@ -113,7 +113,36 @@ export async function walkDaily(
     anchor = nextAnchor(client, w, anchor, W);
   }
 
-  const used = usedBefore();
+  return walkReport(client, o, {
+    started,
+    windows,
+    sent,
+    accepted,
+    rateLimited,
+    dayRefusal,
+    used: usedBefore(),
+    notes,
+  });
+}
+
+/** The walk's figures, and what the day's 429 announced about the day's return. */
+function walkReport(
+  client: ProbeClient,
+  o: { minute: RateWindow; day: RateWindow },
+  walk: {
+    started: number;
+    windows: number;
+    sent: number;
+    accepted: number;
+    rateLimited: number;
+    dayRefusal: ProbeReply | undefined;
+    /** Of the day, used before the probe by the server's count; null when no answer described the day. */
+    used: number | null;
+    notes: string[];
+  },
+): DailyWalk {
+  const { started, windows, sent, accepted, rateLimited, dayRefusal, used, notes } = walk;
+  const D = o.day.limit;
   const acceptedByProbe = client.admittedTotal;
   const acceptedPerDay = dayRefusal ? acceptedByProbe + Math.max(0, used ?? 0) : null;
   if (used !== null && used > 0) notes.push(`the key had used ${used} of its day before the probe`);
