@@ -29,38 +29,7 @@ const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
  */
 export function renderSummaryMarkdown(result: RunResult): string {
   const { meta, overall, compliance } = result;
-  const thresholds = result.thresholds ?? [];
-  const failed = thresholds.filter((t) => !t.passed);
-  const lines: string[] = [];
-  const verdict =
-    thresholds.length === 0
-      ? 'no thresholds declared'
-      : failed.length === 0
-        ? `all ${thresholds.length} thresholds passed`
-        : `${failed.length} of ${thresholds.length} thresholds failed`;
-  const regressions = result.baseline?.regressions ?? [];
-  const failedProbes = (result.probes ?? []).filter((p) => !p.passed).length;
-  const isolation = result.isolation;
-  const gated =
-    thresholds.length > 0 ||
-    result.baseline !== undefined ||
-    result.probes !== undefined ||
-    isolation !== undefined;
-  const icon = !gated
-    ? 'ℹ️'
-    : failed.length === 0 && regressions.length === 0 && failedProbes === 0 && isolation?.passed !== false
-      ? '✅'
-      : '❌';
-  const probesVerdict = result.probes
-    ? `; ${failedProbes === 0 ? `all ${result.probes.length} probes passed` : `${failedProbes} of ${result.probes.length} probes failed`}`
-    : '';
-  const baselineVerdict = result.baseline
-    ? `; ${regressions.length === 0 ? 'no regression' : `${regressions.length} regression${regressions.length === 1 ? '' : 's'}`} against the baseline`
-    : '';
-  const isolationVerdict = isolation ? `; isolation ${isolation.passed ? 'held' : 'broken'}` : '';
-  lines.push(
-    `### ${icon} petstore-load: ${cell(meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}${isolationVerdict}`,
-  );
+  const lines: string[] = [headline(result)];
   if (meta.partial) lines.push('', `> Partial run: ${cell(partialReason(meta))}.`);
   lines.push(
     '',
@@ -71,35 +40,7 @@ export function renderSummaryMarkdown(result: RunResult): string {
     `| ${overall.requests} | ${overall.rate.toFixed(1)}/s | ${ms(overall.response.p50)} | ${ms(overall.response.p95)} | ${ms(overall.response.p99)} | ${overall.rateLimited} (${pct(overall.rateLimitedRate)}) | ${errorCount(overall)} | ${overall.checkFailures} | ${pct(compliance.quotaUtilization)} | ${compliance.violations} |`,
   );
   if (compliance.heldByLimiter) lines.push('', cell(describeHeldByLimiter(compliance.heldByLimiter)));
-  if (thresholds.length > 0) {
-    lines.push('', '| threshold | source | actual | result |', '|---|---|---:|---|');
-    for (const t of thresholds) {
-      lines.push(
-        `| ${code(t.expression)} | ${t.source} | ${t.actual ?? '—'} | ${t.passed ? '✅ pass' : `❌ ${cell(t.detail ?? 'fail')}`} |`,
-      );
-    }
-  }
-  const probes = result.probes ?? [];
-  if (probes.length > 0) {
-    lines.push('', '| probe | expected | actual | result |', '|---|---|---|---|');
-    for (const p of probes) {
-      lines.push(
-        `| ${code(p.id)} | ${cell(p.expected)} | ${cell(p.actual)} | ${p.passed ? '✅ pass' : `❌ ${cell(p.detail ?? 'fail')}`} |`,
-      );
-    }
-  }
-  if (regressions.length > 0) {
-    lines.push(
-      '',
-      `| regression against ${code(result.baseline?.file ?? '')} | baseline | current |`,
-      '|---|---:|---:|',
-    );
-    for (const r of regressions) {
-      const value = (x: number) =>
-        r.metric === 'errors' || r.metric === 'rate_limited' ? pct(x) : x.toFixed(2);
-      lines.push(`| ${cell(r.operation)} ${r.metric} | ${value(r.baseline)} | ${value(r.current)} |`);
-    }
-  }
+  lines.push(...gateTables(result));
   lines.push(
     '',
     '| operation | requests | rate | p50 | p99 | 429s | errors | checks failed |',
@@ -128,6 +69,76 @@ export function renderSummaryMarkdown(result: RunResult): string {
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** The verdict line: an icon only when something gated the run, then each gate's tally. */
+function headline(result: RunResult): string {
+  const thresholds = result.thresholds ?? [];
+  const failed = thresholds.filter((t) => !t.passed);
+  const verdict =
+    thresholds.length === 0
+      ? 'no thresholds declared'
+      : failed.length === 0
+        ? `all ${thresholds.length} thresholds passed`
+        : `${failed.length} of ${thresholds.length} thresholds failed`;
+  const regressions = result.baseline?.regressions ?? [];
+  const failedProbes = (result.probes ?? []).filter((p) => !p.passed).length;
+  const isolation = result.isolation;
+  const gated =
+    thresholds.length > 0 ||
+    result.baseline !== undefined ||
+    result.probes !== undefined ||
+    isolation !== undefined;
+  const icon = !gated
+    ? 'ℹ️'
+    : failed.length === 0 && regressions.length === 0 && failedProbes === 0 && isolation?.passed !== false
+      ? '✅'
+      : '❌';
+  const probesVerdict = result.probes
+    ? `; ${failedProbes === 0 ? `all ${result.probes.length} probes passed` : `${failedProbes} of ${result.probes.length} probes failed`}`
+    : '';
+  const baselineVerdict = result.baseline
+    ? `; ${regressions.length === 0 ? 'no regression' : `${regressions.length} regression${regressions.length === 1 ? '' : 's'}`} against the baseline`
+    : '';
+  const isolationVerdict = isolation ? `; isolation ${isolation.passed ? 'held' : 'broken'}` : '';
+  return `### ${icon} petstore-load: ${cell(result.meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}${isolationVerdict}`;
+}
+
+/** The gates' own tables, each only when it has rows: thresholds, probes, regressions against the baseline. */
+function gateTables(result: RunResult): string[] {
+  const lines: string[] = [];
+  const thresholds = result.thresholds ?? [];
+  if (thresholds.length > 0) {
+    lines.push('', '| threshold | source | actual | result |', '|---|---|---:|---|');
+    for (const t of thresholds) {
+      lines.push(
+        `| ${code(t.expression)} | ${t.source} | ${t.actual ?? '—'} | ${t.passed ? '✅ pass' : `❌ ${cell(t.detail ?? 'fail')}`} |`,
+      );
+    }
+  }
+  const probes = result.probes ?? [];
+  if (probes.length > 0) {
+    lines.push('', '| probe | expected | actual | result |', '|---|---|---|---|');
+    for (const p of probes) {
+      lines.push(
+        `| ${code(p.id)} | ${cell(p.expected)} | ${cell(p.actual)} | ${p.passed ? '✅ pass' : `❌ ${cell(p.detail ?? 'fail')}`} |`,
+      );
+    }
+  }
+  const regressions = result.baseline?.regressions ?? [];
+  if (regressions.length > 0) {
+    lines.push(
+      '',
+      `| regression against ${code(result.baseline?.file ?? '')} | baseline | current |`,
+      '|---|---:|---:|',
+    );
+    for (const r of regressions) {
+      const value = (x: number) =>
+        r.metric === 'errors' || r.metric === 'rate_limited' ? pct(x) : x.toFixed(2);
+      lines.push(`| ${cell(r.operation)} ${r.metric} | ${value(r.baseline)} | ${value(r.current)} |`);
+    }
+  }
+  return lines;
 }
 
 /** A tenant mix: its tiers side by side (named groups marked), then the noisy-neighbour verdict per tier. */
