@@ -74,6 +74,41 @@ function warmupTenants(input: TenantCapacityInput, rateOf: (plan: string) => num
   return Math.max(least, Math.min(Math.max(Math.min(wanted, WARMUP_TENANTS), input.start), input.maxTenants));
 }
 
+/** What every step's run shares: the target, the keys, the plans' windows, the thresholds. */
+function stepCommon(
+  input: TenantCapacityInput,
+  windowsOf: TenantStepInput['windowsOf'],
+): Omit<TenantStepInput, 'perPlan' | 'durationMs' | 'onLive'> {
+  return {
+    keyFor: input.keyFor,
+    windowsOf,
+    baseUrl: input.baseUrl,
+    target: input.target,
+    embeddedTarget: input.embeddedTarget,
+    operations: input.operations,
+    spec: input.spec,
+    timeScale: input.timeScale,
+    thresholds: input.thresholds,
+    timeoutMs: input.timeoutMs ?? 10_000,
+    signal: input.signal,
+  };
+}
+
+/** The unmeasured warm-up, then a rest: its result stands in when no step ran at all. */
+async function warmUp(
+  input: TenantCapacityInput,
+  common: Omit<TenantStepInput, 'perPlan' | 'durationMs'>,
+  tenants: number,
+  restMs: number,
+): Promise<{ warmup: NonNullable<TenantCapacity['warmup']>; warmupResult: RunResult }> {
+  const warmup = { tenants, durationMs: Math.min(WARMUP_MS, input.stepMs) };
+  input.log?.(`warm-up: ${tenants} tenants for ${warmup.durationMs / 1000} s (not measured)`);
+  const perPlan = tenantCounts(input.mix, tenants);
+  const warmupResult = (await runTenantStep({ ...common, perPlan, durationMs: warmup.durationMs })).result;
+  await rest(restMs, input.signal);
+  return { warmup, warmupResult };
+}
+
 /**
  * `capacity --tenants`: an unmeasured warm-up, then the ramp (doubling, then bisection), each step
  * a run of its own with a rest before the next. The result's run-wide figures are the largest step
@@ -85,37 +120,16 @@ export async function runTenantCapacity(input: TenantCapacityInput): Promise<Ten
   const rateOf = (plan: string) => planRate([...windowsOf(plan)]);
   const least = Object.keys(input.mix).length;
   const restMs = restMsFor(input.stepMs);
-  const timeoutMs = input.timeoutMs ?? 10_000;
   const stopped = () => input.signal?.aborted === true;
-  const common = {
-    keyFor: input.keyFor,
-    windowsOf,
-    baseUrl: input.baseUrl,
-    target: input.target,
-    embeddedTarget: input.embeddedTarget,
-    operations: input.operations,
-    spec: input.spec,
-    timeScale: input.timeScale,
-    thresholds: input.thresholds,
-    timeoutMs,
-    signal: input.signal,
-  };
+  const common = stepCommon(input, windowsOf);
   const live = (step: string): Pick<TenantStepInput, 'onLive'> =>
     input.onLive ? { onLive: (run) => input.onLive?.(run, step) } : {};
   let firstStep: RunResult | undefined;
   let best: { tenants: number; result: RunResult } | undefined;
-  let warmup: TenantCapacity['warmup'] = null;
-  let warmupResult: RunResult | undefined;
-  if (input.warmup !== false) {
-    const tenants = warmupTenants(input, rateOf, least);
-    warmup = { tenants, durationMs: Math.min(WARMUP_MS, input.stepMs) };
-    input.log?.(`warm-up: ${tenants} tenants for ${warmup.durationMs / 1000} s (not measured)`);
-    const perPlan = tenantCounts(input.mix, tenants);
-    warmupResult = (
-      await runTenantStep({ ...common, perPlan, durationMs: warmup.durationMs, ...live('warmup') })
-    ).result;
-    await rest(restMs, input.signal);
-  }
+  const { warmup, warmupResult } =
+    input.warmup === false
+      ? { warmup: null, warmupResult: undefined }
+      : await warmUp(input, { ...common, ...live('warmup') }, warmupTenants(input, rateOf, least), restMs);
   // Every step as it ends, for a snapshot: the latest that held and the latest that broke, as the ramp keeps them.
   const ended: RampOutcome<TenantStep>['steps'] = [];
   const settings = {
