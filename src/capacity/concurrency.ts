@@ -125,6 +125,12 @@ export async function rampFromRest(
     }
     break;
   }
+  noteOverlap(ramp, overlapped, largest);
+  return ramp;
+}
+
+/** Whether the bursts could have told a concurrency limit at all, and if so how far none was found. */
+function noteOverlap(ramp: Ramp, overlapped: boolean, largest: number): void {
   if (!overlapped || ramp.latencyMs < OVERLAP_MS)
     ramp.evidence.push(
       `the answers came in ${Math.round(ramp.latencyMs)} ms, too quick for the requests sent at once to be all in flight together: a concurrency limit could not be told`,
@@ -133,7 +139,6 @@ export async function rampFromRest(
     ramp.evidence.push(
       `${largest} requests in flight at once were admitted: no concurrency limit below that`,
     );
-  return ramp;
 }
 
 const held = (fastestMs: number) => fastestMs + Math.max(HELD_MS, fastestMs);
