@@ -64,7 +64,7 @@ const TIMING_LIGHT = [
   'test/scenario/store-outage.test.ts',
   // nginx's queue and express-slow-down, 2 to 10 answers a second each, told from timing alone.
   'test/client/delaying-limiters.test.ts',
-  // Ctrl-C mid-run: exit 130 within 2 s of the signal (one child, mostly waiting for its setup).
+  // Ctrl-C mid-run: exit 130 within 6 s of the signal (a 2 s teardown grace; one child, mostly waiting).
   'test/cli/run-sigint.test.ts',
   // --abort-on-fail: a 30 s run ended at its first failing second.
   'test/cli/run-abort.test.ts',

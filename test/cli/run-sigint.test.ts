@@ -24,7 +24,7 @@ function readResult(outDir: string): RunResult {
 
 describe('run: interrupted', () => {
   it(
-    'SIGINT mid-run: exit 130 within 2 s, a partial result.json written, teardown run',
+    'SIGINT mid-run: exit 130 within 6 s (a 2 s teardown grace, a loaded machine), a partial result.json written, teardown run',
     () =>
       (async () => {
         const server = await startServer({ timeScale: 10 });
