@@ -88,26 +88,6 @@ export function resolveOperationAuth(
     : { ...BEARER, from: 'default (Authorization: Bearer)' };
 }
 
-/** Each operation's placement of the key, by its id: `--auth-header` for all, else the document's. */
-export function resolveAuth(
-  document: OpenAPIV3.Document,
-  override: AuthPlacement | undefined,
-): Map<string, ResolvedAuth> {
-  const out = new Map<string, ResolvedAuth>();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const op of Object.values(item ?? {})) {
-      if (!op || typeof op !== 'object' || !('operationId' in op) || typeof op.operationId !== 'string')
-        continue;
-      const operation = op as OpenAPIV3.OperationObject;
-      out.set(
-        operation.operationId as string,
-        override ? { ...override, from: '--auth-header' } : resolveOperationAuth(operation, document),
-      );
-    }
-  }
-  return out;
-}
-
 /** The operations with `--auth-header`'s placement in place of the document's (unchanged without one). */
 export function withAuthOverride<T extends { auth: ResolvedAuth }>(
   operations: T[],

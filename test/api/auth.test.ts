@@ -3,7 +3,6 @@ import {
   authHeaders,
   authQuery,
   parseAuthHeader,
-  resolveAuth,
   withAuthOverride,
   withAuthQuery,
 } from '../../src/api/auth.ts';
@@ -29,9 +28,6 @@ describe('auth: where the key goes, read from the document', () => {
     });
     // No requirement, none in the document: the seed's Bearer.
     expect(byId.get('getOrderById')).toMatchObject({ in: 'header', name: 'authorization', bearer: true });
-    // The table and resolveAuth are one resolution.
-    const map = resolveAuth(spec.document, undefined);
-    for (const op of spec.operations) expect(map.get(op.id)).toEqual(op.auth);
   });
 
   it('our own document (bearerAuth): Authorization: Bearer on every operation', async () => {
