@@ -8,6 +8,7 @@ import {
   scalePlan,
 } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
+import type { Transport } from '../../src/client/client.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import type { Contract } from '../../src/record/checks/contract.ts';
 import type { RunResult } from '../../src/result/types.ts';
@@ -120,6 +121,8 @@ export async function runListAgainst(
     limiter?: LimiterKind;
     maxInFlight?: number;
     contract?: Contract;
+    /** A simulated target's transport (test/helpers/simulated.ts); default a real socket to `url`. */
+    transport?: Transport;
   },
 ): Promise<RunResult> {
   specOnce ??= loadSpec();
@@ -144,5 +147,6 @@ export async function runListAgainst(
     maxInFlight: o.maxInFlight,
     contract: o.contract,
     spec: 'built in',
+    transport: o.transport,
   });
 }
