@@ -19,12 +19,8 @@ const TIMING = [
   'test/cli/hostile-targets.test.ts',
   // capacity, bench and run --workers: a second Ctrl-C 200 ms after the first, an exit within 2 s.
   'test/cli/second-signal.test.ts',
-  // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side; every
-  // reference limiter model in every dialect, 36 runs in two rounds.
-  'test/client/limiter-pairs.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',
-  'test/scenario/integration.test.ts',
   'test/scenario/shared-quota.test.ts',
   'test/server/faults.test.ts',
   'test/record/dialect-run.test.ts',

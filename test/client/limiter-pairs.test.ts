@@ -88,7 +88,7 @@ describe('every limiter model told in every dialect, paced at the plan rate', ()
       );
     for (const { limiter, dialect } of RAW)
       raw.set(`${limiter}/${dialect}`, await inSimulatedTime(() => paced(limiter, dialect, undefined, true)));
-  }, 120_000);
+  }, 300_000);
 
   it.each(PAIRS)(
     '$limiter told as $dialect: inside the limit, and the checks hold',

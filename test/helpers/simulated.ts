@@ -38,6 +38,7 @@ const STUCK_MS = 10_000;
  */
 export async function inSimulatedTime<T>(body: () => Promise<T>, limitMs = 3_600_000): Promise<T> {
   vi.useFakeTimers({ toFake: [...FAKED], now: Date.now() });
+  distinctInstants();
   const start = Date.now();
   try {
     let settled = false;
@@ -48,22 +49,41 @@ export async function inSimulatedTime<T>(body: () => Promise<T>, limitMs = 3_600
     outcome.catch(() => {});
     let idleSince: number | undefined;
     while (!settled) {
+      // A turn of the real event loop: every promise chain the last timer started runs to its end
+      // (vitest's async stepping waits two real 1 ms timeouts a step instead), and I/O completes.
+      await new Promise<void>((resolve) => realSetImmediate(resolve));
+      if (settled) break;
       if (vi.getTimerCount() === 0) {
-        // Waiting on something outside simulated time (a file read): a turn of the real event loop.
-        await new Promise<void>((resolve) => realSetImmediate(resolve));
         idleSince ??= realNow();
         if (realNow() - idleSince > STUCK_MS)
           throw new Error('simulated run stuck: no timer pending and no answer');
         continue;
       }
       idleSince = undefined;
-      await vi.advanceTimersToNextTimerAsync();
+      vi.advanceTimersToNextTimer();
       if (Date.now() - start > limitMs) throw new Error(`simulated run still going after ${limitMs} ms`);
     }
     return await outcome;
   } finally {
     vi.useRealTimers();
   }
+}
+
+/**
+ * A real clock never reads the same sub-millisecond instant twice; a simulated one would for every
+ * event of one step (two virtual users woken together), and a send would tie with the 429 that
+ * paused its key, which the checks must then call a violation. So each reading is a microsecond past
+ * the one before when the clock has not moved (a millionth of a millisecond is lost in an epoch time
+ * of 1.8e12 ms): events keep their order, and no figure moves by anything a check could see.
+ */
+function distinctInstants(): void {
+  const fake = performance.now.bind(performance);
+  let last = Number.NEGATIVE_INFINITY;
+  performance.now = () => {
+    const at = fake();
+    last = at > last ? at : last + 1e-3;
+    return last;
+  };
 }
 
 export interface SimulatedServer {
@@ -79,13 +99,25 @@ export interface SimulatedServer {
 let specOnce: ReturnType<typeof loadSpec> | undefined;
 
 /**
+ * A round trip of 2 to 6 ms, the same sequence each run: a target that answers in no time at all
+ * would put a send and the answer that pauses its key at the same instant, which no socket does.
+ */
+export function loopbackLatency(seed = 1): (n: number) => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    return 2 + ((state >>> 16) % 5);
+  };
+}
+
+/**
  * The reference server as `startServer` builds it, answering through `inject` rather than a socket:
  * its limiters, headers and faults are the same code; the time between a request and its answer is
  * `latencyMs` of simulated time (a constant or a function of the request number).
  */
 export async function simulatedServer(
   options: ServerOptions = {},
-  latencyMs: number | ((n: number) => number) = 0,
+  latencyMs: number | ((n: number) => number) = loopbackLatency(),
 ): Promise<SimulatedServer> {
   validateServerOptions(options);
   specOnce ??= loadSpec();
