@@ -146,3 +146,21 @@ export async function simulatedServer(
     close: () => app.close(),
   };
 }
+
+/**
+ * `body` in simulated time against a reference server answering in process, closed after: what a
+ * test written against `startServer` becomes with `server.transport` given to the client.
+ */
+export async function withSimulatedServer<T>(
+  options: ServerOptions,
+  body: (server: SimulatedServer) => Promise<T>,
+): Promise<T> {
+  specOnce ??= loadSpec();
+  await specOnce;
+  const server = await simulatedServer(options);
+  try {
+    return await inSimulatedTime(() => body(server));
+  } finally {
+    await server.close();
+  }
+}
