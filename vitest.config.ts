@@ -23,7 +23,6 @@ const TIMING = [
   'test/report/compare.test.ts',
   'test/scenario/shared-quota.test.ts',
   'test/server/faults.test.ts',
-  'test/server/limiter-modes.test.ts',
   // A tenant mix's isolation verdict compares latency before and after a noisy group starts, two
   // runs side by side; the tenant ramp finds where p99 breaks: both read latency under load.
   'test/scenario/tenant-mix.test.ts',

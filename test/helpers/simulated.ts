@@ -4,6 +4,7 @@ import type { Transport } from '../../src/client/client.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { type ServerOptions, validateServerOptions } from '../../src/server/options.ts';
 import type { PetStore } from '../../src/server/store.ts';
+import { IN_PROCESS, type InProcessRequest, type Reply } from './http.ts';
 
 /**
  * Simulated time for the logic that waits: pacing, gates, limiter models, backoff, capacity's phases.
@@ -97,6 +98,7 @@ export interface SimulatedServer {
 }
 
 let specOnce: ReturnType<typeof loadSpec> | undefined;
+let servers = 0;
 
 /**
  * A round trip of 2 to 6 ms, the same sequence each run: a target that answers in no time at all
@@ -124,26 +126,39 @@ export async function simulatedServer(
   const { app, store } = buildApp(await specOnce, options);
   await app.ready();
   let requests = 0;
-  const transport: Transport = async (_pool, request) => {
+  const answer = async (request: InProcessRequest) => {
     const n = requests++;
     const delay = typeof latencyMs === 'number' ? latencyMs : latencyMs(n);
     const reply = await app.inject({
       method: request.method as 'GET',
       url: request.path,
-      headers: request.headers as Record<string, string>,
-      payload: request.body as string | undefined,
+      headers: request.headers,
+      payload: request.body,
     });
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-    return { status: reply.statusCode, headers: reply.headers as never, text: reply.body };
+    return { status: reply.statusCode, headers: reply.headers as Reply['headers'], text: reply.body };
   };
+  const transport: Transport = (_pool, request) =>
+    answer({
+      method: request.method,
+      path: request.path,
+      headers: request.headers as Record<string, string>,
+      body: request.body as string | undefined,
+    });
+  // A name no resolver answers: a request that missed the transport fails instead of reaching a socket.
+  const url = `http://simulated-${++servers}.invalid`;
+  IN_PROCESS.set(url, answer);
   return {
     transport,
-    url: 'http://127.0.0.1:9',
+    url,
     store,
     get requests() {
       return requests;
     },
-    close: () => app.close(),
+    close: async () => {
+      IN_PROCESS.delete(url);
+      await app.close();
+    },
   };
 }
 
