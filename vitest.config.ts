@@ -19,16 +19,10 @@ const TIMING = [
   'test/cli/hostile-targets.test.ts',
   // capacity, bench and run --workers: a second Ctrl-C 200 ms after the first, an exit within 2 s.
   'test/cli/second-signal.test.ts',
-  // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side; every
-  // reference limiter model in every dialect, 36 runs in two rounds.
-  'test/client/limiter-pairs.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',
-  'test/scenario/integration.test.ts',
   'test/scenario/shared-quota.test.ts',
   'test/server/faults.test.ts',
-  'test/record/dialect-run.test.ts',
-  'test/server/limiter-modes.test.ts',
   // A tenant mix's isolation verdict compares latency before and after a noisy group starts, two
   // runs side by side; the tenant ramp finds where p99 breaks: both read latency under load.
   'test/scenario/tenant-mix.test.ts',
@@ -54,8 +48,6 @@ const TIMING_LIGHT = [
   'test/capacity/daily.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
-  'test/client/dialect-pacing.test.ts',
-  'test/client/pacing-integration.test.ts',
   'test/server/rate-limit.test.ts',
   // A refused knock that must still count a window later: 2 s windows kept on schedule.
   'test/server/count-refused.test.ts',
