@@ -1,9 +1,9 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
-import { authHeaders, withAuthQuery } from '../api/auth.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
+import { type BuiltRequest, KeyRequests } from '../api/request.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
@@ -116,8 +116,8 @@ export class ProbeClient {
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private readonly pool: Pool;
-  private readonly path: string;
-  private readonly headers: Record<string, string>;
+  /** The one request every probe sends, its id header aside. */
+  private readonly template: BuiltRequest;
   private readonly cap: number;
 
   constructor(private readonly o: ProbeClientOptions) {
@@ -125,9 +125,12 @@ export class ProbeClient {
     this.cap = o.maxInFlight ?? 32;
     this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });
     // The key where the probed operation's document puts it; the path is sent, never recorded.
-    const auth = o.operation.auth;
-    this.path = withAuthQuery(`${url.pathname.replace(/\/$/, '')}/pets?limit=1`, auth, o.apiKey);
-    this.headers = { ...authHeaders(auth, o.apiKey), accept: 'application/json' };
+    this.template = new KeyRequests(o.apiKey).build(
+      url.pathname.replace(/\/$/, ''),
+      o.operation,
+      { query: { limit: 1 } },
+      o.timeoutMs ?? 10_000,
+    );
     listenForWrites();
   }
 
@@ -165,12 +168,10 @@ export class ProbeClient {
     let text = '';
     const id = String(++probeIds);
     try {
+      const template = this.template;
       const response = await send(this.pool, {
-        path: this.path,
-        method: 'GET',
-        headers: { ...this.headers, [PROBE_HEADER]: id },
-        headersTimeout: this.o.timeoutMs ?? 10_000,
-        bodyTimeout: this.o.timeoutMs ?? 10_000,
+        ...template,
+        headers: { ...template.headers, [PROBE_HEADER]: id },
       });
       status = response.status;
       headers = response.headers;
