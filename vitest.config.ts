@@ -11,7 +11,6 @@ import { defineConfig } from 'vitest/config';
  */
 const TIMING = [
   'test/capacity/ban.test.ts',
-  'test/capacity/capacity.test.ts',
   // Capacity at the seed's real limits drives Business at 1000 requests a second: it needs a core,
   // and would take one from any neighbour.
   'test/cli/capacity.test.ts',
