@@ -10,7 +10,6 @@ import { defineConfig } from 'vitest/config';
  * another job on the machine, not this suite.
  */
 const TIMING = [
-  'test/capacity/ban.test.ts',
   // Capacity at the seed's real limits drives Business at 1000 requests a second: it needs a core,
   // and would take one from any neighbour.
   'test/cli/capacity.test.ts',
