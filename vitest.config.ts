@@ -49,7 +49,6 @@ const TIMING_LIGHT = [
   'test/client/real-limiters.test.ts',
   // nginx limit_conn over a 300 ms upstream: 4 virtual users for 35 s, judged on requests a second.
   'test/client/concurrency-limiters.test.ts',
-  'test/capacity/daily.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
   'test/client/dialect-pacing.test.ts',
