@@ -54,8 +54,6 @@ const TIMING_LIGHT = [
   'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
   'test/server/rate-limit.test.ts',
-  // A refused knock that must still count a window later: 2 s windows kept on schedule.
-  'test/server/count-refused.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',
