@@ -53,7 +53,6 @@ const TIMING_LIGHT = [
   'test/cli/capacity-daily-ban.test.ts',
   'test/client/dialect-pacing.test.ts',
   'test/client/pacing-integration.test.ts',
-  'test/server/rate-limit.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',
