@@ -21,8 +21,11 @@ const LOOPBACK_MS = 1;
 
 // Read before any simulated run: a file read inside one would let its clock race ahead.
 const spec = await loadSpec();
-const listPets = spec.operations.find((op) => op.id === 'listPets');
-if (!listPets) throw new Error('no listPets');
+const listPets = (() => {
+  const op = spec.operations.find((o) => o.id === 'listPets');
+  if (!op) throw new Error('no listPets');
+  return op;
+})();
 
 async function probe(server: Partial<ServerOptions>, maxWaitMs = 30_000) {
   const running = await simulatedServer(
