@@ -18,7 +18,7 @@ export interface CapacityTarget {
   /** Where this key is probed, and the time scale of its windows there. */
   baseUrl: string;
   timeScale: number;
-  /** How its requests are sent: a real socket to `baseUrl` by default, a test's simulated target otherwise. */
+  /** How its requests are sent: a socket to `baseUrl` by default, or a test's simulated target. */
   transport?: Transport;
 }
 
