@@ -10,8 +10,6 @@ import { defineConfig } from 'vitest/config';
  * another job on the machine, not this suite.
  */
 const TIMING = [
-  'test/capacity/ban.test.ts',
-  'test/capacity/capacity.test.ts',
   // Capacity at the seed's real limits drives Business at 1000 requests a second: it needs a core,
   // and would take one from any neighbour.
   'test/cli/capacity.test.ts',
@@ -45,12 +43,8 @@ const TIMING_LIGHT = [
   'test/client/real-limiters.test.ts',
   // nginx limit_conn over a 300 ms upstream: 4 virtual users for 35 s, judged on requests a second.
   'test/client/concurrency-limiters.test.ts',
-  'test/capacity/daily.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
-  'test/server/rate-limit.test.ts',
-  // A refused knock that must still count a window later: 2 s windows kept on schedule.
-  'test/server/count-refused.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',

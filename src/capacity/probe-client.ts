@@ -5,6 +5,7 @@ import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { type BuiltRequest, KeyRequests } from '../api/request.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
+import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
 import { send } from '../client/transport.ts';
@@ -48,6 +49,8 @@ export interface ProbeClientOptions {
   keyLabel: string;
   maxInFlight?: number;
   timeoutMs?: number;
+  /** Sends one request on the pool: a real socket by default, a test's simulated target otherwise. */
+  transport?: Transport;
 }
 
 /** Admitted: counted against the quota. A 403 is how some services answer a banned key. */
@@ -169,7 +172,7 @@ export class ProbeClient {
     const id = String(++probeIds);
     try {
       const template = this.template;
-      const response = await send(this.pool, {
+      const response = await (this.o.transport ?? send)(this.pool, {
         ...template,
         headers: { ...template.headers, [PROBE_HEADER]: id },
       });

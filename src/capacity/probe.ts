@@ -1,6 +1,7 @@
 import type { Operation } from '../api/operations.ts';
 import { type Plan, type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { Dialect } from '../api/rate-limit-dialect.ts';
+import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
@@ -47,6 +48,7 @@ export interface CapacityProbeOptions {
   /** Told what the probe is about to do when it decides a longer phase (the rate search). */
   log?: (line: string) => void;
   signal?: AbortSignal;
+  transport?: Transport;
 }
 
 /** The plan-rate windows, as the report tells them. */
@@ -115,6 +117,7 @@ export class CapacityProbe {
       keyLabel: o.plan.name,
       maxInFlight: o.maxInFlight,
       timeoutMs: o.timeoutMs,
+      transport: o.transport,
     });
   }
 

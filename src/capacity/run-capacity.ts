@@ -1,6 +1,7 @@
 import type { Operation } from '../api/operations.ts';
 import type { Plan, RateWindow } from '../api/plans.ts';
 import { scalePlan } from '../api/plans.ts';
+import type { Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
@@ -17,6 +18,8 @@ export interface CapacityTarget {
   /** Where this key is probed, and the time scale of its windows there. */
   baseUrl: string;
   timeScale: number;
+  /** How its requests are sent: a socket to `baseUrl` by default, or a test's simulated target. */
+  transport?: Transport;
 }
 
 export interface CapacityInput {
@@ -82,6 +85,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
           maxWaitMs: ban.maxWaitMs,
           timeoutMs: input.timeoutMs,
           signal: input.signal,
+          transport: ban.transport,
         })
       : Promise.resolve(undefined);
   // Settled into a value at once: a failure must not surface as an unhandled rejection while the plans run.
@@ -119,6 +123,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         timeoutMs: input.timeoutMs,
         log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
+        transport: t.transport,
       })
         .run()
         .then((report) => {
