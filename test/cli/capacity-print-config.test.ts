@@ -103,5 +103,6 @@ describe('petstore-load capacity --print-config', () => {
     // And what was printed is what the flags asked for.
     expect(printed.plans.free.scaledWindows).toEqual(scalePlan(getPlan(DEFAULT_PLANS, 'free'), 30).windows);
     expect(printed.timeoutMs).toBe(3000);
-  });
+    // The test's timeout covers its two CLI calls' own bounds (20 s and 50 s), past the default 30 s.
+  }, 80_000);
 });
