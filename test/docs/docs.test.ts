@@ -189,7 +189,7 @@ function headingsOf(path: string): string | undefined {
 
 function help(args: string[]): Promise<string> {
   return new Promise((done, fail) => {
-    execFile(process.execPath, [BIN, ...args, '--help'], { cwd: ROOT, timeout: 120_000 }, (error, stdout) =>
+    execFile(process.execPath, [BIN, ...args, '--help'], { cwd: ROOT, timeout: 240_000 }, (error, stdout) =>
       error ? fail(error) : done(stdout),
     );
   });
@@ -210,7 +210,7 @@ beforeAll(async () => {
   ALL.forEach((command, i) => {
     cli.flags.set(command, helpFlags(each[i]!));
   });
-}, 150_000);
+}, 300_000);
 
 describe('the README and docs/', () => {
   it('know every command the CLI has, and the CLI every command they name', () => {
