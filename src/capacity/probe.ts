@@ -210,8 +210,6 @@ export class CapacityProbe {
       client.pauseUntil,
       wholeAgain ? wholeAgain + 1 : 0,
     );
-    const returnRangeMs = null;
-    const atOnceFrom = 'remaining';
     return {
       look,
       paced,
@@ -219,9 +217,9 @@ export class CapacityProbe {
       exhaustMs,
       recovery,
       family,
-      atOnceFrom,
+      atOnceFrom: 'remaining',
       search,
-      returnRangeMs,
+      returnRangeMs: null,
       dailyAnchor,
       ramp,
       infeasible: undefined,
