@@ -6,9 +6,10 @@ import type { InferredOptionTypes, Options } from 'yargs';
  */
 export const CAPACITY_DEFAULTS = {
   /**
-   * A minute window lasts 6 s on the embedded server, as for `run`. At 60 (1 s windows) a shared,
-   * loaded machine fell behind the Pro and Business rates (300 and 1000 a second) and a paced window
-   * drew a 429; at 10 every plan held its schedule, all four in 27 s.
+   * A minute window lasts 6 s on the embedded server, as for `run`: short enough that the four plans
+   * are probed in about half a minute, long enough that a shared, loaded machine keeps the Pro and
+   * Business rates (300 and 1000 a second) on schedule. In shorter windows a late timer is a large
+   * share of the window: a paced window falls behind and draws a 429 the plan did not owe.
    */
   embeddedTimeScale: 10,
   /** Requests per second one key is driven at, at most; above it the embedded server runs slower for that plan. */
