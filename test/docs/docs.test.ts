@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { commands } from '../../src/cli/commands.ts';
 
 /**
  * The README and docs/ held to the code: a reader copies a command from them, so every relative link
@@ -11,7 +11,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
  */
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/petstore-load.js');
 
 const ALL = ['run', 'report', 'compare', 'merge', 'capacity', 'bench', 'serve'];
 
@@ -187,12 +186,17 @@ function headingsOf(path: string): string | undefined {
   return headings.join('\n');
 }
 
-function help(args: string[]): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile(process.execPath, [BIN, ...args, '--help'], { cwd: ROOT, timeout: 240_000 }, (error, stdout) =>
-      error ? fail(error) : done(stdout),
-    );
-  });
+/** What `petstore-load ARGS --help` prints, read in process from the CLI's own command table. */
+async function help(args: string[]): Promise<string> {
+  let text = '';
+  await commands([...args, '--help'], (message) => {
+    throw new Error(message);
+  })
+    .exitProcess(false)
+    .parseAsync([...args, '--help'], {}, (_error, _argv, output) => {
+      text = output;
+    });
+  return text;
 }
 
 const pages = [
@@ -203,14 +207,15 @@ const pages = [
 ];
 const cli: Cli = { commands: new Set(), flags: new Map() };
 
-// One CLI start per command, side by side: each loads the whole CLI through tsx.
 beforeAll(async () => {
-  const [top, ...each] = await Promise.all([help([]), ...ALL.map((command) => help([command]))]);
+  const top = await help([]);
+  const each: string[] = [];
+  for (const command of ALL) each.push(await help([command]));
   for (const m of top!.matchAll(/^\s+petstore-load ([a-z][\w-]*)/gm)) cli.commands.add(m[1]!);
   ALL.forEach((command, i) => {
     cli.flags.set(command, helpFlags(each[i]!));
   });
-}, 300_000);
+}, 60_000);
 
 describe('the README and docs/', () => {
   it('know every command the CLI has, and the CLI every command they name', () => {

@@ -1,0 +1,86 @@
+import yargs, { type Argv } from 'yargs';
+import { bench, benchOptions } from './bench.ts';
+import { capacity, capacityOptions } from './capacity.ts';
+import { compare, compareOptions } from './compare.ts';
+import { merge, mergeOptions } from './merge.ts';
+import { report, reportOptions } from './report.ts';
+import { run, runOptions } from './run.ts';
+import { serve, serveOptions } from './serve.ts';
+
+const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
+3 target or quota store unreachable, 4 cannot listen, 70 internal error, 73 an output could not
+be written, 130 interrupted.`;
+
+/**
+ * The commands and their help, apart from the process they run in (main.ts): what `--help` says is
+ * then readable in process, by the test that holds the docs to it, without a CLI start per command.
+ * `fail` is how a usage error ends (main.ts: one line on stderr and exit 2).
+ */
+export function commands(argv: string[], fail: (message: string) => never): Argv {
+  return yargs(argv)
+    .scriptName('petstore-load')
+    .usage('$0 <command> [options]')
+    .command(
+      'run [scenario]',
+      'Run a scenario: plan-aware traffic across the operations, recorded into result.json',
+      runOptions,
+      async (args) => {
+        process.exitCode = await run(args);
+      },
+    )
+    .command(
+      'report <result>',
+      'Render a result.json as a self-contained HTML report (works offline)',
+      reportOptions,
+      async (args) => {
+        process.exitCode = await report(args);
+      },
+    )
+    .command(
+      'compare <baseline> <current>',
+      'Compare two results: deltas per operation, significance, exit 1 on a regression',
+      compareOptions,
+      async (args) => {
+        process.exitCode = await compare(args);
+      },
+    )
+    .command(
+      'merge <files..>',
+      'Merge results of several runs or workers into one (histograms added, counters summed)',
+      mergeOptions,
+      async (args) => {
+        process.exitCode = await merge(args);
+      },
+    )
+    .command(
+      'capacity',
+      'Measure each plan: accepted per window, first 429, quota return against the headers, limiter type',
+      capacityOptions,
+      async (args) => {
+        process.exitCode = await capacity(args);
+      },
+    )
+    .command(
+      'bench',
+      'Raw-throughput benchmark with autocannon: flat out or at a fixed rate, recorded into result.json',
+      benchOptions,
+      async (args) => {
+        process.exitCode = await bench(args);
+      },
+    )
+    .command(
+      'serve',
+      'Start the reference pet store server (rate limits, deprecation, fault injection)',
+      serveOptions,
+      serve,
+    )
+    .demandCommand(1, 'name a command (see --help)')
+    .strict()
+    .epilogue(EPILOGUE)
+    .help()
+    .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .fail((message, error) => {
+      if (error && error.name !== 'YError') throw error;
+      fail(message.replace(/\s*\n\s*/g, ' ').trim() || 'bad usage');
+    });
+}
