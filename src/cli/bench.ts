@@ -1,7 +1,7 @@
-import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { InputError } from '../api/input-error.ts';
+import type { Operation } from '../api/operations.ts';
 import { getPlan, type RateWindow } from '../api/plans.ts';
 import { loadSpec } from '../api/spec.ts';
 import type { BenchProgress } from '../bench/bench-run.ts';
@@ -15,19 +15,16 @@ import { publicTarget } from '../config/base-url.ts';
 import { type BenchArgs, type BenchConfig, benchOperations, resolveBenchConfig } from '../config/bench.ts';
 import { BENCH_FLAGS } from '../config/bench-flags.ts';
 import { configJson } from '../config/print.ts';
-import { stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
-import { renderHtmlReport } from '../report/html.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import type { RunTick } from '../scenario/execute.ts';
-import { type ServerProcess, spawnServer } from './embedded-server.ts';
+import { spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
-import { Interrupt } from './interrupt.ts';
-import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';
+import { exitCodeOf, type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
-import { writeForced, writeOutput, writeResultFile } from './write-output.ts';
+import { writeResultAndReportTo } from './write-output.ts';
 
 export function benchOptions(yargs: Argv) {
   return yargs.options(BENCH_FLAGS);
@@ -44,59 +41,29 @@ export async function bench(args: BenchArgs): Promise<number> {
   return executeBench(config);
 }
 
-/** What one execution holds that its cleanup must undo, whatever stage it reached. */
-interface Held {
-  plansFile: ReturnType<typeof unlimitedPlansFile> | undefined;
-  operations?: Awaited<ReturnType<typeof loadSpec>>['operations'];
-  server?: ServerProcess;
-  prepared?: Prepared;
-  metrics?: LiveMetrics | undefined;
+type BenchOutputs = ReturnType<typeof writeResultAndReportTo>;
+
+/** The target, the data setup made on it, and what the threads drive with, in the bench's session. */
+function executeBench(config: BenchConfig): Promise<number> {
+  const write = (result: RunResult) => writeResultAndReportTo(config.out, 'bench', result);
+  return withSession({ label: 'bench', quiet: config.quiet, write }, async (session) => {
+    const { settings, operations } = await setUp(config, session);
+    if (session.stoppedEarly()) return EXIT.INTERRUPTED;
+    const result = await drive(config, settings, operations, session);
+    return writeOutputs(config, result, session);
+  });
 }
 
-async function executeBench(config: BenchConfig): Promise<number> {
-  const held: Held = { plansFile: config.embedded ? unlimitedPlansFile() : undefined };
-  const killServer = () => held.server?.child.kill();
-  process.once('exit', killServer);
-  const interrupt = new Interrupt();
-  const outputDir = (result: RunResult) =>
-    resolve(config.out ?? join('reports', `bench-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
-  // A second Ctrl-C exits at once, with what every connection measured so far.
-  let snapshot: (() => RunResult | undefined) | undefined;
-  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, outputDir, 'bench'));
-  const progress = new ProgressLine();
-  try {
-    const settings = await setUp(config, held);
-    if (interrupt.aborted) {
-      process.stderr.write(
-        `petstore-load: bench interrupted by ${interrupt.by} before it started: nothing measured\n`,
-      );
-      return EXIT.INTERRUPTED;
-    }
-    const result = await drive(config, settings, held, interrupt, progress, (take) => {
-      snapshot = take;
-    });
-    return writeOutputs(config, result, outputDir(result));
-  } finally {
-    progress.clear();
-    await stopMetrics(held.metrics, { interrupted: true, quiet: config.quiet });
-    interrupt.release();
-    // The embedded server takes what setup made with it; a real target gets it removed.
-    if (held.prepared && !config.embedded) {
-      const left = await held.prepared.teardown();
-      if (left) process.stderr.write(`petstore-load: teardown: ${left}\n`);
-    } else await held.prepared?.close();
-    await held.server?.stop();
-    process.removeListener('exit', killServer);
-    held.plansFile?.remove();
-  }
-}
-
-/** The target started or checked, the data setup makes, and the settings every thread drives with. */
-async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
+/** The embedded server started (or the target checked), the data setup makes, and the settings every thread drives with. */
+async function setUp(
+  config: BenchConfig,
+  session: Session<BenchOutputs>,
+): Promise<{ settings: BenchSettings; operations: Operation[] }> {
   let url = config.baseUrl;
-  if (held.plansFile) {
-    held.server = await spawnServer(['--plans', held.plansFile.path]);
-    url = new URL(held.server.url);
+  const plansFile = config.embedded ? unlimitedPlansFile() : undefined;
+  if (plansFile) {
+    session.defer(() => plansFile.remove());
+    url = new URL(session.own(await spawnServer(['--plans', plansFile.path])).url);
   }
   if (url === undefined) throw new Error('bench: no target');
   const target = publicTarget(url);
@@ -106,24 +73,18 @@ async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
   // The plan is known for the embedded server's keys only; a real target's is its own business.
   const planName = config.embedded ? (DEMO_KEYS[apiKey] ?? 'unknown') : 'unknown';
   const windows: RateWindow[] =
-    held.plansFile && planName !== 'unknown' ? getPlan(held.plansFile.plans, planName).windows : [];
+    plansFile && planName !== 'unknown' ? getPlan(plansFile.plans, planName).windows : [];
   const operations = benchOperations(config, (await loadSpec(config.specPath)).operations);
-  held.operations = operations;
-  try {
-    held.prepared = await prepareBench({
-      baseUrl: url.href,
-      apiKey,
-      plan: planName,
-      windows,
-      operations,
-      mix: [...config.mix],
-      timeoutMs: config.timeoutMs,
-    });
-  } catch (error) {
-    const unreachable = !config.embedded && !(await reachable(url));
-    throw new InputError((error as Error).message, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
-  }
-  return {
+  const prepared = await prepare(config, session, {
+    baseUrl: url.href,
+    apiKey,
+    plan: planName,
+    windows,
+    operations,
+    mix: [...config.mix],
+    timeoutMs: config.timeoutMs,
+  });
+  const settings: BenchSettings = {
     origin: url.origin,
     target,
     embeddedTarget: config.embedded,
@@ -132,7 +93,7 @@ async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
     mix: [...config.mix],
     cycle: buildCycle(
       [...config.mix],
-      held.prepared.catalogue,
+      prepared.catalogue,
       new Map(operations.map((op) => [op.id, op])),
       url.pathname.replace(/\/$/, ''),
       apiKey,
@@ -144,36 +105,58 @@ async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
     timeoutMs: config.timeoutMs,
     workers: config.workers,
   };
+  return { settings, operations };
+}
+
+/** The data the benchmark reads, made before it starts and undone when the session closes. */
+async function prepare(
+  config: BenchConfig,
+  session: Session<BenchOutputs>,
+  input: Parameters<typeof prepareBench>[0],
+): Promise<Prepared> {
+  let prepared: Prepared;
+  try {
+    prepared = await prepareBench(input);
+  } catch (error) {
+    const unreachable = !config.embedded && !(await reachable(new URL(input.baseUrl)));
+    throw new InputError((error as Error).message, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
+  }
+  session.defer(async () => {
+    // The embedded server takes what setup made with it; a real target gets it removed.
+    if (config.embedded) return prepared.close();
+    const left = await prepared.teardown();
+    if (left) process.stderr.write(`petstore-load: teardown: ${left}\n`);
+  });
+  return prepared;
 }
 
 /** The benchmark itself: the status line, the live push, and the result once every thread ends. */
 async function drive(
   config: BenchConfig,
   settings: BenchSettings,
-  held: Held,
-  interrupt: Interrupt,
-  progress: ProgressLine,
-  onSnapshot: (take: () => RunResult | undefined) => void,
+  operations: Operation[],
+  session: Session<BenchOutputs>,
 ): Promise<RunResult> {
   const { rate, quiet, durationMs } = config;
+  const { interrupt, progress } = session;
   const live = !quiet && progress.enabled;
   if (!quiet)
     process.stderr.write(
       `bench: ${settings.target}${config.embedded ? ' (embedded reference server, unlimited enterprise key)' : ''}, ${totalConnections(settings)} connections${rate === undefined ? ', flat out' : `, ${rate} requests/s`}, for ${config.duration}\n`,
     );
   // The run's identity on every series: never the key (the target without credentials).
-  held.metrics =
+  const pushing = session.useMetrics(
     config.metrics &&
-    new LiveMetrics({
-      sinks: [...config.metrics.sinks],
-      intervalMs: config.metrics.intervalMs,
-      identity: { scenario: 'bench', target: settings.target, plan: settings.plan },
-      windows: settings.windows,
-    });
-  const pushing = held.metrics;
+      new LiveMetrics({
+        sinks: [...config.metrics.sinks],
+        intervalMs: config.metrics.intervalMs,
+        identity: { scenario: 'bench', target: settings.target, plan: settings.plan },
+        windows: settings.windows,
+      }),
+  );
   const startedAt = Date.now();
   let previous = 0;
-  const result = await benchAll(settings, held.operations ?? [], {
+  const result = await benchAll(settings, operations, {
     signal: interrupt.signal,
     interruptedBy: () => interrupt.by,
     onProgress: live
@@ -182,33 +165,26 @@ async function drive(
           previous = p.requests;
         }
       : undefined,
-    onSnapshot,
+    // A second Ctrl-C exits at once, with what every connection measured so far.
+    onSnapshot: session.onSnapshot,
     ...(pushing ? { onLive: (run) => pushing.start(run) } : {}),
   });
-  progress.clear();
-  // Before the result is written: the last push carries the final counters.
-  await stopMetrics(held.metrics, { interrupted: interrupt.aborted, quiet });
-  if (held.metrics) result.meta.runId = held.metrics.runId;
+  await session.endMeasuring(result);
   return result;
 }
 
 /** result.json, report.html, the summary, and the exit code they come to. */
-function writeOutputs(config: BenchConfig, result: RunResult, dir: string): number {
+function writeOutputs(config: BenchConfig, result: RunResult, session: Session<BenchOutputs>): number {
   // A benchmark held back by a rate limiter says so wherever it is read, quiet or not.
   const warning = markRateLimited(result);
   if (warning) process.stderr.write(`petstore-load: ${warning}\n`);
   if (config.thresholds.length > 0) result.thresholds = evaluateThresholds([...config.thresholds], result);
-
-  let exitCode: number = result.meta.partial
-    ? EXIT.INTERRUPTED
-    : result.thresholds?.some((t) => !t.passed)
-      ? EXIT.THRESHOLDS_FAILED
-      : EXIT.OK;
-  const { path, failed } = writeResultFile(dir, result, basename(dir));
-  if (failed && exitCode === EXIT.OK) exitCode = EXIT.WRITE_FAILED;
-  const reportPath = join(path ? dirname(path) : dir, 'report.html');
-  const reported = writeOutput(reportPath, renderHtmlReport(result), 'report');
-  if (!reported && exitCode === EXIT.OK) exitCode = EXIT.WRITE_FAILED;
+  const { path, report, failed } = session.write(result);
+  const exitCode = exitCodeOf({
+    interrupted: result.meta.partial,
+    failure: result.thresholds?.some((t) => !t.passed) ? EXIT.THRESHOLDS_FAILED : undefined,
+    writeFailed: failed,
+  });
   if (config.quiet) {
     if (path) console.log(path);
   } else {
@@ -217,7 +193,7 @@ function writeOutputs(config: BenchConfig, result: RunResult, dir: string): numb
       [
         `bench: ${o.requests} requests in ${result.meta.durationSeconds} s: ${o.rate.toFixed(1)} requests/s; response time p50 ${o.response.p50} ms, p99 ${o.response.p99} ms`,
         formatSummary(result, path),
-        reported ? `report written to ${reportPath}` : '',
+        report ? `report written to ${report}` : '',
       ]
         .join('\n')
         .trimEnd(),

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
 import { InputError } from '../api/input-error.ts';
 import { getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { mintedKey, parseTenantsFile, TENANT_SEED_ENV } from '../api/tenants.ts';
@@ -9,14 +8,13 @@ import { formatTenantCapacity } from '../capacity/table.ts';
 import { keysNeeded, largestWithKeys, MAX_BISECT_STEPS } from '../capacity/tenant-ramp.ts';
 import { evaluateTenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
 import type { TenantRampConfig } from '../config/capacity.ts';
-import { stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
-import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
-import { writeForced, writeResultAndReport } from './write-output.ts';
+import { exitCodeOf, type Session, withSession } from './session.ts';
+import { writeResultAndReportTo } from './write-output.ts';
 
 /** A file's keys by plan, and the largest ramp they allow. */
 function fileKeys(
@@ -101,40 +99,17 @@ function estimate(s: TenantRampConfig, max: number): string {
 }
 
 /** `capacity --tenants`: the tenant ramp, its result and report, and the number on the terminal. */
-export async function capacityTenants(s: TenantRampConfig): Promise<number> {
-  const interrupt = new Interrupt();
-  // A second Ctrl-C exits at once, with the steps ended so far.
-  let snapshot: (() => RunResult | undefined) | undefined;
-  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, (r) => outputDir(s, r), 'capacity'));
-  let metrics: LiveMetrics | undefined;
-  let server: ServerProcess | undefined;
-  const stop = () => server?.child.kill();
-  process.once('exit', stop);
-  try {
-    const opened = await openTarget(s);
-    server = opened.server;
-    const { baseUrl, keyFor, max } = opened;
+export function capacityTenants(s: TenantRampConfig): Promise<number> {
+  const write = (result: RunResult) => writeResultAndReportTo(s.out, 'capacity-tenants', result);
+  return withSession({ label: 'capacity', quiet: s.quiet, write }, async (session) => {
+    const { baseUrl, keyFor, max, server } = await openTarget(s);
+    if (server) session.own(server);
     const target = `${baseUrl.protocol}//${baseUrl.host}${baseUrl.pathname.replace(/\/$/, '')}`;
     if (!(await reachable(baseUrl)))
       throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
+    if (session.stoppedEarly()) return EXIT.INTERRUPTED;
     if (!s.quiet) process.stderr.write(announcement(s, max));
-    // Each step (and the warm-up) is a run with a recorder of its own: its series carry a `step` label
-    // (`warmup`, or its number of tenants), so that each starts at 0 and ends at its step's figures
-    // (the result's are the step `config.workload.shownStep`'s) instead of resetting one series' counters
-    // at every step. Tiers are labelled by their own plan, as in `run --tenants`; no quota utilisation
-    // of the run's plan is pushed, the tiers' is.
-    metrics =
-      s.metrics &&
-      new LiveMetrics({
-        ...s.metrics,
-        identity: {
-          scenario: 'capacity-tenants',
-          target,
-          plan: Object.keys(s.mix).join(','),
-        },
-        windows: [],
-      });
-    const live = metrics;
+    const live = session.useMetrics(liveMetrics(s, target));
     const result = await runTenantCapacity({
       mix: s.mix,
       plans: s.plans,
@@ -152,41 +127,45 @@ export async function capacityTenants(s: TenantRampConfig): Promise<number> {
       spec: s.spec,
       timeoutMs: s.timeoutMs,
       log: s.quiet ? undefined : (line) => process.stderr.write(`capacity: ${line}\n`),
-      signal: interrupt.signal,
-      onSnapshot: (take) => {
-        snapshot = take;
-      },
+      signal: session.interrupt.signal,
+      // A second Ctrl-C exits at once, with the steps ended so far.
+      onSnapshot: session.onSnapshot,
       ...(live ? { onLive: (run, step) => live.start(run, { step }) } : {}),
     });
-    // Before the result is written: the last push carries the final counters.
-    await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: s.quiet });
-    if (metrics) result.meta.runId = metrics.runId;
+    await session.endMeasuring(result);
     const c = result.tenantCapacity;
     if (s.verdicts.length > 0)
       result.thresholds = s.verdicts.map((t) => evaluateTenantCapacityThreshold(t, c));
-    return finish(s, result, interrupt.aborted);
-  } finally {
-    await stopMetrics(metrics, { interrupted: true, quiet: s.quiet });
-    process.removeListener('exit', stop);
-    interrupt.release();
-    await server?.stop();
-  }
+    return finish(s, result, session);
+  });
 }
 
-/** `--out`, else reports/capacity-tenants-<start time>/. */
-function outputDir(s: TenantRampConfig, result: RunResult): string {
-  return resolve(s.out ?? join('reports', `capacity-tenants-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
+/**
+ * Each step (and the warm-up) is a run with a recorder of its own: its series carry a `step` label
+ * (`warmup`, or its number of tenants), so that each starts at 0 and ends at its step's figures (the
+ * result's are the step `config.workload.shownStep`'s) instead of resetting one series' counters at
+ * every step. Tiers are labelled by their own plan, as in `run --tenants`; no quota utilisation of
+ * the run's plan is pushed, the tiers' is.
+ */
+function liveMetrics(s: TenantRampConfig, target: string): LiveMetrics | undefined {
+  return (
+    s.metrics &&
+    new LiveMetrics({
+      ...s.metrics,
+      identity: { scenario: 'capacity-tenants', target, plan: Object.keys(s.mix).join(',') },
+      windows: [],
+    })
+  );
 }
 
 /** Outputs written, the number printed, and the exit code: 0 when a number was found. */
 function finish(
   s: TenantRampConfig,
   result: Awaited<ReturnType<typeof runTenantCapacity>>,
-  interrupted: boolean,
+  session: Session<ReturnType<typeof writeResultAndReportTo>>,
 ): number {
   const c = result.tenantCapacity;
-  const dir = outputDir(s, result);
-  const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, basename(dir));
+  const { path, written, failed: writeFailed } = session.write(result);
   const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
   if (s.quiet) {
     if (path) console.log(path);
@@ -196,17 +175,17 @@ function finish(
       console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
     console.log(written.join('\n'));
   }
-  if (interrupted) {
-    process.stderr.write('petstore-load: capacity interrupted: the result holds the steps run (partial)\n');
-    return EXIT.INTERRUPTED;
-  }
+  const interrupted = session.interrupt.aborted;
   const why = [
     ...(c.held === null ? [c.sentence] : []),
     ...failedThresholds.map((t) => `threshold ${t.expression}: ${t.detail}`),
   ];
-  if (why.length > 0) {
-    process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
-    return EXIT.THRESHOLDS_FAILED;
-  }
-  return writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
+  if (interrupted)
+    process.stderr.write('petstore-load: capacity interrupted: the result holds the steps run (partial)\n');
+  else if (why.length > 0) process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
+  return exitCodeOf({
+    interrupted,
+    failure: why.length > 0 ? EXIT.THRESHOLDS_FAILED : undefined,
+    writeFailed,
+  });
 }

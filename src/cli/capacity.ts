@@ -1,4 +1,3 @@
-import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -12,16 +11,18 @@ import { EMBEDDED_BAN_DURATION, type PlanProbeConfig, resolveCapacityConfig } fr
 import { CAPACITY_FLAGS, type CapacityArgs } from '../config/capacity-flags.ts';
 import { printable } from '../config/capacity-print.ts';
 import { configJson } from '../config/print.ts';
-import { metricsOptions, stopMetrics } from '../metrics/cli.ts';
+import { metricsOptions } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import { capacityTenants } from './capacity-tenants.ts';
-import { type ServerProcess, spawnServer } from './embedded-server.ts';
+import { spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
-import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
-import { writeForced, writeResultAndReport } from './write-output.ts';
+import { exitCodeOf, type Outputs, type Session, withSession } from './session.ts';
+import { writeResultAndReportTo } from './write-output.ts';
+
+type CapacityOutputs = ReturnType<typeof writeResultAndReportTo>;
 
 export function capacityOptions(yargs: Argv) {
   return metricsOptions(yargs.options(CAPACITY_FLAGS));
@@ -42,14 +43,12 @@ export async function capacity(args: CapacityArgs): Promise<number> {
 /** The targets the probes drive: embedded servers started (one per time scale), or the one given. */
 async function openTargets(
   c: PlanProbeConfig,
-  servers: ServerProcess[],
+  session: Session<Outputs>,
 ): Promise<{ target: string; targets: CapacityTarget[]; ban: CapacityTarget | undefined }> {
   const embeddedServer = async (scale: number, extra: string[] = []) => {
     const serverArgs = ['--time-scale', String(scale), ...extra];
     if (c.plansFile) serverArgs.push('--plans', c.plansFile);
-    const server = await spawnServer(serverArgs);
-    servers.push(server);
-    return server.url;
+    return session.own(await spawnServer(serverArgs)).url;
   };
   const targets: CapacityTarget[] = [];
   let ban: CapacityTarget | undefined;
@@ -118,29 +117,14 @@ function liveMetrics(c: PlanProbeConfig, target: string, targets: readonly Capac
   );
 }
 
-/** `--out`, else reports/capacity-<start time>/. */
-function outputDir(c: PlanProbeConfig, result: RunResult): string {
-  return resolve(c.out ?? join('reports', `capacity-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
-}
-
 /** The plan probes (and the ban probe): servers started, probes run, outputs written, exit code. */
-async function probePlans(c: PlanProbeConfig): Promise<number> {
-  // Ctrl-C ends the probes early; what they measured is still written, marked partial (exit 130).
-  // A second one exits at once, with every request so far and the plans finished.
-  const interrupt = new Interrupt();
-  let snapshot: (() => RunResult) | undefined;
-  interrupt.onForce(() => writeForced(snapshot?.(), interrupt.by, (r) => outputDir(c, r), 'capacity'));
-  const servers: ServerProcess[] = [];
-  const stopAll = () => {
-    for (const s of servers) s.child.kill();
-  };
-  process.once('exit', stopAll);
-  let metrics: LiveMetrics | undefined;
-  try {
-    const { target, targets, ban } = await openTargets(c, servers);
+function probePlans(c: PlanProbeConfig): Promise<number> {
+  const write = (result: RunResult) => writeResultAndReportTo(c.out, 'capacity', result);
+  return withSession({ label: 'capacity', quiet: c.quiet, write }, async (session) => {
+    const { target, targets, ban } = await openTargets(c, session);
+    if (session.stoppedEarly()) return EXIT.INTERRUPTED;
     if (!c.quiet) announce(c, targets, ban);
-    metrics = liveMetrics(c, target, targets);
-    const live = metrics;
+    const live = session.useMetrics(liveMetrics(c, target, targets));
     const outcome = await runCapacity({
       target,
       embeddedTarget: c.baseUrl === undefined,
@@ -151,34 +135,25 @@ async function probePlans(c: PlanProbeConfig): Promise<number> {
       spec: c.spec,
       timeoutMs: c.timeoutMs,
       log: c.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
-      signal: interrupt.signal,
+      signal: session.interrupt.signal,
       ban: ban && c.ban && { ...ban, maxWaitMs: c.ban.maxWaitMs, alongside: c.baseUrl === undefined },
-      onSnapshot: (take) => {
-        snapshot = take;
-      },
+      // A second Ctrl-C exits at once, with every request so far and the plans finished.
+      onSnapshot: session.onSnapshot,
       ...(live ? { onLive: (run) => live.start(run) } : {}),
     });
-    // Before the result is written: the last push carries the final counters.
-    await stopMetrics(metrics, { interrupted: interrupt.aborted, quiet: c.quiet });
-    if (metrics) outcome.result.meta.runId = metrics.runId;
-    return finish(c, outcome, interrupt.aborted);
-  } finally {
-    await stopMetrics(metrics, { interrupted: true, quiet: c.quiet });
-    process.removeListener('exit', stopAll);
-    interrupt.release();
-    await Promise.all(servers.map((s) => s.stop()));
-  }
+    await session.endMeasuring(outcome.result);
+    return finish(c, outcome, session);
+  });
 }
 
 /** Thresholds judged, outputs written, the table printed, and the exit code. */
 function finish(
   c: PlanProbeConfig,
   { result, reports, ban: banReport }: Awaited<ReturnType<typeof runCapacity>>,
-  interrupted: boolean,
+  session: Session<CapacityOutputs>,
 ): number {
   if (c.thresholds.length > 0) result.thresholds = evaluateThresholds(c.thresholds, result);
-  const dir = outputDir(c, result);
-  const { path, written, failed: writeFailed } = writeResultAndReport(dir, result, basename(dir));
+  const { path, written, failed: writeFailed } = session.write(result);
   const failedPlans = reports.filter((r) => r.verdict === 'fail');
   const failedThresholds = (result.thresholds ?? []).filter((t) => !t.passed);
   if (c.quiet) {
@@ -190,23 +165,23 @@ function finish(
       console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
     console.log(written.join('\n'));
   }
-  if (interrupted) {
+  const interrupted = session.interrupt.aborted;
+  const banFailed = banReport?.verdict === 'fail';
+  const why = [
+    ...failedPlans.map((r) => `${r.plan}: ${r.reasons[0]}`),
+    ...(banFailed ? [`ban probe: ${banReport?.reasons[0]}`] : []),
+    ...failedThresholds.map((t) => `threshold ${t.expression}: ${t.detail}`),
+  ];
+  if (interrupted)
     process.stderr.write(
       'petstore-load: capacity interrupted: the result holds what was measured (partial)\n',
     );
-    return EXIT.INTERRUPTED;
-  }
-  const banFailed = banReport?.verdict === 'fail';
-  if (failedPlans.length > 0 || failedThresholds.length > 0 || banFailed) {
-    const why = [
-      ...failedPlans.map((r) => `${r.plan}: ${r.reasons[0]}`),
-      ...(banFailed ? [`ban probe: ${banReport?.reasons[0]}`] : []),
-      ...failedThresholds.map((t) => `threshold ${t.expression}: ${t.detail}`),
-    ];
-    process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
-    return EXIT.THRESHOLDS_FAILED;
-  }
-  return writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
+  else if (why.length > 0) process.stderr.write(`petstore-load: capacity failed: ${why.join('; ')}\n`);
+  return exitCodeOf({
+    interrupted,
+    failure: why.length > 0 ? EXIT.THRESHOLDS_FAILED : undefined,
+    writeFailed,
+  });
 }
 
 /** `35 s`, `1 min 52 s`, `2 h 14 min`: how long, as a person reads it before deciding to wait. */

@@ -5,7 +5,8 @@ import { renderJUnit } from '../report/junit.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
 import { EXIT } from './exit-codes.ts';
-import { writeOutput, writeResultFile } from './write-output.ts';
+import { exitCodeOf } from './session.ts';
+import { outputDir, writeOutput, writeResultFile } from './write-output.ts';
 
 export interface OutputOptions {
   scenario: string;
@@ -17,8 +18,7 @@ export interface OutputOptions {
 
 /** Where a run's result goes: `--out`, else reports/<scenario>-<start time>/. */
 export function resultDir(result: RunResult, o: OutputOptions): string {
-  const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
-  return resolve(o.out ?? join('reports', `${o.scenario}-${stamp}`));
+  return outputDir(o.out, o.scenario, result);
 }
 
 /**
@@ -83,16 +83,19 @@ export function runExitCode(
   result: RunResult,
   how: { interrupted: boolean; setupFailed: boolean; writeFailed: boolean },
 ): number {
-  if (how.interrupted) return EXIT.INTERRUPTED;
-  if (neverAnsweredLine(result) || storeLostLine(result)) return EXIT.UNREACHABLE;
-  if (how.setupFailed) return EXIT.USAGE;
-  if (
+  const gateFailed =
     result.thresholds?.some((t) => !t.passed) ||
     result.baseline?.regressions.length ||
     result.probes?.some((p) => !p.passed) ||
     // A noisy neighbour that hurt the compliant tenants is a failed verdict like a threshold's.
-    result.isolation?.passed === false
-  )
-    return EXIT.THRESHOLDS_FAILED;
-  return how.writeFailed ? EXIT.WRITE_FAILED : EXIT.OK;
+    result.isolation?.passed === false;
+  const failure =
+    neverAnsweredLine(result) || storeLostLine(result)
+      ? EXIT.UNREACHABLE
+      : how.setupFailed
+        ? EXIT.USAGE
+        : gateFailed
+          ? EXIT.THRESHOLDS_FAILED
+          : undefined;
+  return exitCodeOf({ interrupted: how.interrupted, failure, writeFailed: how.writeFailed });
 }

@@ -10,7 +10,6 @@ import { configJson } from '../config/print.ts';
 import { type RunArgs, type RunConfig, resolveRunConfig } from '../config/run.ts';
 import { RUN_FLAGS, RUN_SCENARIO } from '../config/run-flags.ts';
 import { printable } from '../config/run-printable.ts';
-import { stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
@@ -21,10 +20,8 @@ import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
-import { type ServerProcess, spawnServer } from './embedded-server.ts';
+import { spawnServer } from './embedded-server.ts';
 import { EXIT } from './exit-codes.ts';
-import { Interrupt } from './interrupt.ts';
-import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';
 import {
   neverAnsweredLine,
@@ -34,6 +31,7 @@ import {
   storeLostLine,
   writeRunOutputs,
 } from './run-output.ts';
+import { type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { failsForGood } from './thresholds.ts';
 
@@ -62,167 +60,157 @@ function tenantJob(mix: TenantMix): NonNullable<WorkerJob['tenants']> {
 }
 
 /** The target: the embedded server started for this run, or the given one, checked reachable. */
-async function startTarget(config: RunConfig): Promise<{ server?: ServerProcess; baseUrl: URL }> {
+async function startTarget(config: RunConfig, session: Session<RunOutputs>): Promise<URL> {
   if (config.baseUrl) {
     if (!(await reachable(config.baseUrl)))
       throw new InputError(`target ${publicTarget(config.baseUrl)} is unreachable`, EXIT.UNREACHABLE);
-    return { baseUrl: config.baseUrl };
+    return config.baseUrl;
   }
   const minted = config.tenants?.minted;
   const serverArgs = ['--time-scale', String(config.timeScale)];
   if (config.plansFile) serverArgs.push('--plans', config.plansFile);
   if (minted) serverArgs.push('--tenant-keys', minted.flag);
   // The minting seed goes through the environment: no key, and nothing to derive one, on a command line.
-  const server = await spawnServer(serverArgs, minted ? { [TENANT_SEED_ENV]: minted.seed } : undefined);
-  process.once('exit', () => server.child.kill());
-  return { server, baseUrl: new URL(server.url) };
+  const server = session.own(
+    await spawnServer(serverArgs, minted ? { [TENANT_SEED_ENV]: minted.seed } : undefined),
+  );
+  return new URL(server.url);
 }
 
 /** The key's quota shared through `--quota-store`, connected before any traffic. */
 async function connectQuota(
   config: RunConfig,
-  server: ServerProcess | undefined,
+  session: Session<RunOutputs>,
 ): Promise<(SharedQuota & { label: string }) | undefined> {
   const address = config.quotaStore;
   if (!address) return undefined;
+  let store: RedisQuotaStore;
   try {
-    const store = await RedisQuotaStore.connect(address.url);
-    return {
-      store,
-      key: quotaKeyName(config.apiKey?.reveal() ?? 'anonymous'),
-      label: address.label,
-      ...(config.localShare ? { localShare: config.localShare } : {}),
-    };
+    store = await RedisQuotaStore.connect(address.url);
   } catch (error) {
-    await server?.stop();
     throw new InputError(
       `--quota-store ${address.label}: cannot connect (${(error as Error).message})`,
       EXIT.UNREACHABLE,
     );
   }
+  session.defer(() => store.close());
+  return {
+    store,
+    key: quotaKeyName(config.apiKey?.reveal() ?? 'anonymous'),
+    label: address.label,
+    ...(config.localShare ? { localShare: config.localShare } : {}),
+  };
 }
 
-/** What the run holds while it runs: where its result goes, how far it got, and how it ends early. */
-interface RunSession {
+type RunOutputs = ReturnType<typeof writeRunOutputs>;
+
+/** What the run holds while it runs: its session, its target, how far it got, and what ended it early. */
+interface RunState {
   config: RunConfig;
+  session: Session<RunOutputs>;
   baseUrl: URL;
-  server: ServerProcess | undefined;
   sharedQuota: (SharedQuota & { label: string }) | undefined;
   metrics: LiveMetrics | undefined;
-  interrupt: Interrupt;
-  outputs: OutputOptions;
   checkpoints: Checkpoints;
-  progress: ProgressLine;
-  /** The result as it stands: `ask` for a checkpoint, `now` for a second Ctrl-C. */
-  soFar: { now(): RunResult | undefined; ask(): RunResult | Promise<RunResult | undefined> } | undefined;
+  /** The result as it stands, for a checkpoint (a second Ctrl-C takes the session's snapshot). */
+  soFar: { ask?(): RunResult | Promise<RunResult | undefined> };
   abortedBy: ThresholdResult | undefined;
 }
 
-/** Starts what the run needs, runs it, and stops all of it whatever happens. */
-async function execute(config: RunConfig): Promise<number> {
-  const { server, baseUrl } = await startTarget(config);
-  const sharedQuota = await connectQuota(config, server);
-  const session = openSession(config, baseUrl, server, sharedQuota);
-  try {
-    let result: RunResult;
-    let setupFailure: string | undefined;
-    try {
-      result = await traffic(session);
-    } catch (error) {
-      if (!(error instanceof SetupError)) throw error;
-      setupFailure = `scenario ${config.scenario.name}: ${error.message}`;
-      // Setup's requests were measured: with them, the run's outputs are written as for any run.
-      if (!error.result) {
-        const unreachable = !config.embedded && !(await reachable(baseUrl));
-        throw new InputError(setupFailure, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
-      }
-      result = error.result;
-    }
-    session.progress.clear();
-    // Before the result is written: the last push carries the final counters, whatever is then written.
-    await stopMetrics(session.metrics, { interrupted: session.interrupt.aborted, quiet: config.quiet });
-    if (session.metrics) result.meta.runId = session.metrics.runId;
-    await session.checkpoints.stop();
-    return finishRun(result, {
-      config,
-      abortedBy: session.abortedBy,
-      setupFailure,
-      outputs: session.outputs,
-      checkpoints: session.checkpoints,
-    });
-  } finally {
-    await session.checkpoints.stop();
-    session.progress.clear();
-    await stopMetrics(session.metrics, { interrupted: true, quiet: config.quiet });
-    session.interrupt.release();
-    await server?.stop();
-    await sharedQuota?.store.close();
-  }
+/**
+ * Where the run's outputs go, and its checkpoints beside them: the final write (at the end, or on a
+ * second Ctrl-C) puts the result beside the last checkpoint and removes it.
+ */
+function runOutputs(config: RunConfig) {
+  const outputs: OutputOptions = { scenario: config.scenario.name, ...config.outputs };
+  const soFar: RunState['soFar'] = {};
+  const checkpoints = new Checkpoints({
+    intervalMs: config.checkpointMs,
+    take: () => soFar.ask?.(),
+    // The first write fixes the output directory: the final result goes beside its checkpoint.
+    dirOf: (result) => {
+      outputs.out = resultDir(result, outputs);
+      return outputs.out;
+    },
+  });
+  const write = (result: RunResult) => {
+    const written = writeRunOutputs(result, outputs);
+    checkpoints.finish(written.path && dirname(written.path));
+    return written;
+  };
+  return { soFar, checkpoints, write };
 }
 
-/** The live metrics, the interrupt, the checkpoints and the outputs of one run, wired together. */
-function openSession(
-  config: RunConfig,
-  baseUrl: URL,
-  server: ServerProcess | undefined,
-  sharedQuota: RunSession['sharedQuota'],
-): RunSession {
-  // The run's identity on every series: never a key (the target is shown without credentials).
-  const metrics =
-    config.metrics &&
-    new LiveMetrics({
-      ...config.metrics,
-      identity: { scenario: config.scenario.name, target: publicTarget(baseUrl), plan: config.planName },
-      windows: config.windows,
-    });
-  const outputs: OutputOptions = { scenario: config.scenario.name, ...config.outputs };
-  const session: RunSession = {
-    config,
-    baseUrl,
-    server,
-    sharedQuota,
-    metrics,
-    interrupt: new Interrupt(),
-    outputs,
-    progress: new ProgressLine(),
-    soFar: undefined,
-    abortedBy: undefined,
-    checkpoints: new Checkpoints({
-      intervalMs: config.checkpointMs,
-      take: () => session.soFar?.ask(),
-      // The first write fixes the output directory: the final result goes beside its checkpoint.
-      dirOf: (result) => {
-        outputs.out = resultDir(result, outputs);
-        return outputs.out;
-      },
-    }),
-  };
-  // A second Ctrl-C exits at once (worker threads are asked for their parts and waited for a second at most).
-  session.interrupt.onForce(() => {
-    const result = session.soFar?.now();
-    if (!result) return;
-    const { path } = writeRunOutputs(result, outputs);
-    session.checkpoints.finish(path && dirname(path));
-    if (path) process.stderr.write(`petstore-load: interrupted again: the result so far is in ${path}\n`);
+/** Starts what the run needs in its session, runs it, and writes what it measured. */
+function execute(config: RunConfig): Promise<number> {
+  const { soFar, checkpoints, write } = runOutputs(config);
+  return withSession({ label: '', quiet: config.quiet, write }, async (session) => {
+    const baseUrl = await startTarget(config, session);
+    const sharedQuota = await connectQuota(config, session);
+    if (session.stoppedEarly()) return EXIT.INTERRUPTED;
+    // The run's identity on every series: never a key (the target is shown without credentials).
+    const metrics = session.useMetrics(
+      config.metrics &&
+        new LiveMetrics({
+          ...config.metrics,
+          identity: { scenario: config.scenario.name, target: publicTarget(baseUrl), plan: config.planName },
+          windows: config.windows,
+        }),
+    );
+    session.defer(() => checkpoints.stop());
+    const run: RunState = {
+      config,
+      session,
+      baseUrl,
+      sharedQuota,
+      metrics,
+      checkpoints,
+      soFar,
+      abortedBy: undefined,
+    };
+    return measure(run);
   });
-  return session;
+}
+
+/** The traffic, the result it came to (setup's failure too, when it measured something), and the outputs. */
+async function measure(run: RunState): Promise<number> {
+  const { config, session } = run;
+  let result: RunResult;
+  let setupFailure: string | undefined;
+  try {
+    result = await traffic(run);
+  } catch (error) {
+    if (!(error instanceof SetupError)) throw error;
+    setupFailure = `scenario ${config.scenario.name}: ${error.message}`;
+    // Setup's requests were measured: with them, the run's outputs are written as for any run.
+    if (!error.result) {
+      const unreachable = !config.embedded && !(await reachable(run.baseUrl));
+      throw new InputError(setupFailure, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
+    }
+    result = error.result;
+  }
+  // Before the result is written: the last push carries the final counters, whatever is then written.
+  await session.endMeasuring(result);
+  await run.checkpoints.stop();
+  return finishRun(result, { config, abortedBy: run.abortedBy, setupFailure, session });
 }
 
 /** The live line, and `--abort-on-fail`'s thresholds judged each tick. */
-function onTickOf(session: RunSession): (tick: RunTick) => void {
-  const { config, interrupt, progress } = session;
+function onTickOf(run: RunState): (tick: RunTick) => void {
+  const { config } = run;
+  const { interrupt, progress } = run.session;
   const live = !config.quiet && progress.enabled;
   const abortable = config.thresholds.filter((t) => t.abortOnFail);
   return (tick) => {
     if (live) progress.update(tick);
-    if (session.abortedBy || interrupt.aborted) return;
+    if (run.abortedBy || interrupt.aborted) return;
     const due = abortable.filter((t) => tick.elapsedMs >= t.delayAbortEvalMs);
     if (due.length === 0) return;
     const soFar = tick.snapshot();
     for (const t of due) {
       const verdict = evaluateThreshold(t, soFar);
       if (!failsForGood(t, verdict, soFar)) continue;
-      session.abortedBy = { ...verdict, aborted: true };
+      run.abortedBy = { ...verdict, aborted: true };
       interrupt.abort(`threshold ${t.expression}`);
       return;
     }
@@ -230,8 +218,9 @@ function onTickOf(session: RunSession): (tick: RunTick) => void {
 }
 
 /** The traffic itself: in this thread, or spread over `--workers` threads. */
-async function traffic(session: RunSession): Promise<RunResult> {
-  const { config, baseUrl, interrupt, checkpoints, metrics } = session;
+async function traffic(run: RunState): Promise<RunResult> {
+  const { config, baseUrl, checkpoints, metrics, session } = run;
+  const { interrupt } = session;
   const apiKey = config.apiKey?.reveal();
   // What one generator and each worker thread alike are told.
   const common = {
@@ -259,7 +248,9 @@ async function traffic(session: RunSession): Promise<RunResult> {
       signal: interrupt.signal,
       interruptedBy: () => interrupt.by,
       onSnapshots: (threads) => {
-        session.soFar = { now: () => threads.askNow(1000), ask: () => threads.ask(5000) };
+        // A second Ctrl-C exits at once: worker threads are asked for their parts and waited for a second at most.
+        session.onSnapshot(() => threads.askNow(1000));
+        run.soFar.ask = () => threads.ask(5000);
       },
       onWorkload: () => checkpoints.start(),
       job: {
@@ -288,10 +279,11 @@ async function traffic(session: RunSession): Promise<RunResult> {
     operations: config.spec.operations,
     signal: interrupt.signal,
     interruptedBy: () => interrupt.by,
-    onTick: onTickOf(session),
-    sharedQuota: session.sharedQuota,
+    onTick: onTickOf(run),
+    sharedQuota: run.sharedQuota,
     onSnapshot: (take) => {
-      session.soFar = { now: take, ask: take };
+      session.onSnapshot(take);
+      run.soFar.ask = take;
     },
     // Checkpoints count from the workload's start: setup has nothing worth keeping yet.
     onWorkload: (running) => {
@@ -312,8 +304,7 @@ function finishRun(
     config: RunConfig;
     abortedBy: ThresholdResult | undefined;
     setupFailure: string | undefined;
-    outputs: OutputOptions;
-    checkpoints: Checkpoints;
+    session: Session<RunOutputs>;
   },
 ): number {
   const { config, abortedBy } = o;
@@ -335,8 +326,7 @@ function finishRun(
     comparison = judged.text;
     result.baseline = baselineVerdict(baseline.file, judged.comparison);
   }
-  const { path, written, failed } = writeRunOutputs(result, o.outputs);
-  o.checkpoints.finish(path && dirname(path));
+  const { path, written, failed } = o.session.write(result);
   const exitCode = runExitCode(result, {
     interrupted: result.meta.partial && !abortedBy && !o.setupFailure,
     setupFailed: o.setupFailure !== undefined,

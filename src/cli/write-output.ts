@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { renderHtmlReport } from '../report/html.ts';
 import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
@@ -48,13 +48,14 @@ export function writeResultFile(
 
 /**
  * result.json (or its fallback) and report.html beside it, as `capacity` and `bench` write them at
- * their end and on a second signal. `written` says where, a line each; `failed`: not all as asked.
+ * their end and on a second signal. `written` says where, a line each; `report` is undefined when
+ * it could not be written; `failed`: not all as asked.
  */
 export function writeResultAndReport(
   dir: string,
   result: RunResult,
   name: string,
-): { path: string | undefined; written: string[]; failed: boolean } {
+): { path: string | undefined; report: string | undefined; written: string[]; failed: boolean } {
   const { path, failed } = writeResultFile(dir, result, name);
   const report = join(path ? dirname(path) : dir, 'report.html');
   const reported = writeOutput(report, renderHtmlReport(result), 'report');
@@ -62,25 +63,16 @@ export function writeResultAndReport(
     ...(path ? [`result written to ${path}`] : []),
     ...(reported ? [`report written to ${report}`] : []),
   ];
-  return { path, written, failed: failed || !reported };
+  return { path, report: reported ? report : undefined, written, failed: failed || !reported };
 }
 
-/**
- * A second signal's write: the result as it stands (`undefined`: nothing measured yet), marked
- * interrupted, its result and report where the command's end would have put them, and one line saying
- * where. Synchronous: the process exits right after.
- */
-export function writeForced(
-  result: RunResult | undefined,
-  interruptedBy: string | undefined,
-  dirOf: (result: RunResult) => string,
-  what: string,
-): void {
-  if (!result) return;
-  result.meta.partial = true;
-  if (interruptedBy) result.meta.interruptedBy = interruptedBy;
-  const dir = dirOf(result);
-  const { path } = writeResultAndReport(dir, result, basename(dir));
-  if (path)
-    process.stderr.write(`petstore-load: ${what} interrupted again: the result so far is in ${path}\n`);
+/** Where a command's outputs go: `--out`, else reports/<name>-<start time>/. */
+export function outputDir(out: string | undefined, name: string, result: RunResult): string {
+  return resolve(out ?? join('reports', `${name}-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
+}
+
+/** `writeResultAndReport` into `--out`, else reports/<name>-<start time>/: `capacity`'s and `bench`'s outputs. */
+export function writeResultAndReportTo(out: string | undefined, name: string, result: RunResult) {
+  const dir = outputDir(out, name, result);
+  return writeResultAndReport(dir, result, basename(dir));
 }
