@@ -1,12 +1,12 @@
 import type { Operation } from '../api/operations.ts';
 import type { Plan, RateWindow } from '../api/plans.ts';
 import { scalePlan } from '../api/plans.ts';
+import { TOOL_VERSION } from '../api/version.ts';
 import { now } from '../client/clock.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
-import { TOOL_VERSION } from '../scenario/execute.ts';
 import { probeBan } from './ban-probe.ts';
 import { CapacityProbe } from './probe.ts';
 

@@ -1,7 +1,7 @@
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { Operation } from '../api/operations.ts';
 import { getPlan, type PlanTable, planRate, type RateWindow, scalePlan } from '../api/plans.ts';
-import { EXIT } from '../cli/exit-codes.ts';
 import { now } from '../client/clock.ts';
 import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';

@@ -1,6 +1,7 @@
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { getPlan, type RateWindow } from '../api/plans.ts';
 import { loadSpec } from '../api/spec.ts';
@@ -22,7 +23,6 @@ import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import type { RunTick } from '../scenario/execute.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { mintedKey, parseTenantsFile, TENANT_SEED_ENV } from '../api/tenants.ts';
@@ -13,7 +14,6 @@ import { stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { writeForced, writeResultAndReport } from './write-output.ts';

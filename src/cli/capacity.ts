@@ -1,6 +1,7 @@
 import { basename, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { parseDuration } from '../api/duration.ts';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { scalePlan, shortestWindow } from '../api/plans.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
@@ -12,19 +13,18 @@ import { EMBEDDED_BAN_DURATION, type PlanProbeConfig, resolveCapacityConfig } fr
 import { CAPACITY_FLAGS, type CapacityArgs } from '../config/capacity-flags.ts';
 import { printable } from '../config/capacity-print.ts';
 import { configJson } from '../config/print.ts';
-import { metricsOptions, stopMetrics } from '../metrics/cli.ts';
+import { stopMetrics } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import { capacityTenants } from './capacity-tenants.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { reachable } from './reachable.ts';
 import { writeForced, writeResultAndReport } from './write-output.ts';
 
 export function capacityOptions(yargs: Argv) {
-  return metricsOptions(yargs.options(CAPACITY_FLAGS));
+  return yargs.options(CAPACITY_FLAGS);
 }
 
 export type { CapacityArgs };

@@ -1,10 +1,10 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { bench, benchOptions } from './bench.ts';
 import { capacity, capacityOptions } from './capacity.ts';
 import { compare, compareOptions } from './compare.ts';
-import { EXIT } from './exit-codes.ts';
 import { merge, mergeOptions } from './merge.ts';
 import { report, reportOptions } from './report.ts';
 import { run, runOptions } from './run.ts';

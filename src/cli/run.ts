@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { TENANT_SEED_ENV, type TenantMix } from '../api/tenants.ts';
@@ -22,7 +23,6 @@ import { runWorkers } from '../scenario/workers.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 import { reachable } from './reachable.ts';

@@ -5,10 +5,10 @@ import { InputError } from '../api/input-error.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { type MixEntry, parseOperationMix } from '../bench/operation-mix.ts';
 import { STEPS } from '../bench/steps.ts';
-import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl, publicTarget } from './base-url.ts';
+import { metricsFlags } from './metrics-flags.ts';
 import { Secret } from './secret.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see src/bench/unlimited-plans.ts). */

@@ -1,4 +1,5 @@
 import type { InferredOptionTypes, Options } from 'yargs';
+import { METRICS_FLAGS } from './metrics-flags.ts';
 
 /**
  * Defaults that the flags' help names and `resolveCapacityConfig` applies: here, where both read
@@ -18,7 +19,7 @@ export const CAPACITY_DEFAULTS = {
   maxTenants: 10_000,
 } as const;
 
-/** `capacity`'s flags (and its `--tenants` ramp's) as data; `--metrics` and `--metrics-interval` are added by metricsOptions. */
+/** `capacity`'s flags (and its `--tenants` ramp's) as data. */
 export const CAPACITY_FLAGS = {
   'base-url': {
     type: 'string',
@@ -119,13 +120,14 @@ export const CAPACITY_FLAGS = {
     describe:
       'Print the resolved configuration as JSON (keys as where they came from) and exit: nothing started or sent',
   },
+  ...METRICS_FLAGS,
 } as const satisfies Record<string, Options>;
 
-/** The parsed flags, camel-cased as yargs gives them, with `--metrics` and `--metrics-interval`. */
+/** The parsed flags, camel-cased as yargs gives them. */
 export type CapacityArgs = InferredOptionTypes<typeof CAPACITY_FLAGS> & {
   [K in keyof InferredOptionTypes<typeof CAPACITY_FLAGS> as CamelCase<K & string>]: InferredOptionTypes<
     typeof CAPACITY_FLAGS
   >[K];
-} & { metrics?: string[] | undefined; metricsInterval?: string | undefined };
+};
 
 type CamelCase<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;

@@ -16,11 +16,11 @@ import { MAX_TENANT_KEYS } from '../api/tenants.ts';
 import { dailyWindow } from '../capacity/daily.ts';
 import { parseTenantMix } from '../capacity/tenant-ramp.ts';
 import { parseTenantCapacityThreshold, type TenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
-import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { BAN_METRICS, parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl } from './base-url.ts';
 import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
+import { metricsFlags } from './metrics-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
 

@@ -1,8 +1,15 @@
 import type { Options } from 'yargs';
-import { CHECKPOINT_FILE, DEFAULT_CHECKPOINT_INTERVAL } from '../cli/checkpoint.ts';
-import { MAX_REGRESSION_DESCRIPTION } from '../cli/compare.ts';
 import { CONTRACTS } from '../record/checks/contract.ts';
+import { DEFAULT_TOLERANCES, describeTolerance, type Metric } from '../report/tolerances.ts';
+import { CHECKPOINT_FILE, DEFAULT_CHECKPOINT_INTERVAL } from './checkpoint.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
+
+const TOLERANCE_DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
+  .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)
+  .join(',');
+
+/** `--max-regression`'s help, as `run --baseline` and `compare` both take it. */
+export const MAX_REGRESSION_DESCRIPTION = `Tolerances before a significant change is a regression, e.g. p99=10%,rps=5%,errors=1% (errors and rate_limited in percentage points; default ${TOLERANCE_DEFAULTS})`;
 
 /** The embedded server compresses time so a default run crosses several windows in seconds. */
 export const EMBEDDED_TIME_SCALE = 10;

@@ -26,9 +26,6 @@ import {
   type TenantMix,
   validateTenantSpecs,
 } from '../api/tenants.ts';
-import { parseCheckpointInterval } from '../cli/checkpoint.ts';
-import { collectThresholds } from '../cli/thresholds.ts';
-import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { resultFromJson } from '../report/result-input.ts';
@@ -39,10 +36,13 @@ import { parseShare, type Share, shareOf, shareOfCounts } from '../scenario/shar
 import { refuseRatesInClosedModel, type TenantLoad, tenantLoads } from '../scenario/tenant-load.ts';
 import { type ResolvedWorkload, resolveWorkload, type WorkloadOverrides } from '../scenario/workload.ts';
 import { parseBaseUrl } from './base-url.ts';
+import { parseCheckpointInterval } from './checkpoint.ts';
+import { metricsFlags } from './metrics-flags.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { EMBEDDED_TIME_SCALE, type RUN_FLAGS } from './run-flags.ts';
 import { Secret } from './secret.ts';
+import { collectThresholds } from './thresholds.ts';
 
 /** What yargs hands `run`: RUN_FLAGS parsed, and the scenario positional. */
 export type RunArgs = ArgumentsCamelCase<InferredOptionTypes<typeof RUN_FLAGS>> & { scenario?: string };

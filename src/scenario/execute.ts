@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
+import { TOOL_VERSION } from '../api/version.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
 import { ApiClient, keysByCause, type Lane, type Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
@@ -21,11 +21,6 @@ import type { Share } from './share.ts';
 import type { TenantLoad } from './tenant-load.ts';
 import { keepRequestObjectsYoung } from './v8-heap.ts';
 import type { ResolvedWorkload } from './workload.ts';
-
-/** The version users installed, from package.json, so results name it without a second copy to update. */
-export const TOOL_VERSION: string = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
 
 export interface ExecuteInput<D> {
   scenario: Scenario<D>;
