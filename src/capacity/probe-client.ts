@@ -1,6 +1,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
 import { authHeaders, withAuthQuery } from '../api/auth.ts';
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
@@ -169,8 +170,8 @@ export class ProbeClient {
         path: this.path,
         method: 'GET',
         headers: { ...this.headers, [PROBE_HEADER]: id },
-        headersTimeout: this.o.timeoutMs ?? 10_000,
-        bodyTimeout: this.o.timeoutMs ?? 10_000,
+        headersTimeout: this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        bodyTimeout: this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       });
       status = response.status;
       headers = response.headers;

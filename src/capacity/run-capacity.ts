@@ -1,3 +1,4 @@
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import type { Plan, RateWindow } from '../api/plans.ts';
 import { scalePlan } from '../api/plans.ts';
@@ -176,7 +177,7 @@ function capacityResult(
       allowBanRisk: input.ban !== undefined,
       timeScale: Math.max(...input.targets.map((t) => t.timeScale)),
       windows: o.windows,
-      timeoutMs: input.timeoutMs ?? 10_000,
+      timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxAttempts: 1,
       spec: input.spec,
     },

@@ -1,3 +1,4 @@
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { Operation } from '../api/operations.ts';
@@ -89,7 +90,7 @@ function stepCommon(
     spec: input.spec,
     timeScale: input.timeScale,
     thresholds: input.thresholds,
-    timeoutMs: input.timeoutMs ?? 10_000,
+    timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     signal: input.signal,
   };
 }

@@ -37,8 +37,6 @@ import {
 import { failureLine, formatSummary } from './summary.ts';
 import { failsForGood } from './thresholds.ts';
 
-export { EMBEDDED_TIME_SCALE } from '../config/run-flags.ts';
-
 export function runOptions(yargs: Argv) {
   return yargs.positional('scenario', RUN_SCENARIO).options(RUN_FLAGS);
 }

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
 import { type AuthPlacement, authHeaders, samePlacement, withAuthQuery } from '../api/auth.ts';
+import { DEFAULT_TIMEOUT_MS, DEFAULTS } from '../api/defaults.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
@@ -411,8 +412,8 @@ export class Lane implements Caller {
       method: op.method,
       headers,
       body,
-      headersTimeout: o.timeoutMs ?? 10_000,
-      bodyTimeout: o.timeoutMs ?? 10_000,
+      headersTimeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      bodyTimeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
   }
 
@@ -457,11 +458,17 @@ export class Lane implements Caller {
       (input.retry ?? true) &&
       (status >= 500 || status === 0) &&
       IDEMPOTENT.has(op.method) &&
-      attempt < (o.maxAttempts ?? 3) &&
+      attempt < (o.maxAttempts ?? DEFAULTS.maxAttempts) &&
       this.core.budget.tryRetry()
     )
       return {
-        retryAt: receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000),
+        retryAt:
+          receivedAt +
+          fullJitterMs(
+            attempt,
+            o.backoffBaseMs ?? DEFAULTS.backoffBaseMs,
+            o.backoffCapMs ?? DEFAULTS.backoffCapMs,
+          ),
       };
     return NO_RETRY;
   }

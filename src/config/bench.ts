@@ -1,5 +1,6 @@
 import type { AuthPlacement } from '../api/auth.ts';
 import { BEARER, describeAuth, parseAuthHeader } from '../api/auth.ts';
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
@@ -13,8 +14,6 @@ import { Secret } from './secret.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see src/bench/unlimited-plans.ts). */
 export const EMBEDDED_KEY = 'enterprise-demo-key';
-/** autocannon's default request timeout. */
-export const BENCH_TIMEOUT_MS = 10_000;
 
 /** What `bench`'s flags say, as yargs hands them over (camel-cased). */
 export interface BenchArgs {
@@ -90,7 +89,7 @@ export async function resolveBenchConfig(
     mix,
     duration: args.duration,
     durationMs,
-    timeoutMs: BENCH_TIMEOUT_MS,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
     ...load,
     thresholds,
     metrics: metrics && hideEndpoints(metrics),

@@ -1,17 +1,12 @@
 import type { InferredOptionTypes, Options } from 'yargs';
+import { DEFAULTS } from '../api/defaults.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
 
 /**
- * Defaults that the flags' help names and `resolveCapacityConfig` applies: here, where both read
- * them, so that neither the CLI nor the resolution imports the other.
+ * `capacity`'s own defaults, which the flags' help names and `resolveCapacityConfig` applies (those
+ * it shares with other commands are in src/api/defaults.ts).
  */
 export const CAPACITY_DEFAULTS = {
-  /**
-   * A minute window lasts 6 s on the embedded server, as for `run`. At 60 (1 s windows) a shared,
-   * loaded machine fell behind the Pro and Business rates (300 and 1000 a second) and a paced window
-   * drew a 429; at 10 every plan held its schedule, all four in 27 s.
-   */
-  embeddedTimeScale: 10,
   /** Requests per second one key is driven at, at most; above it the embedded server runs slower for that plan. */
   maxRate: 500,
   tenantThreshold: 'p99<300ms',
@@ -42,7 +37,7 @@ export const CAPACITY_FLAGS = {
   'time-scale': {
     type: 'number',
     requiresArg: true,
-    describe: `The target's windows are the plan's divided by N (embedded: ${CAPACITY_DEFAULTS.embeddedTimeScale}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
+    describe: `The target's windows are the plan's divided by N (embedded: ${DEFAULTS.embeddedTimeScale}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
   },
   'max-rate': {
     type: 'number',
@@ -112,7 +107,7 @@ export const CAPACITY_FLAGS = {
       '--tenants with --base-url: the keys, CSV or JSON (plan,key[,name]; key env:NAME reads a variable), as run --tenants; never printed or written',
   },
   out: { type: 'string', requiresArg: true, describe: 'Directory for result.json and report.html' },
-  timeout: { type: 'string', default: '10s', describe: 'Request timeout (e.g. 10s, 500ms)' },
+  timeout: { type: 'string', default: DEFAULTS.timeout, describe: 'Request timeout (e.g. 10s, 500ms)' },
   quiet: { type: 'boolean', default: false, describe: 'Only the result path' },
   'print-config': {
     type: 'boolean',

@@ -1,4 +1,5 @@
 import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthOverride } from '../api/auth.ts';
+import { DEFAULTS } from '../api/defaults.ts';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -118,14 +119,14 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
   if (args.banKey !== undefined && !args.probeBan)
     throw new InputError('--ban-key is only used with --probe-ban');
   const maxWaitMs = parseDuration(args.banMaxWait, '--ban-max-wait');
-  // A duration with its unit, as run takes it (a number of ms read '10s' as NaN).
+  // A duration with its unit, as run takes it.
   const timeoutMs = parseDuration(args.timeout, '--timeout');
   if (!Number.isInteger(args.windows) || args.windows < 1 || args.windows > 10)
     throw new InputError('--windows must be a whole number from 1 to 10');
   if (!(args.maxRate > 0)) throw new InputError('--max-rate must be a positive number');
   const plans = plansOf(args);
   const embedded = args.baseUrl === undefined;
-  const timeScale = positiveScale(args.timeScale ?? (embedded ? CAPACITY_DEFAULTS.embeddedTimeScale : 1));
+  const timeScale = positiveScale(args.timeScale ?? (embedded ? DEFAULTS.embeddedTimeScale : 1));
   // A plan too fast for this machine at the asked scale gets a slower embedded server, unless the scale was given.
   const scaleFor = (plan: Plan) =>
     embedded && args.timeScale === undefined ? feasibleScale(plan, timeScale, args.maxRate) : timeScale;

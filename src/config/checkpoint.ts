@@ -3,7 +3,6 @@ import { InputError } from '../api/input-error.ts';
 
 /** The checkpoint's name in the output directory, beside result.json. */
 export const CHECKPOINT_FILE = 'result.partial.json';
-export const DEFAULT_CHECKPOINT_INTERVAL = '10s';
 
 /** `--checkpoint`: a duration with its unit, or `0`/`off` for none. Milliseconds, 0 for none. */
 export function parseCheckpointInterval(text: string): number {

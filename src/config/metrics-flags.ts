@@ -1,9 +1,8 @@
 import type { Options } from 'yargs';
+import { DEFAULT_METRICS_INTERVAL_MS, DEFAULTS } from '../api/defaults.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
 import { parseMetricsFlags, type SinkSpec } from '../metrics/sinks.ts';
-
-export const DEFAULT_METRICS_INTERVAL_MS = 5000;
 
 /** `--metrics` and `--metrics-interval`, as `run`, `capacity` and `bench` all take them. */
 export const METRICS_FLAGS = {
@@ -17,7 +16,7 @@ export const METRICS_FLAGS = {
   'metrics-interval': {
     type: 'string',
     requiresArg: true,
-    describe: 'How often --metrics pushes (default 5s)',
+    describe: `How often --metrics pushes (default ${DEFAULTS.metricsInterval})`,
   },
 } as const satisfies Record<string, Options>;
 

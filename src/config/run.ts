@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, InferredOptionTypes } from 'yargs';
 import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthHeaderFlag } from '../api/auth.ts';
+import { DEFAULTS } from '../api/defaults.ts';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -40,7 +41,7 @@ import { parseCheckpointInterval } from './checkpoint.ts';
 import { metricsFlags } from './metrics-flags.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { EMBEDDED_TIME_SCALE, type RUN_FLAGS } from './run-flags.ts';
+import type { RUN_FLAGS } from './run-flags.ts';
 import { Secret } from './secret.ts';
 import { collectThresholds } from './thresholds.ts';
 
@@ -137,7 +138,7 @@ export async function resolveRunConfig(
   const planName = args.plan ?? scenario.plan ?? 'free';
   const plan = getPlan(plans, planName);
   const embedded = args.baseUrl === undefined;
-  const timeScale = args.timeScale ?? (embedded ? EMBEDDED_TIME_SCALE : 1);
+  const timeScale = args.timeScale ?? (embedded ? DEFAULTS.embeddedTimeScale : 1);
   if (!(timeScale > 0)) throw new InputError('--time-scale must be a positive number');
   const windows = scalePlan(plan, timeScale).windows;
   const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);

@@ -1,3 +1,4 @@
+import { DEFAULT_TIMEOUT_MS, DEFAULTS } from '../api/defaults.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
@@ -119,7 +120,7 @@ function runRecorder<D>(input: ExecuteInput<D>): Recorder {
     // Verdicts that compare a response with those around it wait for every request that could still
     // be in flight: as long as the request timeout, and some.
     checkOptions: {
-      settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000,
+      settleAfterMs: (input.timeoutMs ?? DEFAULT_TIMEOUT_MS) + 5_000,
       contract: input.contract,
       limiter: input.limiter,
     },
@@ -197,8 +198,8 @@ function resultBuilder<D>(
         allowBanRisk: input.allowBanRisk ?? false,
         timeScale: input.timeScale,
         windows: input.windows,
-        timeoutMs: input.timeoutMs ?? 10_000,
-        maxAttempts: input.maxAttempts ?? 3,
+        timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxAttempts: input.maxAttempts ?? DEFAULTS.maxAttempts,
         spec: input.spec,
         ...(input.seed === undefined ? {} : { seed: input.seed }),
         ...(input.contract === undefined ? {} : { contract: input.contract }),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
+import { DEFAULTS } from '../../src/api/defaults.ts';
 import { InputError } from '../../src/api/input-error.ts';
 import { DEFAULT_PLANS, planRate, scalePlan } from '../../src/api/plans.ts';
 import { capacityOptions } from '../../src/cli/capacity.ts';
@@ -20,7 +21,7 @@ describe('resolveCapacityConfig: the plan probes', () => {
     const c = await resolveFlags([]);
     if (c.mode !== 'plans') throw new Error('expected the plan probes');
     expect(c.baseUrl).toBeUndefined();
-    expect(c.timeScale).toBe(CAPACITY_DEFAULTS.embeddedTimeScale);
+    expect(c.timeScale).toBe(DEFAULTS.embeddedTimeScale);
     expect(c.keys.map((k) => k.plan.name)).toEqual(Object.keys(DEFAULT_PLANS));
     for (const k of c.keys) {
       expect(k.key.reveal()).toBe(`${k.plan.name}-demo-key`);
