@@ -41,6 +41,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     process.stdout.write(configJson(config));
     return EXIT.OK;
   }
+  for (const warning of config.warnings) process.stderr.write(`petstore-load: ${warning}\n`);
   return executeBench(config);
 }
 

@@ -24,7 +24,7 @@ export interface BenchArgs {
   rate?: string | undefined;
   workers: number;
   baseUrl?: string | undefined;
-  key?: string | undefined;
+  apiKey?: string | undefined;
   authHeader?: string | undefined;
   threshold?: string[] | undefined;
   out?: string | undefined;
@@ -56,6 +56,8 @@ export interface BenchConfig {
   /** Base URL without credentials, query or fragment: what a result and a message may show. */
   readonly target: string | undefined;
   readonly apiKey: Secret;
+  /** Said on stderr before the benchmark starts (and shown by --print-config). */
+  readonly warnings: readonly string[];
   /** Where the key goes; `from` says why. */
   readonly auth: AuthPlacement & { readonly from: string; readonly shown: string };
   readonly out: string | undefined;
@@ -140,24 +142,31 @@ function resolveLoad(args: BenchArgs, mix: readonly MixEntry[]) {
 function resolveTarget(args: BenchArgs, env: NodeJS.ProcessEnv) {
   if (args.baseUrl === undefined) {
     const apiKey =
-      args.key === undefined
+      args.apiKey === undefined
         ? new Secret(EMBEDDED_KEY, "the embedded server's unlimited enterprise key")
-        : new Secret(args.key, '--key');
-    return { embedded: true, baseUrl: undefined, target: undefined, apiKey };
+        : new Secret(args.apiKey, '--api-key');
+    // PETSTORE_API_KEY is a real target's key, which the embedded server would refuse: left unused, and said so.
+    const warnings =
+      args.apiKey === undefined && env.PETSTORE_API_KEY !== undefined
+        ? [
+            'PETSTORE_API_KEY is not used without --base-url: the embedded server is benchmarked with its own unlimited key (give --base-url to bench your target with it)',
+          ]
+        : [];
+    return { embedded: true, baseUrl: undefined, target: undefined, apiKey, warnings };
   }
   const baseUrl = parseBaseUrl(args.baseUrl);
   // PETSTORE_API_KEY is a real target's key: the embedded server knows only its demo keys.
   const apiKey =
-    args.key !== undefined
-      ? new Secret(args.key, '--key')
+    args.apiKey !== undefined
+      ? new Secret(args.apiKey, '--api-key')
       : env.PETSTORE_API_KEY !== undefined
         ? new Secret(env.PETSTORE_API_KEY, 'PETSTORE_API_KEY')
         : undefined;
-  if (apiKey === undefined) throw new InputError('--base-url needs --key KEY (or PETSTORE_API_KEY)');
+  if (apiKey === undefined) throw new InputError('--base-url needs --api-key KEY (or PETSTORE_API_KEY)');
   const target = publicTarget(baseUrl);
   // A URL's userinfo is a credential: printed, the base URL reads as the public target.
   Object.defineProperty(baseUrl, 'toJSON', { value: () => target });
-  return { embedded: false, baseUrl, target, apiKey };
+  return { embedded: false, baseUrl, target, apiKey, warnings: [] };
 }
 
 function resolvePlacement(authHeader: string | undefined) {

@@ -21,11 +21,13 @@ export const CAPACITY_FLAGS = {
     requiresArg: true,
     describe: 'Target; without it the reference server is started',
   },
-  key: {
+  'api-key': {
+    alias: 'key',
     type: 'string',
     array: true,
     requiresArg: true,
-    describe: 'PLAN=KEY, repeatable (default with the embedded server: its demo key for every plan)',
+    describe:
+      "PLAN=KEY, repeatable: the API key each plan is probed with, as run's --api-key but one per plan (default with the embedded server: its demo key for every plan). --key: the same flag's former name",
   },
   'auth-header': {
     type: 'string',
@@ -62,7 +64,7 @@ export const CAPACITY_FLAGS = {
     type: 'string',
     requiresArg: true,
     describe:
-      'PLAN=KEY that --probe-ban may get banned; never one of the --key keys (embedded: PLAN, default free, on a server of its own)',
+      'PLAN=KEY that --probe-ban may get banned; never one of the --api-key keys (embedded: PLAN, default free, on a server of its own)',
   },
   'ban-max-wait': {
     type: 'string',

@@ -97,7 +97,7 @@ const TENANT_ONLY_FLAGS = [
 
 /** Flags of the plan probes, refused with --tenants. */
 const PROBE_ONLY_FLAGS = [
-  ['key', '--key'],
+  ['apiKey', '--api-key'],
   ['daily', '--daily'],
   ['probeBan', '--probe-ban'],
   ['banKey', '--ban-key'],
@@ -106,7 +106,7 @@ const PROBE_ONLY_FLAGS = [
 /**
  * `capacity`'s flags resolved into one checked configuration: every default and every refusal,
  * before a server starts or a request leaves. Reads `--plans` and the built-in document; starts
- * nothing, sends nothing. Capacity's keys come from `--key` (or the embedded server's demo keys)
+ * nothing, sends nothing. Capacity's keys come from `--api-key` (or the embedded server's demo keys)
  * and `--tenants-file`, never from the environment.
  */
 export async function resolveCapacityConfig(args: CapacityArgs): Promise<CapacityConfig> {
@@ -130,12 +130,12 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
   // A plan too fast for this machine at the asked scale gets a slower embedded server, unless the scale was given.
   const scaleFor = (plan: Plan) =>
     embedded && args.timeScale === undefined ? feasibleScale(plan, timeScale, args.maxRate) : timeScale;
-  const given = parseKeys(args.key ?? []);
-  if (given.size === 0 && !embedded) throw new InputError('--key PLAN=KEY is required with --base-url');
+  const given = parseKeys(args.apiKey ?? [], plans);
+  if (given.size === 0 && !embedded) throw new InputError('--api-key PLAN=KEY is required with --base-url');
   const keys: ProbedKey[] =
     given.size > 0
       ? [...given].map(([name, key]) =>
-          probed(getPlan(plans, name), new Secret(key, `--key ${name}`), scaleFor),
+          probed(getPlan(plans, name), new Secret(key, `--api-key ${name}`), scaleFor),
         )
       : Object.keys(DEFAULT_PLANS).map((name) =>
           probed(getPlan(plans, name), new Secret(demoKeyFor(name) as string, demoSource(name)), scaleFor),
@@ -280,15 +280,26 @@ function targetUrl(text: string | undefined): URL | undefined {
   return parseBaseUrl(text);
 }
 
-function parseKeys(given: readonly string[]): Map<string, string> {
+function parseKeys(given: readonly string[], plans: PlanTable, flag = '--api-key'): Map<string, string> {
   const keys = new Map<string, string>();
   for (const text of given) {
     const at = text.indexOf('=');
-    if (at <= 0 || at === text.length - 1)
-      throw new InputError(`--key: expected PLAN=KEY, got '${text.slice(0, at > 0 ? at : 20)}=…'`);
+    if (at <= 0 || at === text.length - 1) throw new InputError(`${flag}: ${notPlanKey(text, at, plans)}`);
     keys.set(text.slice(0, at), text.slice(at + 1));
   }
   return keys;
+}
+
+/**
+ * Why a value is not PLAN=KEY, quoting what was typed where it cannot be a key: a plan's name, or
+ * a plan and its `=`. Anything else may be the key itself, and a key is never echoed.
+ */
+function notPlanKey(text: string, at: number, plans: PlanTable): string {
+  if (at === text.length - 1) return `expected PLAN=KEY, got '${text}' (no key after '=')`;
+  if (at === 0)
+    return "expected PLAN=KEY, got a value starting with '=' (no plan before it; not shown, as it may be a key)";
+  if (Object.hasOwn(plans, text)) return `expected PLAN=KEY, got '${text}' (a plan with no '=KEY')`;
+  return "expected PLAN=KEY, got a value without '=' (not shown, as it may be a key)";
 }
 
 /**
@@ -305,15 +316,15 @@ function parseBanKey(
   if (given === undefined || !given.includes('=')) {
     if (!embedded)
       throw new InputError(
-        '--probe-ban needs --ban-key PLAN=KEY: a key you allow to be banned, none of the --key keys',
+        '--probe-ban needs --ban-key PLAN=KEY: a key you allow to be banned, none of the --api-key keys',
       );
     const plan = getPlan(plans, given ?? 'free');
     return { plan, key: new Secret(demoKeyFor(plan.name) ?? '', demoSource(plan.name)) };
   }
-  const [name, key] = [...parseKeys([given])][0] as [string, string];
+  const [name, key] = [...parseKeys([given], plans, '--ban-key')][0] as [string, string];
   if (!embedded && [...keys.values()].includes(key))
     throw new InputError(
-      `--ban-key: the ${name} key is also given with --key; the ban would spoil its measurement`,
+      `--ban-key: the ${name} key is also given with --api-key; the ban would spoil its measurement`,
     );
   return { plan: getPlan(plans, name), key: new Secret(key, `--ban-key ${name}`) };
 }
@@ -332,7 +343,7 @@ function checkThresholdPlans(
         );
     } else if (t.capacityPlan !== undefined && !probedPlans.has(t.capacityPlan))
       throw new InputError(
-        `threshold '${t.expression}': plan '${t.capacityPlan}' is not probed (give --key ${t.capacityPlan}=KEY)`,
+        `threshold '${t.expression}': plan '${t.capacityPlan}' is not probed (give --api-key ${t.capacityPlan}=KEY)`,
       );
 }
 

@@ -84,7 +84,7 @@ describe('petstore-load bench --print-config', () => {
   it.each([
     [['--duration', '10'], /^petstore-load: --duration: '10' is not a duration/],
     [['--auth-header', 'X Api'], /^petstore-load: --auth-header: 'X Api' is not a header name/],
-    [['--base-url', 'TARGET'], /^petstore-load: --base-url needs --key KEY/],
+    [['--base-url', 'TARGET'], /^petstore-load: --base-url needs --api-key KEY/],
     [['--rate', '1.5'], /^petstore-load: --rate: '1.5' is not a rate/],
   ])('refuses %j in one line with exit 2, before anything is sent', async (flags, message) => {
     const args = flags.map((f) => (f === 'TARGET' ? baseUrl : f));

@@ -51,9 +51,49 @@ describe('resolveCapacityConfig: the plan probes', () => {
     const printed = configJson(printable(c));
     expect(printed).not.toContain('secret-xyz');
     const json = JSON.parse(printed);
-    expect(json.plans.pro.key).toBe('from --key pro');
+    expect(json.plans.pro.key).toBe('from --api-key pro');
     expect(json.plans.pro.scaledWindows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(Object.keys(json.plans)).toEqual(['pro']);
+  });
+
+  it('--api-key is the flag, --key its former name: both give a key per plan', async () => {
+    for (const flag of ['--api-key', '--key']) {
+      const c = await resolveFlags([
+        '--base-url',
+        'http://127.0.0.1:9',
+        flag,
+        'pro=k-pro',
+        flag,
+        'free=k-free',
+      ]);
+      if (c.mode !== 'plans') throw new Error('expected the plan probes');
+      expect(
+        c.keys.map((k) => [k.plan.name, k.key.reveal()]),
+        flag,
+      ).toEqual([
+        ['pro', 'k-pro'],
+        ['free', 'k-free'],
+      ]);
+    }
+  });
+
+  it.each([
+    // A plan's name and a plan with its '=' are quoted as typed, never with an '=' that was not.
+    [['--api-key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
+    [['--key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
+    [['--api-key', 'pro='], "--api-key: expected PLAN=KEY, got 'pro=' (no key after '=')"],
+    // Anything else may be the key itself: described, not echoed.
+    [['--api-key', 'sk-live-secret'], "--api-key: expected PLAN=KEY, got a value without '=' (not shown"],
+    [['--api-key', '=sk-live-secret'], "--api-key: expected PLAN=KEY, got a value starting with '='"],
+  ])('refuses %j saying what was typed', async (argv, message) => {
+    const error = await resolveFlags(['--base-url', 'http://127.0.0.1:9', ...argv]).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(InputError);
+    expect(error?.message.startsWith(message), error?.message).toBe(true);
+    expect(error?.message).not.toContain('sk-live-secret');
+    expect(error?.message).not.toContain('…');
   });
 
   it('--auth-header puts the key in that header for every operation, and the printed config says so', async () => {
@@ -73,7 +113,7 @@ describe('resolveCapacityConfig: the plan probes', () => {
     [['--step-duration', '5s'], /^--step-duration is a flag of capacity --tenants$/],
     [['--windows', '0'], /^--windows must be a whole number from 1 to 10$/],
     [['--base-url', 'ftp://x', '--key', 'pro=k'], /^--base-url must be http/],
-    [['--base-url', 'http://127.0.0.1:9'], /^--key PLAN=KEY is required with --base-url$/],
+    [['--base-url', 'http://127.0.0.1:9'], /^--api-key PLAN=KEY is required with --base-url$/],
     [['--threshold', 'capacity.gold.accepted_per_minute>=1', '--key', 'pro=k'], /plan 'gold' is not probed/],
   ])('refuses %j with an input error naming the flag', async (argv, message) => {
     await expect(resolveFlags(argv)).rejects.toThrow(message);
@@ -98,7 +138,8 @@ describe('resolveCapacityConfig: the tenant ramp', () => {
   });
 
   it.each([
-    [['--tenants', 'pro', '--key', 'pro=k'], /^--key measures one key per plan/],
+    [['--tenants', 'pro', '--key', 'pro=k'], /^--api-key measures one key per plan/],
+    [['--tenants', 'pro', '--api-key', 'pro=k'], /^--api-key measures one key per plan/],
     [['--tenants', 'pro', '--step-duration', '5'], /^--step-duration: '5' is not a duration/],
     [['--tenants', 'pro', '--step-duration', '100ms'], /^--step-duration must be from 500ms to 10m$/],
     [['--tenants', 'pro', '--base-url', 'http://127.0.0.1:9'], /needs --tenants-file/],
