@@ -24,6 +24,7 @@ import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
 import { metricsFlags } from './metrics-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
+import { type TenantFileKeys, tenantFileKeys } from './tenants-file.ts';
 
 /** The embedded server's ban for --probe-ban, unscaled (its documented default), passed explicitly so that it can be said up front. */
 export const EMBEDDED_BAN_DURATION = '10m';
@@ -77,8 +78,10 @@ export interface TenantRampConfig extends CapacityCommon {
   stepMs: number;
   maxTenants: number;
   start: number;
-  /** The tenants' keys, read at the start of the run (never printed); undefined: the embedded server mints them. */
+  /** `--tenants-file`, as named. */
   tenantsFile: string | undefined;
+  /** Its keys, read and checked (printed as where they came from); undefined: the embedded server mints them. */
+  tenantKeys: TenantFileKeys | undefined;
   stepThresholdTexts: string[];
   stepThresholds: Threshold[];
   verdicts: TenantCapacityThreshold[];
@@ -195,6 +198,8 @@ async function resolveTenantRamp(args: CapacityArgs, tenants: string): Promise<T
     throw new InputError(
       "--tenants with --base-url needs --tenants-file FILE (plan,key[,name]) for the tenants' keys",
     );
+  const tenantKeys =
+    args.tenantsFile === undefined ? undefined : tenantFileKeys(args.tenantsFile, mix, maxTenants, start);
   const spec = await loadSpec(DEFAULT_SPEC_PATH);
   const ops = new Set(spec.operations.map((op) => op.id));
   const stepThresholdTexts = args.tenantThreshold ?? [CAPACITY_DEFAULTS.tenantThreshold];
@@ -212,6 +217,7 @@ async function resolveTenantRamp(args: CapacityArgs, tenants: string): Promise<T
     maxTenants,
     start,
     tenantsFile: args.tenantsFile,
+    tenantKeys,
     stepThresholdTexts: [...stepThresholdTexts],
     stepThresholds,
     verdicts,

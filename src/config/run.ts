@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, InferredOptionTypes } from 'yargs';
 import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthHeaderFlag } from '../api/auth.ts';
 import { DEFAULTS } from '../api/defaults.ts';
@@ -43,6 +42,7 @@ import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import type { RUN_FLAGS } from './run-flags.ts';
 import { Secret } from './secret.ts';
+import { readTextFile } from './tenants-file.ts';
 import { collectThresholds } from './thresholds.ts';
 
 /** What yargs hands `run`: RUN_FLAGS parsed, and the scenario positional. */
@@ -319,16 +319,6 @@ function tenantMixOf(
     mix: buildTenantMix(declared, windowsOf, (plan, n) => mintedKey(seed, plan, n)),
     minted: { seed, flag },
   };
-}
-
-function readTextFile(file: string, what: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new InputError(
-      `${what} ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
 }
 
 function parseRateFlag(text: string): Rate {

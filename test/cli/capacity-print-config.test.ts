@@ -52,7 +52,7 @@ describe('petstore-load capacity --print-config', () => {
     expect(requests).toBe(0);
   });
 
-  it('--tenants: the mix, its plans and the step, keys never read; sends nothing', async () => {
+  it("--tenants: the mix, its plans, the step and the file's tenants, keys as where they came from; sends nothing", async () => {
     const keys = join(workspace.fresh('keys'), 'keys.csv');
     writeFileSync(keys, `plan,key\npro,${KEY}\n`);
     const outcome = await runCli(
@@ -68,6 +68,25 @@ describe('petstore-load capacity --print-config', () => {
     expect(printed.plans.pro.scaledWindows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(printed.stepMs).toBe(5000);
     expect(printed.tenantKeys).toBe(`from --tenants-file ${keys}`);
+    // The file was read and checked: its one tenant, shown by where its key came from.
+    expect(printed.tenantsInFile).toEqual({ pro: [`from --tenants-file ${keys}, tenant 1`] });
+    expect(printed.rampUpTo).toBe(1);
+    expect(requests).toBe(0);
+  });
+
+  it('--tenants with a bad --tenants-file is refused in one line, exit 2, before anything is printed', async () => {
+    const keys = join(workspace.fresh('bad-keys'), 'keys.csv');
+    writeFileSync(keys, `plan,key\nfree,${KEY}\n`);
+    const outcome = await runCli(
+      ['capacity', '--tenants', 'pro', '--base-url', baseUrl, '--tenants-file', keys, '--print-config'],
+      20_000,
+    );
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expectNoKey(outcome);
+    expect(outcome.stderr.trim().split('\n')).toEqual([
+      `petstore-load: --tenants-file ${keys}: no key of plan 'pro'`,
+    ]);
     expect(requests).toBe(0);
   });
 
@@ -82,7 +101,11 @@ describe('petstore-load capacity --print-config', () => {
     }
   });
 
-  it('a run does what was printed: the same plan, time scale, windows and timeout in its result', async () => {
+  // Two CLI calls, bounded at 20 s and 50 s: past vitest's default timeout of 30 s, so the test's own
+  // covers both with room for the process ends.
+  it('a run does what was printed: the same plan, time scale, windows and timeout in its result', {
+    timeout: 80_000,
+  }, async () => {
     const out = workspace.fresh('run');
     const flags = ['--key', 'free=free-demo-key', '--windows', '1', '--time-scale', '30', '--timeout', '3s'];
     const shown = await runCli(['capacity', ...flags, '--print-config'], 20_000);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { DEFAULTS } from '../../src/api/defaults.ts';
@@ -121,6 +124,46 @@ describe('resolveCapacityConfig: the plan probes', () => {
 });
 
 describe('resolveCapacityConfig: the tenant ramp', () => {
+  it('reads and checks --tenants-file while resolving: its keys by plan, as where they came from', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-load-capacity-config-'));
+    try {
+      const file = join(dir, 'keys.csv');
+      writeFileSync(file, 'plan,key,name\nfree,k-free-1,\nfree,k-free-2,\npro,k-pro-1,big\n');
+      const c = await resolveFlags([
+        '--tenants',
+        'free=2,pro=1',
+        '--base-url',
+        'http://127.0.0.1:9',
+        '--tenants-file',
+        file,
+      ]);
+      if (c.mode !== 'tenants') throw new Error('expected the tenant ramp');
+      expect(c.tenantKeys?.byPlan.free?.map((k) => k.reveal())).toEqual(['k-free-1', 'k-free-2']);
+      expect(c.tenantKeys?.max).toBe(3);
+      const printed = configJson(printable(c));
+      expect(printed).not.toMatch(/k-free|k-pro/);
+      expect(JSON.parse(printed).tenantsInFile).toEqual({
+        free: [`from --tenants-file ${file}, tenant 1`, `from --tenants-file ${file}, tenant 2`],
+        pro: [`from --tenants-file ${file}, tenant 3 (big)`],
+      });
+
+      const withoutPro = join(dir, 'free-only.csv');
+      writeFileSync(withoutPro, 'plan,key\nfree,k-free-1\n');
+      const target = ['--base-url', 'http://127.0.0.1:9', '--tenants-file'];
+      await expect(resolveFlags(['--tenants', 'free=2,pro=1', ...target, withoutPro])).rejects.toThrow(
+        `--tenants-file ${withoutPro}: no key of plan 'pro'`,
+      );
+      await expect(
+        resolveFlags(['--tenants', 'free', '--tenants-start', '2', ...target, withoutPro]),
+      ).rejects.toThrow('its keys allow at most 1 tenants of the mix, fewer than --tenants-start 2');
+      await expect(resolveFlags(['--tenants', 'free', ...target, join(dir, 'missing.csv')])).rejects.toThrow(
+        /^--tenants-file .*missing\.csv: cannot read \(ENOENT\)$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('defaults: real quotas, steps of 5 s, up to 10,000 tenants, judged on p99', async () => {
     const c = await resolveFlags(['--tenants', 'free=4,pro=1']);
     if (c.mode !== 'tenants') throw new Error('expected the tenant ramp');
