@@ -3,8 +3,8 @@ import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
+import type { Operation } from '../api/operations.ts';
 import { getPlan, type RateWindow } from '../api/plans.ts';
-import { loadSpec } from '../api/spec.ts';
 import type { BenchProgress } from '../bench/bench-run.ts';
 import { markRateLimited } from '../bench/rate-limit-warning.ts';
 import { buildCycle } from '../bench/request-cycle.ts';
@@ -48,7 +48,7 @@ export async function bench(args: BenchArgs): Promise<number> {
 /** What one execution holds that its cleanup must undo, whatever stage it reached. */
 interface Held {
   plansFile: ReturnType<typeof unlimitedPlansFile> | undefined;
-  operations?: Awaited<ReturnType<typeof loadSpec>>['operations'];
+  operations?: Operation[];
   server?: ServerProcess;
   prepared?: Prepared;
   metrics?: LiveMetrics | undefined;
@@ -108,7 +108,7 @@ async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
   const planName = config.embedded ? (DEMO_KEYS[apiKey] ?? 'unknown') : 'unknown';
   const windows: RateWindow[] =
     held.plansFile && planName !== 'unknown' ? getPlan(held.plansFile.plans, planName).windows : [];
-  const operations = (await loadSpec(config.specPath)).operations;
+  const operations = [...config.operations];
   held.operations = operations;
   try {
     held.prepared = await prepareBench({

@@ -63,17 +63,19 @@ function judge(baseline: RunResult, current: RunResult, maxRegression: string | 
 }
 
 /**
- * For `run --baseline FILE`: the run just measured against a stored one. Prints nothing, so that the
- * caller places the table after its own summary (or leaves it out under --quiet).
+ * For `run --baseline FILE`: the run just measured against the stored one its configuration read.
+ * Prints nothing, so that the caller places the table after its own summary (or leaves it out under
+ * --quiet).
  */
 export function compareWithBaseline(
-  baselinePath: string,
+  baseline: { file: string; result: RunResult },
   current: RunResult,
   maxRegression?: string,
 ): BaselineComparison {
   parseTolerances(maxRegression);
-  const baseline = resultFromJson(readJsonFile(baselinePath, '--baseline'), `--baseline ${baselinePath}`);
-  return judge(baseline, current, maxRegression, [describeRun('baseline', baselinePath, baseline)]);
+  return judge(baseline.result, current, maxRegression, [
+    describeRun('baseline', baseline.file, baseline.result),
+  ]);
 }
 
 export async function compare(args: CompareArgs): Promise<number> {

@@ -329,7 +329,7 @@ function finishRun(
   if (baseline && !o.setupFailure) {
     // Judged before anything is written, so that result.json, JUnit, the summaries and the report
     // all carry the regressions; the baseline was checked before the run, so this does not fail on it.
-    const judged = compareWithBaseline(baseline.file, result, baseline.maxRegression);
+    const judged = compareWithBaseline(baseline, result, baseline.maxRegression);
     comparison = judged.text;
     result.baseline = baselineVerdict(baseline.file, judged.comparison);
   }

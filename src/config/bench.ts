@@ -3,6 +3,7 @@ import { BEARER, describeAuth, parseAuthHeader } from '../api/auth.ts';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
+import type { Operation } from '../api/operations.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { type MixEntry, parseOperationMix } from '../bench/operation-mix.ts';
 import { STEPS } from '../bench/steps.ts';
@@ -37,6 +38,8 @@ export interface BenchArgs {
 /** One benchmark, resolved and checked before a server starts or a request leaves. */
 export interface BenchConfig {
   readonly specPath: string;
+  /** The document's operations, loaded once here (printed as how many). */
+  readonly operations: readonly Operation[];
   readonly mix: readonly MixEntry[];
   /** The duration as typed, for the status line, and in milliseconds. */
   readonly duration: string;
@@ -86,8 +89,12 @@ export async function resolveBenchConfig(
       '--metrics pushes the figures of one thread: it cannot be used with --workers yet (run one bench process per worker instead)',
     );
   const target = resolveTarget(args, env);
+  const operations = [...spec.operations];
+  // Printed, the operations read as a count: the document is named by specPath.
+  Object.defineProperty(operations, 'toJSON', { value: () => `${operations.length} operations` });
   return Object.freeze({
     specPath: DEFAULT_SPEC_PATH,
+    operations,
     mix,
     duration: args.duration,
     durationMs,

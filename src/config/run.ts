@@ -30,6 +30,7 @@ import type { SinkSpec } from '../metrics/sinks.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { parseTolerances } from '../report/tolerances.ts';
+import type { RunResult } from '../result/types.ts';
 import type { Rate, Scenario } from '../scenario/define.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { parseShare, type Share, shareOf, shareOfCounts } from '../scenario/share.ts';
@@ -70,7 +71,8 @@ export interface RunConfig {
   readonly plansFile: string | undefined;
   readonly plans: PlanTable;
   readonly thresholds: ReturnType<typeof collectThresholds>;
-  readonly baseline: { file: string; maxRegression: string | undefined } | undefined;
+  /** `--baseline`, read and parsed once: the run is judged against `result`. */
+  readonly baseline: { file: string; maxRegression: string | undefined; result: RunResult } | undefined;
   readonly planName: string;
   /** The plan's windows after the time scale: what the target counts. */
   readonly windows: RateWindow[];
@@ -213,8 +215,8 @@ function resolveSending(
 function resolveBaseline(args: RunArgs): RunConfig['baseline'] {
   if (args.baseline) {
     parseTolerances(args.maxRegression);
-    resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
-    return { file: args.baseline, maxRegression: args.maxRegression };
+    const result = resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
+    return { file: args.baseline, maxRegression: args.maxRegression, result };
   }
   if (args.maxRegression) throw new InputError('--max-regression needs --baseline FILE');
   return undefined;

@@ -82,6 +82,12 @@ describe('resolveBenchConfig', () => {
     expect(JSON.parse(configJson(flag)).apiKey).toBe('from --api-key');
   });
 
+  it('keeps the operations of the document it loaded, printed as a count', async () => {
+    const config = await resolveBenchConfig(DEFAULTS, {});
+    expect(config.operations.map((op) => op.id)).toContain('listPets');
+    expect(JSON.parse(configJson(config)).operations).toBe(`${config.operations.length} operations`);
+  });
+
   it('a push URL with credentials prints as its kind and host', async () => {
     const config = await resolveBenchConfig({
       ...DEFAULTS,

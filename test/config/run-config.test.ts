@@ -11,6 +11,7 @@ import { runOptions } from '../../src/cli/run.ts';
 import { configJson } from '../../src/config/print.ts';
 import { type RunArgs, resolveRunConfig } from '../../src/config/run.ts';
 import { printable } from '../../src/config/run-printable.ts';
+import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
 
 /** `run`'s flags as yargs parses them from a command line, then resolved with `env`. */
 async function resolve(argv: string[], env: NodeJS.ProcessEnv = {}) {
@@ -169,6 +170,15 @@ describe('resolveRunConfig', () => {
       kind: 'concurrency',
       maxInFlight: 3,
     });
+  });
+
+  it('reads --baseline once and keeps it parsed; --print-config shows where it is, not what it holds', async () => {
+    const file = join(dir, 'baseline.json');
+    writeFileSync(file, JSON.stringify(await syntheticResult(ladder('listPets', 20), { scenario: 'kept' })));
+    const config = await resolve(['catalogue-browse', '--baseline', file, '--max-regression', 'p99=10%']);
+    expect(config.baseline?.result.meta.scenario).toBe('kept');
+    expect(config.baseline?.result.overall.requests).toBe(20);
+    expect(printed(config).baseline).toEqual({ file, maxRegression: 'p99=10%' });
   });
 
   it('refuses a bad flag with an input error naming it', async () => {
