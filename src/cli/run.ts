@@ -263,8 +263,7 @@ async function traffic(session: RunSession): Promise<RunResult> {
       job: {
         ...common,
         scenarioPath: config.scenarioPath,
-        specPath: config.specPath,
-        authHeader: config.authHeader?.name,
+        operations: config.spec.operations,
         overrides: config.overrides,
         planRate: config.planRate,
         ...(config.tenants ? { tenants: tenantJob(config.tenants.mix) } : {}),
