@@ -24,7 +24,7 @@ describe('petstore-load capacity: bad flags', () => {
     // What was typed, quoted as typed: no '=' that was never there.
     [
       ['--base-url', 'http://127.0.0.1:9', '--key', 'pro'],
-      /--api-key: expected PLAN=KEY, got 'pro' \(a plan with no '=KEY'\)$/,
+      /--api-key: expected PLAN=KEY, got 'pro' \(a plan with no '=KEY'\)\n?$/,
     ],
   ])('refuses %j in one line, exit 2', async (args, message) => {
     const outcome = await runCli(['capacity', ...args], 20_000);
