@@ -46,7 +46,8 @@ describe('petstore-load capacity --print-config', () => {
     const printed = JSON.parse(outcome.stdout);
     expect(printed.target).toBe(`${baseUrl}/`);
     expect(printed.timeoutMs).toBe(4000);
-    expect(printed.plans.pro.key).toBe('from --key pro');
+    // --key is --api-key's former name: the key reads as given with --api-key.
+    expect(printed.plans.pro.key).toBe('from --api-key pro');
     expect(printed.plans.pro.windows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(printed.auth.listPets.placement).toBe('header authorization: Bearer');
     expect(requests).toBe(0);
@@ -90,7 +91,10 @@ describe('petstore-load capacity --print-config', () => {
     expect(requests).toBe(0);
   });
 
-  it('--timeout 10 (no unit) is refused in one line, exit 2, before anything is printed', async () => {
+  // Two CLI calls of up to 20 s each, one after the other: more than vitest's default 30 s.
+  it('--timeout 10 (no unit) is refused in one line, exit 2, before anything is printed', {
+    timeout: 50_000,
+  }, async () => {
     for (const extra of [[], ['--tenants', 'pro']]) {
       const outcome = await runCli(['capacity', ...extra, '--timeout', '10', '--print-config'], 20_000);
       expect(outcome.code).toBe(2);
