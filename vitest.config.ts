@@ -10,8 +10,6 @@ import { defineConfig } from 'vitest/config';
  * another job on the machine, not this suite.
  */
 const TIMING = [
-  'test/capacity/ban.test.ts',
-  'test/capacity/capacity.test.ts',
   // Capacity at the seed's real limits drives Business at 1000 requests a second: it needs a core,
   // and would take one from any neighbour.
   'test/cli/capacity.test.ts',
@@ -19,16 +17,10 @@ const TIMING = [
   'test/cli/hostile-targets.test.ts',
   // capacity, bench and run --workers: a second Ctrl-C 200 ms after the first, an exit within 2 s.
   'test/cli/second-signal.test.ts',
-  // Third-party limiters' windows and a GCRA's 500 ms between requests, kept side by side; every
-  // reference limiter model in every dialect, 36 runs in two rounds.
-  'test/client/limiter-pairs.test.ts',
   'test/compliance/compliance-run.test.ts',
   'test/report/compare.test.ts',
-  'test/scenario/integration.test.ts',
   'test/scenario/shared-quota.test.ts',
   'test/server/faults.test.ts',
-  'test/record/dialect-run.test.ts',
-  'test/server/limiter-modes.test.ts',
   // A tenant mix's isolation verdict compares latency before and after a noisy group starts, two
   // runs side by side; the tenant ramp finds where p99 breaks: both read latency under load.
   'test/scenario/tenant-mix.test.ts',
@@ -51,14 +43,8 @@ const TIMING_LIGHT = [
   'test/client/real-limiters.test.ts',
   // nginx limit_conn over a 300 ms upstream: 4 virtual users for 35 s, judged on requests a second.
   'test/client/concurrency-limiters.test.ts',
-  'test/capacity/daily.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
-  'test/client/dialect-pacing.test.ts',
-  'test/client/pacing-integration.test.ts',
-  'test/server/rate-limit.test.ts',
-  // A refused knock that must still count a window later: 2 s windows kept on schedule.
-  'test/server/count-refused.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',

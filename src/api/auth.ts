@@ -113,25 +113,6 @@ export function samePlacement(a: AuthPlacement, b: AuthPlacement): boolean {
   return a.in === 'query' || (b.in === 'header' && a.bearer === b.bearer);
 }
 
-/** The headers that carry a key placed in a header; none for the query. */
-export function authHeaders(placement: AuthPlacement, key: string): Record<string, string> {
-  if (placement.in === 'query') return {};
-  return { [placement.name]: placement.bearer ? `Bearer ${key}` : key };
-}
-
-/** `name=key` (encoded) for a key placed in the query, to join to a URL; empty for a header. */
-export function authQuery(placement: AuthPlacement, key: string): string {
-  if (placement.in !== 'query') return '';
-  return `${encodeURIComponent(placement.name)}=${encodeURIComponent(key)}`;
-}
-
-/** A path with the key's query parameter added (for a query placement); the path as-is otherwise. */
-export function withAuthQuery(path: string, placement: AuthPlacement, key: string): string {
-  const q = authQuery(placement, key);
-  if (!q) return path;
-  return `${path}${path.includes('?') ? '&' : '?'}${q}`;
-}
-
 /** How a placement reads in a printed configuration: `header api_key`, `Authorization: Bearer`, `query ?api_key=`. */
 export function describeAuth(p: AuthPlacement): string {
   if (p.in === 'query') return `query ?${p.name}=`;

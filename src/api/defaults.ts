@@ -19,8 +19,10 @@ export const DEFAULTS = {
   metricsInterval: '5s',
   /**
    * The embedded server's time scale for `run` and `capacity`'s plan probes: a minute window lasts
-   * 6 s, so a default run crosses several windows in seconds, while the fastest plans' rates (300 and
-   * 1000 a second, times 10) stay within what a shared two-core machine sends on schedule.
+   * 6 s, so a default run crosses several windows in seconds and the four plans are probed in about
+   * half a minute, while a shared, loaded machine keeps the Pro and Business rates (300 and 1000 a
+   * second) on schedule. In shorter windows a late timer is a large share of the window: a paced
+   * window falls behind and draws a 429 the plan did not owe.
    */
   embeddedTimeScale: 10,
 } as const;

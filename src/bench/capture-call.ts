@@ -1,4 +1,3 @@
-import type { Operation } from '../api/operations.ts';
 import type { CallInput } from '../client/client.ts';
 import { type Api, PetstoreApi } from '../client/petstore-api.ts';
 
@@ -24,22 +23,4 @@ export function captureCall(make: (api: Api) => unknown): CapturedCall {
   void make(api);
   if (!captured) throw new Error('captureCall: no call was made');
   return captured;
-}
-
-/** `/pets/{petId}` with `{ petId: 3 }` and a query: the request target, encoded as the client does. */
-export function renderPath(
-  op: Operation,
-  values: Readonly<Record<string, string | number>> = {},
-  query?: CallInput['query'],
-): string {
-  const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
-    const value = values[name];
-    if (value === undefined) throw new Error(`${op.id}: path parameter '${name}' is missing`);
-    return encodeURIComponent(String(value));
-  });
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {}))
-    if (v !== undefined && v !== null) params.append(k, String(v));
-  const text = params.toString();
-  return text ? `${path}?${text}` : path;
 }

@@ -8,9 +8,8 @@ import type { BenchRequest } from './request-cycle.ts';
 export interface DriveInput {
   /** `http://host:port`: autocannon's connections go here; the base path is in each request's path. */
   origin: string;
+  /** Each request with its own headers (the key where its operation's scheme puts it). */
   cycle: readonly BenchRequest[];
-  /** Sent on every request (authorization, accept). */
-  headers: Readonly<Record<string, string>>;
   connections: number;
   pipelining: number;
   /** Requests per second over all connections; undefined: as fast as the target answers. */
@@ -35,8 +34,6 @@ interface ConnectionState {
 
 type Context = Record<string, number | undefined>;
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
-
 function createdId(body: string): number | undefined {
   try {
     const id = (JSON.parse(body) as { id?: unknown }).id;
@@ -60,16 +57,14 @@ function cycleRequests(cycle: DriveInput['cycle'], pairer: ResponsePairer): auto
     const request: autocannon.Request = {
       method: r.method,
       path: r.path,
+      headers: r.headers,
       onResponse: (status, body, context, headers) => {
         pairer.answered(index, status, body, headers as RawHeaders | undefined);
         if (r.provides !== undefined && status >= 200 && status < 300)
           (context as Context)[r.provides] = createdId(body);
       },
     };
-    if (r.body !== undefined) {
-      request.body = r.body;
-      request.headers = JSON_HEADERS;
-    }
+    if (r.body !== undefined) request.body = r.body;
     const consumes = r.consumes;
     if (consumes) {
       // Filled at send time with the id the request before it created on this connection; without
@@ -147,7 +142,6 @@ export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSi
       // autocannon notices the end at its next sample: every 100 ms rather than every second.
       sampleInt: 100,
       timeout: input.timeoutMs / 1000,
-      headers: { ...input.headers },
       requests,
       // At a fixed rate, our own correction (coordinated-omission.ts): autocannon's back-fills 1 ms steps.
       ...(input.rate === undefined ? {} : { overallRate: input.rate, ignoreCoordinatedOmission: true }),

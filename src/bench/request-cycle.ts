@@ -1,5 +1,6 @@
 import type { HttpMethod, Operation } from '../api/operations.ts';
-import { type CapturedCall, captureCall, renderPath } from './capture-call.ts';
+import { KeyRequests } from '../api/request.ts';
+import { type CapturedCall, captureCall } from './capture-call.ts';
 import type { MixEntry } from './operation-mix.ts';
 import { CREATES, type Resource, STEPS, type StepIds } from './steps.ts';
 
@@ -17,8 +18,10 @@ export interface BenchCatalogue {
 export interface BenchRequest {
   operationId: string;
   method: HttpMethod;
-  /** Request target: base path, path and query. */
+  /** Request target: base path, path and query (the key too, where the operation's scheme puts it there). */
   path: string;
+  /** The key where the operation's scheme puts it, JSON asked for, and a body's type. */
+  headers: Record<string, string>;
   /** JSON text, for operations with a body. */
   body?: string;
   /** A creator: the `id` of its 2xx response is what the next request of the connection uses. */
@@ -29,17 +32,25 @@ export interface BenchRequest {
 
 const MARK = '__created_id__';
 
-function toRequest(call: CapturedCall, operations: ReadonlyMap<string, Operation>, basePath: string) {
+/** A captured call as the cycle sends it, built as the client builds its requests (src/api/request.ts). */
+function toRequest(
+  call: CapturedCall,
+  operations: ReadonlyMap<string, Operation>,
+  basePath: string,
+  requests: KeyRequests,
+) {
   const op = operations.get(call.operationId);
   if (!op) throw new Error(`bench: operation '${call.operationId}' is not in the operation table`);
-  const { path: values, query, body } = call.input;
+  // autocannon applies its own timeout; the built request's is not sent.
+  const built = requests.build(basePath, op, call.input, 0);
   return {
     op,
     request: {
       operationId: op.id,
       method: op.method,
-      path: basePath + renderPath(op, values, query),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      path: built.path,
+      headers: built.headers,
+      ...(built.body === undefined ? {} : { body: built.body }),
     } satisfies BenchRequest,
   };
 }
@@ -55,7 +66,10 @@ export function buildCycle(
   catalogue: BenchCatalogue,
   operations: ReadonlyMap<string, Operation>,
   basePath = '',
+  /** Sent where each operation's scheme (or `--auth-header`) puts it; none: a cycle looked at, not sent. */
+  key?: string,
 ): BenchRequest[] {
+  const requests = new KeyRequests(key);
   const rounds = Math.max(1, catalogue.petIds.length);
   const cycle: BenchRequest[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -69,7 +83,7 @@ export function buildCycle(
       if (!step) throw new Error(`bench: no request is defined for operation '${operationId}'`);
       for (let w = 0; w < weight; w++) {
         const call = captureCall((api) => step.call(api, ids));
-        const { op, request } = toRequest(call, operations, basePath);
+        const { op, request } = toRequest(call, operations, basePath, requests);
         if (step.consumes === undefined) {
           cycle.push(request);
           continue;
@@ -81,12 +95,14 @@ export function buildCycle(
             captureCall((api) => creator.call(api, ids)),
             operations,
             basePath,
+            requests,
           ).request,
           provides: step.consumes,
         });
         const values = { ...call.input.path, [creates.param]: MARK };
-        const [before = '', after = ''] = renderPath(op, values).split(MARK);
-        cycle.push({ ...request, consumes: { resource: step.consumes, before: basePath + before, after } });
+        const marked = requests.build(basePath, op, { ...call.input, path: values }, 0).path;
+        const [before = '', after = ''] = marked.split(MARK);
+        cycle.push({ ...request, consumes: { resource: step.consumes, before, after } });
       }
     }
   }

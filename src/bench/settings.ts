@@ -5,7 +5,7 @@ import type { BenchRequest } from './request-cycle.ts';
 
 /**
  * One benchmark (or one worker thread's share of it), as plain data: it crosses to worker threads.
- * The API key is in `headers`, in memory only; the result names the plan.
+ * The API key is in the cycle's requests, in memory only; the result names the plan.
  */
 export interface BenchSettings {
   /** `http://host:port`. */
@@ -18,7 +18,6 @@ export interface BenchSettings {
   windows: RateWindow[];
   mix: MixEntry[];
   cycle: BenchRequest[];
-  headers: Record<string, string>;
   connections: number;
   pipelining: number;
   rate: number | undefined;

@@ -1,5 +1,6 @@
 import type { Operation } from '../api/operations.ts';
 import { type Plan, shortestWindow } from '../api/plans.ts';
+import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { BanReport } from '../result/capacity-types.ts';
 import { exhaustWindow } from './exhaust.ts';
@@ -19,6 +20,7 @@ export interface BanProbeOptions {
   maxWaitMs: number;
   timeoutMs?: number;
   signal?: AbortSignal;
+  transport?: Transport;
 }
 
 export const DEFAULT_MAX_STRIKES = 20;
@@ -221,6 +223,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
     operation: o.operation,
     keyLabel: `ban:${o.plan.name}`,
     timeoutMs: o.timeoutMs,
+    transport: o.transport,
   });
   const count: ProbeCount = { requests: 0, index: 0 };
   const reasons: string[] = [];

@@ -211,18 +211,7 @@ async function measureQueue(
   o: { limit: number; windowMs: number; observe?: (r: ProbeReply) => boolean },
   signal?: AbortSignal,
 ): Promise<Ramp> {
-  const limit = o.limit;
-  const heldSeen = seen.filter((r) => admitted(r.status) && latency(r) > held(ramp.latencyMs));
-  const longest = Math.max(...heldSeen.map(latency)) - ramp.latencyMs;
-  const roughInterval = longest / heldSeen.length;
-  const lastSeen = Math.max(...seen.map((r) => r.receivedAt));
-  // The queue drains by its last release; a window after it any limiter the plan describes is at
-  // rest too, so that what follows is a burst from rest even if the held answers were no queue's.
-  const guard = Math.max(10, o.windowMs * 0.05);
-  await sleepUntil(
-    Math.max(lastSeen + 2 * roughInterval, lastSeen + o.windowMs + guard, client.pauseUntil + 1),
-    signal,
-  );
+  const roughInterval = await untilAtRest(client, ramp, seen, o.windowMs, signal);
   const step = Math.max(2, Math.min(50, roughInterval / 20));
   // One request alone first: a queue at rest answers it at once. Held even so, the limiter slows
   // every request past a count (express-slow-down), and has no queue to measure: the burst so far
@@ -240,6 +229,45 @@ async function measureQueue(
   const out = noBurst();
   ramp.exhausted = out;
   take(out, alone);
+  const answers = await steppedUntilRefused(client, ramp, alone, o.limit, step, signal);
+  for (const r of answers.slice(1)) take(out, r);
+  return readRelease(ramp, answers, step);
+}
+
+/**
+ * Waits until the queue has drained, after the held answers seen; returns the interval they were
+ * released at, roughly (the step of the requests that measure it is a small share of it).
+ */
+async function untilAtRest(
+  client: ProbeClient,
+  ramp: Ramp,
+  seen: ProbeReply[],
+  windowMs: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  const heldSeen = seen.filter((r) => admitted(r.status) && latency(r) > held(ramp.latencyMs));
+  const longest = Math.max(...heldSeen.map(latency)) - ramp.latencyMs;
+  const roughInterval = longest / heldSeen.length;
+  const lastSeen = Math.max(...seen.map((r) => r.receivedAt));
+  // The queue drains by its last release; a window after it any limiter the plan describes is at
+  // rest too, so that what follows is a burst from rest even if the held answers were no queue's.
+  const guard = Math.max(10, windowMs * 0.05);
+  await sleepUntil(
+    Math.max(lastSeen + 2 * roughInterval, lastSeen + windowMs + guard, client.pauseUntil + 1),
+    signal,
+  );
+  return roughInterval;
+}
+
+/** After `alone`, requests `step` apart, not waiting for their answers, until the first refusal. */
+async function steppedUntilRefused(
+  client: ProbeClient,
+  ramp: Ramp,
+  alone: ProbeReply,
+  limit: number,
+  step: number,
+  signal?: AbortSignal,
+): Promise<ProbeReply[]> {
   const pending: Promise<ProbeReply>[] = [];
   let refusedSeen = !admitted(alone.status);
   const start = now();
@@ -253,8 +281,12 @@ async function measureQueue(
       }),
     );
   }
-  const answers = [alone, ...(await Promise.all(pending))];
-  for (const r of answers.slice(1)) take(out, r);
+  return [alone, ...(await Promise.all(pending))];
+}
+
+/** The queue and its release interval, from the stepped requests' answers: those held were queued. */
+function readRelease(ramp: Ramp, answers: ProbeReply[], step: number): Ramp {
+  const out = ramp.exhausted;
   const ok = answers.filter((r) => admitted(r.status)).sort((a, b) => a.receivedAt - b.receivedAt);
   // The first answers of a run are slow (connections, compilation): the one answered at once sets the pace.
   for (const r of ok) ramp.latencyMs = Math.min(ramp.latencyMs, latency(r));

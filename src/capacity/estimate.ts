@@ -1,4 +1,8 @@
+import type { Ramp } from './concurrency.ts';
 import { SPACING_GUARD, SPREAD } from './paced-window.ts';
+import { rateSearchBoundMs } from './rate-search.ts';
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /**
  * What the rest of a plan's probe takes, once its first answers told the latency, the order and how
@@ -72,4 +76,55 @@ export function windowFirstEstimateMs(o: {
   const exhaust = bursts * o.latencyMs;
   const recovery = Math.max(o.windowMs - exhaust, 0) + o.windowMs / 10 + 2 * o.latencyMs;
   return paced + exhaust + recovery;
+}
+
+/**
+ * The time told again once the burst from rest showed the latency and the order, and whether the
+ * plan rate can be kept at all (`infeasible`: why the paced windows will not be sent).
+ */
+export function afterFirstBurst(o: {
+  windowMs: number;
+  limit: number;
+  windowName: string;
+  windows: number;
+  ramp: Ramp;
+  exhaustLeft: number;
+  /** A queue's release interval: its quota is back an interval after the last release. */
+  queueIntervalMs?: number;
+  elapsedMs: number;
+}): { infeasible: string | undefined; line: string } {
+  const { ramp, queueIntervalMs } = o;
+  const refused = ramp.exhausted.refusal !== undefined;
+  const spaced = refused || queueIntervalMs !== undefined;
+  // Spaced requests go one at a time, whatever the target allows in flight.
+  const inFlight = spaced ? 1 : (ramp.maxInFlight ?? 1);
+  const infeasible = pacedInfeasible({
+    windowMs: o.windowMs,
+    limit: o.limit,
+    latencyMs: ramp.latencyMs,
+    inFlight,
+    windowName: o.windowName,
+  });
+  const base = {
+    windowMs: o.windowMs,
+    limit: o.limit,
+    windows: infeasible ? 0 : o.windows,
+    latencyMs: ramp.latencyMs,
+    inFlight: ramp.maxInFlight ?? 1,
+    exhaustLeft: o.exhaustLeft,
+  };
+  const about =
+    queueIntervalMs !== undefined
+      ? remainingEstimateMs({ ...base, pace: 'spaced', beforePacedMs: queueIntervalMs + ramp.latencyMs })
+      : remainingEstimateMs({ ...base, pace: refused ? 'spaced' : 'spread', beforePacedMs: 0 });
+  const search = refused && queueIntervalMs === undefined ? rateSearchBoundMs(o.windowMs, o.limit) : 0;
+  const limit =
+    ramp.maxInFlight !== null
+      ? `, at most ${ramp.maxInFlight} in flight`
+      : queueIntervalMs !== undefined
+        ? `, a queue of ${ramp.queue}`
+        : '';
+  const elapsed = o.elapsedMs;
+  const line = `the first answers took ${Math.round(ramp.latencyMs)} ms${limit}: about ${seconds(elapsed + about)} in all${search ? `, at most ${seconds(elapsed + about + search)} with the search for the rate` : ''}`;
+  return { infeasible, line };
 }

@@ -120,3 +120,71 @@ export function nextAnchor(client: ProbeClient, w: PacedWindow, anchor: number, 
   const guard = Math.max(10, windowMs * 0.05);
   return Math.max((w.firstAnsweredAt ?? anchor) + windowMs + guard, client.pauseUntil, now());
 }
+
+/** The plan-rate windows, as the report tells them. */
+export interface PacedPhase {
+  sent: number;
+  rateLimited: number;
+  acceptedPerWindow: number[];
+  resetValuesPerWindow: number[];
+  /** Windows in which the client fell behind the plan rate. */
+  behind: number;
+  last: PacedWindow | undefined;
+  /** When a next paced window could start. */
+  next: number;
+}
+
+/**
+ * L requests per window for N windows; a window's first request leaves a window and a guard after
+ * the previous one's first answer. A window already begun by `first` is not waited for.
+ */
+export async function pacedWindows(
+  client: ProbeClient,
+  o: {
+    anchor: number;
+    windows: number;
+    limit: number;
+    windowMs: number;
+    pace: 'spread' | 'spaced';
+    firstIndex: number;
+    first?: ProbeReply;
+    /** Why the windows are not sent at all (the plan rate cannot be kept). */
+    infeasible: string | undefined;
+    stalled: () => boolean;
+    signal?: AbortSignal;
+  },
+): Promise<PacedPhase> {
+  const out: PacedPhase = {
+    sent: 0,
+    rateLimited: 0,
+    acceptedPerWindow: [],
+    resetValuesPerWindow: [],
+    behind: 0,
+    last: undefined,
+    next: o.anchor,
+  };
+  const { signal, windowMs, pace } = o;
+  if (o.infeasible) return out;
+  const guardMs = Math.max(10, windowMs * 0.05);
+  for (let k = 0; k < o.windows && !signal?.aborted && !o.stalled(); k++) {
+    if (k > 0 || !o.first) await sleepUntil(out.next, signal);
+    const w = await pacedWindow(client, {
+      anchor: out.next,
+      count: o.limit,
+      windowMs,
+      firstIndex: o.firstIndex + out.sent,
+      pace,
+      first: k === 0 ? o.first : undefined,
+      signal,
+    });
+    out.last = w;
+    out.sent += w.sent;
+    out.rateLimited += w.rateLimited;
+    if (now() - out.next > windowMs * (pace === 'spaced' ? 1.1 : 1) + guardMs) out.behind++;
+    out.acceptedPerWindow.push(w.accepted);
+    out.resetValuesPerWindow.push(distinctResets(w.resets, w.maxRttMs));
+    if (o.stalled()) break;
+    out.next = nextAnchor(client, w, out.next, windowMs);
+  }
+  return out;
+}

@@ -1,11 +1,12 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
-import { authHeaders, withAuthQuery } from '../api/auth.ts';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
+import { type BuiltRequest, KeyRequests } from '../api/request.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
+import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
 import { send } from '../client/transport.ts';
@@ -49,6 +50,8 @@ export interface ProbeClientOptions {
   keyLabel: string;
   maxInFlight?: number;
   timeoutMs?: number;
+  /** Sends one request on the pool: a real socket by default, a test's simulated target otherwise. */
+  transport?: Transport;
 }
 
 /** Admitted: counted against the quota. A 403 is how some services answer a banned key. */
@@ -117,8 +120,8 @@ export class ProbeClient {
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private readonly pool: Pool;
-  private readonly path: string;
-  private readonly headers: Record<string, string>;
+  /** The one request every probe sends, its id header aside. */
+  private readonly template: BuiltRequest;
   private readonly cap: number;
 
   constructor(private readonly o: ProbeClientOptions) {
@@ -126,9 +129,12 @@ export class ProbeClient {
     this.cap = o.maxInFlight ?? 32;
     this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });
     // The key where the probed operation's document puts it; the path is sent, never recorded.
-    const auth = o.operation.auth;
-    this.path = withAuthQuery(`${url.pathname.replace(/\/$/, '')}/pets?limit=1`, auth, o.apiKey);
-    this.headers = { ...authHeaders(auth, o.apiKey), accept: 'application/json' };
+    this.template = new KeyRequests(o.apiKey).build(
+      url.pathname.replace(/\/$/, ''),
+      o.operation,
+      { query: { limit: 1 } },
+      o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
     listenForWrites();
   }
 
@@ -166,12 +172,10 @@ export class ProbeClient {
     let text = '';
     const id = String(++probeIds);
     try {
-      const response = await send(this.pool, {
-        path: this.path,
-        method: 'GET',
-        headers: { ...this.headers, [PROBE_HEADER]: id },
-        headersTimeout: this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        bodyTimeout: this.o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      const template = this.template;
+      const response = await (this.o.transport ?? send)(this.pool, {
+        ...template,
+        headers: { ...template.headers, [PROBE_HEADER]: id },
       });
       status = response.status;
       headers = response.headers;

@@ -4,6 +4,9 @@ import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 
 const MAX_RECOVERY_PROBES = 8;
 
+/** The step between the return's probes: 50 ms of the unscaled plan, never finer than the timers keep. */
+export const recoveryStepMs = (timeScale: number): number => Math.max(10, 50 / timeScale);
+
 /** The quota's return after the burst's 429, as the report tells it. */
 export interface Recovery {
   probes: number;

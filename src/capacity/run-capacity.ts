@@ -3,6 +3,7 @@ import type { Operation } from '../api/operations.ts';
 import type { Plan, RateWindow } from '../api/plans.ts';
 import { scalePlan } from '../api/plans.ts';
 import { TOOL_VERSION } from '../api/version.ts';
+import type { Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
@@ -18,6 +19,8 @@ export interface CapacityTarget {
   /** Where this key is probed, and the time scale of its windows there. */
   baseUrl: string;
   timeScale: number;
+  /** How its requests are sent: a socket to `baseUrl` by default, or a test's simulated target. */
+  transport?: Transport;
 }
 
 export interface CapacityInput {
@@ -83,6 +86,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
           maxWaitMs: ban.maxWaitMs,
           timeoutMs: input.timeoutMs,
           signal: input.signal,
+          transport: ban.transport,
         })
       : Promise.resolve(undefined);
   // Settled into a value at once: a failure must not surface as an unhandled rejection while the plans run.
@@ -120,6 +124,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         timeoutMs: input.timeoutMs,
         log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
+        transport: t.transport,
       })
         .run()
         .then((report) => {

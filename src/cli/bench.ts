@@ -13,7 +13,7 @@ import { type Prepared, prepareBench } from '../bench/setup.ts';
 import { benchAll, totalConnections } from '../bench/threads.ts';
 import { unlimitedPlansFile } from '../bench/unlimited-plans.ts';
 import { publicTarget } from '../config/base-url.ts';
-import { type BenchArgs, type BenchConfig, benchHeaders, resolveBenchConfig } from '../config/bench.ts';
+import { type BenchArgs, type BenchConfig, benchOperations, resolveBenchConfig } from '../config/bench.ts';
 import { BENCH_FLAGS } from '../config/bench-flags.ts';
 import { configJson } from '../config/print.ts';
 import { stopMetrics } from '../metrics/cli.ts';
@@ -108,7 +108,7 @@ async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
   const planName = config.embedded ? (DEMO_KEYS[apiKey] ?? 'unknown') : 'unknown';
   const windows: RateWindow[] =
     held.plansFile && planName !== 'unknown' ? getPlan(held.plansFile.plans, planName).windows : [];
-  const operations = [...config.operations];
+  const operations = benchOperations(config, [...config.operations]);
   held.operations = operations;
   try {
     held.prepared = await prepareBench({
@@ -136,8 +136,8 @@ async function setUp(config: BenchConfig, held: Held): Promise<BenchSettings> {
       held.prepared.catalogue,
       new Map(operations.map((op) => [op.id, op])),
       url.pathname.replace(/\/$/, ''),
+      apiKey,
     ),
-    headers: benchHeaders(config),
     connections: config.connections,
     pipelining: config.pipelining,
     rate: config.rate,

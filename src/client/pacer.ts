@@ -87,7 +87,8 @@ export class PacerPlan {
 }
 
 /**
- * Decides when the next request of one API key may leave. Three rules, all of which must allow it:
+ * Decides when the next request of one API key may leave. Five rules, all of which must allow it,
+ * because each guards against a different way a server refuses a key:
  *
  * 1. Quota pacing (enforce on): in any span of window + guard, at most `limit` sends, for every
  *    window of the plan (a sliding log, which keeps any fixed window of the server within its limit
@@ -99,6 +100,10 @@ export class PacerPlan {
  * 3. Pause: after a 429, nothing leaves until its Retry-After has passed (the ban guard).
  * 4. Gap (AdaptiveSpacing, in raw mode too): the minimum time between two sends that a limiter
  *    between sends (GCRA, leaky bucket) needs, and the rate a 429 without a told wait halved.
+ * 5. In flight: no more requests awaiting an answer than a concurrency limit allows (told by
+ *    `--limiter concurrency:N` or learned), one at a time after a 429 until one is admitted, and in
+ *    raw mode no more than the ban guard's overshoot where the server announces no budget: each
+ *    request in flight may be one more 429.
  *
  * Its state is kept small (a key of a tenant mix is one of thousands): the plan's constants live in
  * a shared PacerPlan, and the logs grow with the sends made.

@@ -1,5 +1,5 @@
-import type { AuthPlacement } from '../api/auth.ts';
-import { BEARER, describeAuth, parseAuthHeader } from '../api/auth.ts';
+import type { AuthPlacement, ResolvedAuth } from '../api/auth.ts';
+import { BEARER, describeAuth, parseAuthHeader, withAuthOverride } from '../api/auth.ts';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -180,7 +180,8 @@ function resolvePlacement(authHeader: string | undefined) {
   const placement = authHeader === undefined ? BEARER : parseAuthHeader(authHeader);
   return {
     ...placement,
-    from: authHeader === undefined ? "the seed's default" : '--auth-header',
+    // Without the flag each operation's scheme places the key: Bearer on every one of the built-in document's.
+    from: authHeader === undefined ? "each operation's security scheme" : '--auth-header',
     shown: describeAuth(placement),
   };
 }
@@ -196,9 +197,13 @@ function hideEndpoints(metrics: { sinks: SinkSpec[]; intervalMs: number }) {
   };
 }
 
-/** The request headers every connection sends: the key where `auth` says, and JSON asked for. */
-export function benchHeaders(config: Pick<BenchConfig, 'apiKey' | 'auth'>): Record<string, string> {
-  const key = config.apiKey.reveal();
-  const value = config.auth.in === 'header' && config.auth.bearer ? `Bearer ${key}` : key;
-  return { [config.auth.name]: value, accept: 'application/json' };
+/**
+ * The operations with the key where `--auth-header` puts it, else where each one's own security scheme
+ * does: setup's client and the benchmark's cycle build their requests from these (src/api/request.ts).
+ */
+export function benchOperations<T extends { auth: ResolvedAuth }>(
+  config: Pick<BenchConfig, 'auth'>,
+  operations: T[],
+): T[] {
+  return withAuthOverride(operations, config.auth.from === '--auth-header' ? config.auth : undefined);
 }

@@ -102,7 +102,7 @@ ${sections}
 <footer>${m.tool} ${m.toolVersion} on Node ${m.nodeVersion} · result schema v${result.schemaVersion} · charts by uPlot (MIT)</footer>
 <script type="application/json" id="report-data">${trusted(jsonForScript({ charts }))}</script>
 <script>${trusted(uplotJs)}</script>
-<script>${trusted(clientJs)}</script>
+<script type="module">${trusted(clientJs)}</script>
 </body>
 </html>
 `.value;

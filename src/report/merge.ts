@@ -1,5 +1,6 @@
 import { InputError } from '../api/input-error.ts';
 import {
+  type Compliance,
   type OperationInfo,
   type OperationSummary,
   type ResultMeta,
@@ -41,17 +42,8 @@ import { runSpan } from './run-span.ts';
  * meta.scenario then lists them.
  */
 export function mergeResults(results: RunResult[], labels: string[] = []): RunResult {
-  if (results.length === 0) throw new InputError('merge: no results to merge');
-  const label = (i: number) => labels[i] ?? `result ${i + 1}`;
-  refuseOtherVersions(results, label);
-  refuseMismatches(results, label);
-
-  // Earliest first: "the first" result's config and versions, and the earliest samples, whatever
-  // order the files were named in.
-  const parts = results
-    .map((result, i) => ({ result, label: label(i), ...runSpan(result) }))
-    .sort((a, b) => a.start - b.start);
-  const first = parts[0] as (typeof parts)[number];
+  const parts = orderedParts(results, labels);
+  const first = parts[0] as Part;
   const start = first.start;
   const end = Math.max(...parts.map((p) => p.end));
   const covered = coveredSeconds(parts);
@@ -60,24 +52,10 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
     parts.map((p) => ({ summary: p.result.overall, seconds: p.seconds, where: `${p.label}: overall` })),
     covered,
   );
+  // The steps that may refuse a part (a histogram that does not decode) run in this order, so that
+  // a result with several faults is refused for the same one every time.
   const operations = mergeOperations(parts, covered);
-
-  const planRate = first.result.compliance.planRate;
-  const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
-  const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
-  const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
-  const heldByLimiter = mergeHeldByLimiter(
-    parts.map((p) => ({
-      held: p.result.compliance.heldByLimiter,
-      service: p.result.overall.service,
-      serviceHistogram: p.result.overall.histograms.service,
-      where: p.label,
-    })),
-  );
-  const storeOutages = mergeStoreOutages(
-    parts.map((p) => ({ outages: p.result.compliance.storeOutages, start: p.start })),
-    start,
-  );
+  const compliance = mergeCompliance(parts, overall, start, covered);
   const windows = first.result.config.windows;
   const quota = mergeQuota(
     parts.map((p) => ({ quota: p.result.quota, start: p.start })),
@@ -101,24 +79,67 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
     ),
     ...(quota ? { quota } : {}),
     checks: mergeChecks(parts.map((p) => p.result.checks)),
-    compliance: {
-      rateLimited: overall.rateLimited,
-      rateLimitedRate: overall.rateLimitedRate,
-      retries: overall.retries,
-      violations: parts.reduce((n, p) => n + p.result.compliance.violations, 0),
-      violationSamples: mergeViolationSamples(parts.map((p) => p.result.compliance.violationSamples)),
-      pacingWaitMs: overall.pacingWaitMs,
-      backoffWaitMs: overall.backoffWaitMs,
-      admitted,
-      planRate,
-      quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
-      ...(headerDialect ? { headerDialect } : {}),
-      ...(limiter ? { limiter } : {}),
-      ...(storeOutages ? { storeOutages } : {}),
-      ...(heldByLimiter ? { heldByLimiter } : {}),
-    },
+    compliance,
     workload: mergeWorkloads(parts.map((p) => p.result.workload)),
     ...tenants,
+  };
+}
+
+/** One result to merge, named by its label, with its span. */
+type Part = { result: RunResult; label: string } & ReturnType<typeof runSpan>;
+
+/**
+ * The results checked against each other, earliest first: "the first" result's config and
+ * versions, and the earliest samples, whatever order the files were named in.
+ */
+function orderedParts(results: RunResult[], labels: string[]): Part[] {
+  if (results.length === 0) throw new InputError('merge: no results to merge');
+  const label = (i: number) => labels[i] ?? `result ${i + 1}`;
+  refuseOtherVersions(results, label);
+  refuseMismatches(results, label);
+  return results
+    .map((result, i) => ({ result, label: label(i), ...runSpan(result) }))
+    .sort((a, b) => a.start - b.start);
+}
+
+/** The parts' compliance figures: counts add up, utilisation is of the time covered, records merge. */
+function mergeCompliance(
+  parts: Part[],
+  overall: OperationSummary,
+  start: number,
+  covered: number,
+): Compliance {
+  const planRate = (parts[0] as Part).result.compliance.planRate;
+  const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
+  const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
+  const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
+  const heldByLimiter = mergeHeldByLimiter(
+    parts.map((p) => ({
+      held: p.result.compliance.heldByLimiter,
+      service: p.result.overall.service,
+      serviceHistogram: p.result.overall.histograms.service,
+      where: p.label,
+    })),
+  );
+  const storeOutages = mergeStoreOutages(
+    parts.map((p) => ({ outages: p.result.compliance.storeOutages, start: p.start })),
+    start,
+  );
+  return {
+    rateLimited: overall.rateLimited,
+    rateLimitedRate: overall.rateLimitedRate,
+    retries: overall.retries,
+    violations: parts.reduce((n, p) => n + p.result.compliance.violations, 0),
+    violationSamples: mergeViolationSamples(parts.map((p) => p.result.compliance.violationSamples)),
+    pacingWaitMs: overall.pacingWaitMs,
+    backoffWaitMs: overall.backoffWaitMs,
+    admitted,
+    planRate,
+    quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
+    ...(headerDialect ? { headerDialect } : {}),
+    ...(limiter ? { limiter } : {}),
+    ...(storeOutages ? { storeOutages } : {}),
+    ...(heldByLimiter ? { heldByLimiter } : {}),
   };
 }
 

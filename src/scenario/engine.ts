@@ -1,13 +1,12 @@
-import { formatInstant, parseDuration } from '../api/duration.ts';
 import { seededRandom } from '../api/random.ts';
 import type { TenantKey, TenantRef } from '../api/tenants.ts';
-import { bounded, PhaseTimeout } from '../client/bounded.ts';
 import type { ApiClient, ApiResponse, Caller, CallInput } from '../client/client.ts';
 import { after, now, sleepUntil } from '../client/clock.ts';
 import { AbortedError, HeldPastEndError } from '../client/gate.ts';
-import { type Api, type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
-import type { RunResult, WorkloadSummary } from '../result/types.ts';
+import { type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
+import type { WorkloadSummary } from '../result/types.ts';
 import type { Flow, FlowContext, Scenario } from './define.ts';
+import { type Coordination, runSetup, runTeardown, SetupError } from './setup-teardown.ts';
 import type { TenantLoad } from './tenant-load.ts';
 import type { ResolvedWorkload } from './workload.ts';
 
@@ -42,14 +41,6 @@ export interface EngineTenants {
   caller(t: TenantKey): Caller;
 }
 
-/** How the workers of one run share its setup and teardown. */
-export interface Coordination<D> {
-  /** Runs `setup` (the first worker) or receives its data; resolves when every worker may start. */
-  setup(run: () => Promise<D>): Promise<D>;
-  /** After the workload: resolves when every worker's has ended; true for the one that tears down. */
-  beforeTeardown(): Promise<boolean>;
-}
-
 export interface EngineOutput {
   workload: WorkloadSummary;
   interrupted: boolean;
@@ -58,15 +49,9 @@ export interface EngineOutput {
   endedAt: number;
 }
 
-/** Setup could not finish; `result` holds what its requests measured, when a run built one. */
-export class SetupError extends Error {
-  override readonly name = 'SetupError';
-  result?: RunResult;
-}
+export type { Coordination };
+export { SetupError };
 
-/** k6's defaults for setupTimeout and teardownTimeout: a phase that hangs must not hang the run. */
-const SETUP_TIMEOUT_MS = 60_000;
-const TEARDOWN_TIMEOUT_MS = 60_000;
 /**
  * After SIGINT or SIGTERM the process is gone within 2 s: in-flight iterations get until 1 s after
  * the signal, teardown until 1.4 s, which leaves 0.6 s to build and write the result and stop the
@@ -74,16 +59,6 @@ const TEARDOWN_TIMEOUT_MS = 60_000;
  */
 const INTERRUPT_GRACE_MS = 1000;
 const INTERRUPT_TEARDOWN_END_MS = 1400;
-
-/** Why setup failed, in one line: a server's pause it could not wait out is said in people's units. */
-function setupFailure(error: unknown, client: ApiClient, limitMs: number): string {
-  if (error instanceof PhaseTimeout)
-    return `setup did not finish within ${limitMs / 1000} s (the scenario's setupTimeout)`;
-  const held = client.heldPastEnd();
-  if (error instanceof HeldPastEndError && held)
-    return `setup failed: the key was held until ${formatInstant(held.until)} (${held.by}), past setup's limit of ${limitMs / 1000} s`;
-  return `setup failed: ${(error as Error).message}`;
-}
 
 // IterationApi routes every call itself; the base class's caller is never used.
 const unusedCaller: CallFn = () => Promise.reject(new Error('unreachable'));
@@ -190,23 +165,8 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   };
   const setupCaller = input.setupCaller ?? client;
   const plainApi = petstoreApi(setupCaller.call.bind(setupCaller) as CallFn);
-
-  const setupMs = parseDuration(scenario.setupTimeout ?? SETUP_TIMEOUT_MS, 'setupTimeout');
-  const setup = async () => {
-    try {
-      return await bounded(client, setupMs, signal, async () => (await scenario.setup?.(plainApi)) as D);
-    } catch (error) {
-      // Interrupted during setup: no workload, no teardown, a partial result.
-      if (signal.aborted) throw error;
-      throw new SetupError(setupFailure(error, client, setupMs));
-    }
-  };
-  let data: D;
-  try {
-    data = input.coordination ? await input.coordination.setup(setup) : await setup();
-  } catch (error) {
-    // Whatever setup threw once it was interrupted, the interrupt is the reason it stopped.
-    if (!signal.aborted) throw error;
+  const setup = await runSetup(input, plainApi);
+  if (!setup) {
     const at = now();
     return { workload: summary, interrupted: true, startedAt: at, endedAt: at };
   }
@@ -215,7 +175,7 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   const startedAt = now();
   const run: WorkloadRun<D> = {
     input,
-    data,
+    data: setup.data,
     summary,
     random,
     pickFlow: flowPicker(scenario.flows, random),
@@ -227,6 +187,19 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
     ...(input.tenants ? { lanes: tenantLanes(input.tenants) } : {}),
   };
   const graceMs = input.graceMs ?? 2000;
+  await driveWorkload(run, graceMs);
+  const endedAt = await afterTheEnd(run, graceMs);
+  input.onWorkload?.(false, summary);
+
+  const interruptedLimitMs =
+    run.interruptedAt === undefined ? undefined : run.interruptedAt + INTERRUPT_TEARDOWN_END_MS - now();
+  await runTeardown(input, run.data, plainApi, interruptedLimitMs);
+  return { workload: summary, interrupted: signal.aborted, startedAt, endedAt };
+}
+
+/** The workload until its deadline, its iteration bound, or the run's signal. */
+async function driveWorkload<D>(run: WorkloadRun<D>, graceMs: number): Promise<void> {
+  const { client, signal, workload, tenants } = run.input;
   // No send leaves after the grace: one the client would hold past it is not waited for.
   client.closeAt(run.deadline + graceMs);
   const onSignal = () => {
@@ -237,9 +210,9 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   signal.addEventListener('abort', onSignal, { once: true });
   // Interrupted during setup: no workload at all (the listener would never fire for a past abort).
   if (signal.aborted) onSignal();
-  const cancelDeadline = after(input.workload.durationMs, () => run.stop.abort());
-  if (input.workload.kind === 'open') {
-    if (input.tenants) await Promise.all(input.tenants.loads.map((load) => driveOpen(run, load)));
+  const cancelDeadline = after(workload.durationMs, () => run.stop.abort());
+  if (workload.kind === 'open') {
+    if (tenants) await Promise.all(tenants.loads.map((load) => driveOpen(run, load)));
     else await driveOpen(run);
   } else await driveClosed(run);
   if (!run.stop.signal.aborted) {
@@ -250,8 +223,15 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   run.stop.abort();
   cancelDeadline();
   signal.removeEventListener('abort', onSignal);
+}
 
-  // In-flight iterations get a grace to finish; then every wait and request still open is cut.
+/**
+ * In-flight iterations get a grace to finish; then every wait and request still open is cut.
+ * Returns the workload's end, which counts the grace: responses that arrive in it were admitted
+ * during the workload.
+ */
+async function afterTheEnd<D>(run: WorkloadRun<D>, graceMs: number): Promise<number> {
+  const client = run.input.client;
   const graceEnds =
     run.interruptedAt === undefined ? now() + graceMs : run.interruptedAt + INTERRUPT_GRACE_MS;
   const graceOver = new AbortController();
@@ -262,32 +242,7 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   await run.inFlight.settled();
   client.closeAt(Number.POSITIVE_INFINITY);
   client.drain(false);
-  // The end counts the grace: responses that arrive in it were admitted during the workload.
-  const endedAt = now();
-  input.onWorkload?.(false, summary);
-
-  await teardown(run, plainApi);
-  return { workload: summary, interrupted: signal.aborted, startedAt, endedAt };
-}
-
-/** Teardown within its limit, or what is left of the interrupt's 2 s; it never costs the measurements. */
-async function teardown<D>(run: WorkloadRun<D>, api: Api): Promise<void> {
-  const { scenario, client, coordination } = run.input;
-  const limitMs =
-    run.interruptedAt === undefined
-      ? parseDuration(scenario.teardownTimeout ?? TEARDOWN_TIMEOUT_MS, 'teardownTimeout')
-      : run.interruptedAt + INTERRUPT_TEARDOWN_END_MS - now();
-  try {
-    // Every worker says it has ended, tearing down or not: the one that tears down waits for all.
-    if ((coordination && !(await coordination.beforeTeardown())) || !scenario.teardown || limitMs <= 0)
-      return;
-    // The run's signal has fired already, if it will: teardown's own limit is what bounds it.
-    await bounded(client, limitMs, new AbortController().signal, async () => {
-      await scenario.teardown?.(api, run.data);
-    });
-  } catch {
-    // A failed teardown must not lose the measurements; the run's figures are already complete.
-  }
+  return now();
 }
 
 /**

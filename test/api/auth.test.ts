@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  authHeaders,
-  authQuery,
-  parseAuthHeader,
-  withAuthOverride,
-  withAuthQuery,
-} from '../../src/api/auth.ts';
+import { parseAuthHeader, withAuthOverride } from '../../src/api/auth.ts';
 import { InputError } from '../../src/api/input-error.ts';
+import { authHeaders, authQuery, withAuthQuery } from '../../src/api/request.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../../src/api/spec.ts';
 
 const FIXTURE = 'test/fixtures/petstore3-apikey.yaml';

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/api/input-error.ts';
 import type { Operation } from '../../src/api/operations.ts';
+import { requestPath } from '../../src/api/request.ts';
 import { loadSpec } from '../../src/api/spec.ts';
-import { captureCall, renderPath } from '../../src/bench/capture-call.ts';
+import { captureCall } from '../../src/bench/capture-call.ts';
 import { backfillOmitted, shareOf } from '../../src/bench/coordinated-omission.ts';
 import { DEFAULT_OPERATIONS, parseOperationMix } from '../../src/bench/operation-mix.ts';
 import { ResponsePairer } from '../../src/bench/pairing.ts';
@@ -53,10 +54,10 @@ describe('the request cycle', () => {
     const call = captureCall((api) => api.placeOrder({ petId: 7, quantity: 1 }));
     expect(call).toEqual({ operationId: 'placeOrder', input: { body: { petId: 7, quantity: 1 } } });
     const op = operations.get('listPets') as Operation;
-    expect(renderPath(op, {}, { status: 'available', limit: 20, offset: undefined })).toBe(
+    expect(requestPath(op, {}, { status: 'available', limit: 20, offset: undefined })).toBe(
       '/pets?status=available&limit=20',
     );
-    expect(renderPath(operations.get('getPetById') as Operation, { petId: 'a/b' })).toBe('/pets/a%2Fb');
+    expect(requestPath(operations.get('getPetById') as Operation, { petId: 'a/b' })).toBe('/pets/a%2Fb');
   });
 
   it('repeats each operation by its weight, once per prepared pet, under the base path', () => {
@@ -74,6 +75,32 @@ describe('the request cycle', () => {
       name: 'load-test pet 11 (renamed)',
       categoryId: 4,
       status: 'available',
+    });
+  });
+
+  it("sends the key where each operation's scheme puts it: a header, as-is, or the query", () => {
+    const mix = parseOperationMix('listPets,getPetById,deletePet', ids);
+    const placed = new Map(operations);
+    const place = (id: string, auth: Operation['auth']) =>
+      placed.set(id, { ...(operations.get(id) as Operation), auth });
+    place('listPets', { in: 'query', name: 'api_key', from: 'test' });
+    place('getPetById', { in: 'header', name: 'api_key', bearer: false, from: 'test' });
+    place('deletePet', { in: 'query', name: 'api_key', from: 'test' });
+    const cycle = buildCycle(mix, { categoryIds: [1], petIds: [3] }, placed, '/api', 'k&1');
+    const byId = new Map(cycle.map((r) => [r.operationId, r]));
+    expect(byId.get('listPets')?.path).toMatch(/^\/api\/pets\?.*api_key=k%261$/);
+    expect(byId.get('listPets')?.headers).toEqual({ accept: 'application/json' });
+    expect(byId.get('getPetById')?.headers).toEqual({ api_key: 'k&1', accept: 'application/json' });
+    expect(byId.get('createPet')?.headers).toEqual({
+      authorization: 'Bearer k&1',
+      accept: 'application/json',
+      'content-type': 'application/json',
+    });
+    // A consumer's path is filled at send time: the key stays after the created id.
+    expect(byId.get('deletePet')?.consumes).toEqual({
+      resource: 'pet',
+      before: '/api/pets/',
+      after: '?api_key=k%261',
     });
   });
 

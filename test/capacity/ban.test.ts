@@ -1,30 +1,49 @@
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type Plan, scalePlan } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import { isBanSignal, probeBan } from '../../src/capacity/ban-probe.ts';
 import type { ProbeReply } from '../../src/capacity/probe-client.ts';
-import { type ServerOptions, startServer } from '../../src/server/index.ts';
+import type { Transport } from '../../src/client/client.ts';
+import type { ServerOptions } from '../../src/server/index.ts';
+import { inSimulatedTime, simulatedServer } from '../helpers/simulated.ts';
 
-// A minute window of 1 s and a ban of 2 s: the whole probe takes a few seconds.
+/**
+ * The ban probe waits out Retry-After, a ban and its end: it runs in simulated time against the
+ * reference server answering in process (test/helpers/simulated.ts), so those seconds cost nothing.
+ */
+
+// A minute window of 1 s and a ban of 2 s: the whole probe takes a few seconds of simulated time.
 const SCALE = 60;
 const PLANS = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 20, perDay: 1000 } });
+/** Each answer takes a loopback's millisecond: at none, a request and its answer share one instant. */
+const LOOPBACK_MS = 1;
+
+// Read before any simulated run: a file read inside one would let its clock race ahead.
+const spec = await loadSpec();
+const listPets = (() => {
+  const op = spec.operations.find((o) => o.id === 'listPets');
+  if (!op) throw new Error('no listPets');
+  return op;
+})();
 
 async function probe(server: Partial<ServerOptions>, maxWaitMs = 30_000) {
-  const running = await startServer({ timeScale: SCALE, plans: PLANS, banDurationMs: 120_000, ...server });
+  const running = await simulatedServer(
+    { timeScale: SCALE, plans: PLANS, banDurationMs: 120_000, ...server },
+    LOOPBACK_MS,
+  );
   try {
-    const spec = await loadSpec();
-    const listPets = spec.operations.find((op) => op.id === 'listPets');
-    if (!listPets) throw new Error('no listPets');
-    return await probeBan({
-      baseUrl: running.url,
-      apiKey: 'free-demo-key',
-      plan: scalePlan(PLANS.free as Plan, SCALE),
-      timeScale: SCALE,
-      operation: listPets,
-      maxWaitMs,
-    });
+    return await inSimulatedTime(() =>
+      probeBan({
+        baseUrl: running.url,
+        apiKey: 'free-demo-key',
+        plan: scalePlan(PLANS.free as Plan, SCALE),
+        timeScale: SCALE,
+        operation: listPets,
+        maxWaitMs,
+        transport: running.transport,
+      }),
+    );
   } finally {
     await running.close();
   }
@@ -45,7 +64,8 @@ describe('capacity --probe-ban against the reference server', () => {
     expect(r.ban?.announcedSeconds).toBeLessThanOrEqual(3);
     expect(r.ban?.waited).toBe(true);
     expect(r.ban?.endedAt).not.toBeNull();
-    expect(Math.abs(r.ban?.endErrorMs as number)).toBeLessThanOrEqual(1100);
+    // Whole seconds again, and nothing more: simulated timers fire on time.
+    expect(Math.abs(r.ban?.endErrorMs as number)).toBeLessThanOrEqual(1000);
     expect(r.requests).toBe(21 + 6 + (r.ban?.probes as number));
     expect(r.verdict, r.reasons.join('; ')).toBe('pass');
   }, 30_000);
@@ -78,66 +98,59 @@ describe('capacity --probe-ban against the reference server', () => {
 /**
  * A target whose ban outlives what it announces: 20 a window, a 429 with Retry-After 1, the 3rd
  * request inside it bans for 2.5 s while every ban answer says Retry-After 1. No reference-server
- * option lies this way, so the test serves it itself.
+ * option lies this way, so the test serves it itself, as a transport answering in process.
  */
-async function overrunningBan() {
+function overrunningBan(): Transport {
   let admitted = 0;
   let limitedAt = 0;
   let strikes = 0;
   let bannedUntil = 0;
-  const answer = (res: ServerResponse, status: number, code: string, retryAfter?: number) => {
+  const answer = (status: number, code: string, retryAfter?: number) => {
     const reset = Math.ceil(Date.now() / 1000) + (retryAfter ?? 1);
-    res.writeHead(status, {
+    const headers: IncomingHttpHeaders = {
       'content-type': 'application/json',
       'x-ratelimit-limit': '20',
       'x-ratelimit-remaining': String(Math.max(0, 20 - admitted)),
       'x-ratelimit-reset': String(reset),
       ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
-    });
-    res.end(JSON.stringify(status === 200 ? [] : { code, message: code, status }));
+    };
+    return { status, headers, text: JSON.stringify(status === 200 ? [] : { code, message: code, status }) };
   };
-  const server = createServer((_req, res) => {
+  return async () => {
     const t = Date.now();
-    if (t < bannedUntil) return answer(res, 429, 'temporarily_banned', 1);
-    if (bannedUntil > 0) return answer(res, 200, '');
+    if (t < bannedUntil) return answer(429, 'temporarily_banned', 1);
+    if (bannedUntil > 0) return answer(200, '');
     if (admitted < 20) {
       admitted++;
-      return answer(res, 200, '');
+      return answer(200, '');
     }
     if (limitedAt === 0) limitedAt = t;
     if (++strikes >= 4) {
       bannedUntil = t + 2500;
-      return answer(res, 429, 'temporarily_banned', 1);
+      return answer(429, 'temporarily_banned', 1);
     }
-    return answer(res, 429, 'rate_limited', 1);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+    return answer(429, 'rate_limited', 1);
+  };
 }
 
 describe('capacity --probe-ban against a ban that outlives its announcement', () => {
   it('fails: the ban lasted beyond the Retry-After it announced', async () => {
-    const target = await overrunningBan();
-    try {
-      const spec = await loadSpec();
-      const r = await probeBan({
-        baseUrl: target.url,
+    const r = await inSimulatedTime(() =>
+      probeBan({
+        baseUrl: 'http://127.0.0.1:9',
         apiKey: 'any',
         plan: { name: 'free', windows: [{ name: 'minute', limit: 20, seconds: 60 }] },
         timeScale: 1,
-        operation: spec.operations.find((op) => op.id === 'listPets') as NonNullable<
-          (typeof spec.operations)[0]
-        >,
+        operation: listPets,
         maxWaitMs: 30_000,
-      });
-      expect(r.strikes.toBan).toBe(3);
-      expect(r.ban?.endedAt).not.toBeNull();
-      expect(r.ban?.endErrorMs).toBeGreaterThan(1100);
-      expect(r.verdict).toBe('fail');
-      expect(r.reasons.join('; ')).toMatch(/the ban lasted \d+ ms beyond its announced end/);
-    } finally {
-      target.close();
-    }
+        transport: overrunningBan(),
+      }),
+    );
+    expect(r.strikes.toBan).toBe(3);
+    expect(r.ban?.endedAt).not.toBeNull();
+    expect(r.ban?.endErrorMs).toBeGreaterThan(1100);
+    expect(r.verdict).toBe('fail');
+    expect(r.reasons.join('; ')).toMatch(/the ban lasted \d+ ms beyond its announced end/);
   }, 30_000);
 });
 

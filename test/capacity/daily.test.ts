@@ -15,7 +15,13 @@ import { parseThreshold } from '../../src/report/threshold-parse.ts';
 import type { DailyWalk } from '../../src/result/capacity-types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import type { FaultOptions } from '../../src/server/faults.ts';
-import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+
+/**
+ * The daily walk paces a day's quota window by window: it runs in simulated time against the
+ * reference server answering in process (test/helpers/simulated.ts), so its windows cost only
+ * their computation.
+ */
 
 // A day of a few minute windows: at time scale 60 a minute window lasts 1 s, so the walk takes seconds.
 const PLANS: PlanTable = applyPlanOverrides(DEFAULT_PLANS, {
@@ -23,9 +29,13 @@ const PLANS: PlanTable = applyPlanOverrides(DEFAULT_PLANS, {
   pro: { perMinute: 30, perDay: 150 },
 });
 const SCALE = 60;
+/** Each answer takes a loopback's millisecond: at none, a request and its answer share one instant. */
+const LOOPBACK_MS = 1;
 
-async function measure(server: RunningServer, plans: string[], table: PlanTable = PLANS) {
-  const spec = await loadSpec();
+// Read before any simulated run: a file read inside one would let its clock race ahead.
+const spec = await loadSpec();
+
+function measure(server: SimulatedServer, plans: string[], table: PlanTable = PLANS) {
   return runCapacity({
     target: server.url,
     embeddedTarget: true,
@@ -34,6 +44,7 @@ async function measure(server: RunningServer, plans: string[], table: PlanTable 
       apiKey: `${name}-demo-key`,
       baseUrl: server.url,
       timeScale: SCALE,
+      transport: server.transport,
     })),
     windows: 2,
     daily: true,
@@ -42,22 +53,26 @@ async function measure(server: RunningServer, plans: string[], table: PlanTable 
   });
 }
 
-async function use(server: RunningServer, key: string, n: number) {
+async function use(server: SimulatedServer, key: string, n: number) {
   for (let i = 0; i < n; i++) {
-    const res = await fetch(`${server.url}/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
-    await res.arrayBuffer();
+    const res = await server.transport(undefined as never, {
+      method: 'GET',
+      path: '/pets?limit=1',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
   }
 }
 
+/** `body` in simulated time against a reference server of its own. */
 async function withServer<T>(
   faults: FaultOptions | undefined,
-  body: (s: RunningServer) => Promise<T>,
+  body: (s: SimulatedServer) => Promise<T>,
   plans: PlanTable = PLANS,
 ) {
-  const server = await startServer({ timeScale: SCALE, plans, faults });
+  const server = await simulatedServer({ timeScale: SCALE, plans, faults }, LOOPBACK_MS);
   try {
-    return await body(server);
+    return await inSimulatedTime(() => body(server));
   } finally {
     await server.close();
   }
@@ -65,13 +80,15 @@ async function withServer<T>(
 
 describe('capacity --daily against the reference server (time scale 60, a 90- and a 150-request day)', () => {
   let run: Awaited<ReturnType<typeof measure>>;
-  let server: RunningServer;
+  let server: SimulatedServer;
   beforeAll(async () => {
-    server = await startServer({ timeScale: SCALE, plans: PLANS });
-    // Pro's key has used 7 of its day already; its minute window has reset before the probe starts.
-    await use(server, 'pro-demo-key', 7);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    run = await measure(server, ['free', 'pro']);
+    server = await simulatedServer({ timeScale: SCALE, plans: PLANS }, LOOPBACK_MS);
+    run = await inSimulatedTime(async () => {
+      // Pro's key has used 7 of its day already; its minute window has reset before the probe starts.
+      await use(server, 'pro-demo-key', 7);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      return measure(server, ['free', 'pro']);
+    });
   }, 60_000);
   afterAll(() => server?.close());
 

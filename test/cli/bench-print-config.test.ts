@@ -81,13 +81,21 @@ describe('petstore-load bench --print-config', () => {
     expect(out.stderr).toBe('');
   });
 
+  // Every row names the counting server as its target (all but the keyless one with a key), so
+  // that a request sent before the refusal would show in `requests`.
   it.each([
-    [['--duration', '10'], /^petstore-load: --duration: '10' is not a duration/],
-    [['--auth-header', 'X Api'], /^petstore-load: --auth-header: 'X Api' is not a header name/],
+    [
+      ['--base-url', 'TARGET', '--key', 'k', '--duration', '10'],
+      /^petstore-load: --duration: '10' is not a duration/,
+    ],
+    [
+      ['--base-url', 'TARGET', '--key', 'k', '--auth-header', 'X Api'],
+      /^petstore-load: --auth-header: 'X Api' is not a header name/,
+    ],
     [['--base-url', 'TARGET'], /^petstore-load: --base-url needs --api-key KEY/],
-    [['--rate', '1.5'], /^petstore-load: --rate: '1.5' is not a rate/],
+    [['--base-url', 'TARGET', '--key', 'k', '--rate', '1.5'], /^petstore-load: --rate: '1.5' is not a rate/],
   ])('refuses %j in one line with exit 2, before anything is sent', async (flags, message) => {
-    const args = flags.map((f) => (f === 'TARGET' ? baseUrl : f));
+    const args = flags.map((f) => (f === 'TARGET' ? `${baseUrl}/api` : f));
     const out = await runCli(['bench', ...args, '--print-config'], 30_000, { PETSTORE_API_KEY: undefined });
     expect(out.code).toBe(2);
     expect(out.stderr).toMatch(message);

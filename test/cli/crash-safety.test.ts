@@ -87,7 +87,7 @@ describe.concurrent('run writes checkpoints', () => {
   );
 
   it(
-    'killed by SIGKILL: its last checkpoint is valid and partial, and its server is gone within 2 s',
+    'killed by SIGKILL: its last checkpoint is valid and partial, and its server is gone within 10 s',
     () =>
       parallel(async () => {
         const out = fresh('killed');
@@ -101,9 +101,12 @@ describe.concurrent('run writes checkpoints', () => {
           expect(server, 'the embedded server among the run’s children').toBeDefined();
           // The run alone: its process group (and so the server) is left to fend for itself.
           process.kill(pid, 'SIGKILL');
+          // The server exits on the event of its channel closing (tens of ms when measured), not on a
+          // poll; untied, nothing would ever stop it. So what is proved does not hang on the bound,
+          // and 10 s leaves a loaded machine room to schedule an exit.
           expect(
-            await endsWithin(server as number, 2_000),
-            'the server outlived the run by 2 s',
+            await endsWithin(server as number, 10_000),
+            'the server outlived the run by 10 s',
           ).toBeDefined();
           await withTimeout(cli.exited, 10_000, 'the killed run');
           expectCheckpoint(readJson(join(out, CHECKPOINT_FILE)) as RunResult);

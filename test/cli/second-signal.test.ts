@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BENCH_PETS } from '../../src/bench/setup.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
@@ -45,6 +46,8 @@ describe('a second SIGINT writes the result so far', () => {
         '--metrics',
         `prometheus=${silent}/api/v1/write`,
       ],
+      // Every probe request is recorded, from the first.
+      (made: number) => made,
     ],
     [
       'bench',
@@ -61,6 +64,9 @@ describe('a second SIGINT writes the result so far', () => {
         '--metrics',
         `prometheus=${silent}/api/v1/write`,
       ],
+      // Setup's requests are not the benchmark's: listCategories, createCategory where the target has
+      // none, createPet and updateInventory for each pet, and placeOrder where the mix has getOrder.
+      (made: number) => made - (3 + 2 * BENCH_PETS),
     ],
     [
       'run --workers 2',
@@ -78,10 +84,15 @@ describe('a second SIGINT writes the result so far', () => {
         '--duration',
         '60s',
       ],
+      // Each thread answers for its own requests, and one that does not within the second signal's
+      // 1 s is left out (loaded, one was: 29 of 60). So one thread's share at least: the two take the
+      // key's slots in turn, 3 virtual users each (shared-browse's 6), so neither falls more than 3
+      // behind half.
+      (made: number) => made / 2 - 3,
     ],
   ])(
     '%s: exit 130 within 2 s of the second, result.json valid, partial, with the requests made',
-    async (_, argsFor) => {
+    async (_, argsFor, measuredOf) => {
       const proxy = await freezableProxy(server.url);
       const silent = await hostileTarget('silent');
       const out = fresh('twice');
@@ -94,13 +105,15 @@ describe('a second SIGINT writes the result so far', () => {
           await sleep(50);
         }
         proxy.freeze();
+        // Every request forwarded so far is answered (only later ones are held): made, not in flight.
+        const made = proxy.forwarded();
         await sleep(300);
         process.kill(cli.child.pid as number, 'SIGINT');
         await sleep(200);
         const secondAt = Date.now();
         process.kill(cli.child.pid as number, 'SIGINT');
         const { code } = await withTimeout(cli.exited, 20_000, 'exit after the second SIGINT');
-        const context = `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`;
+        const context = `made ${made}\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`;
         expect(code, context).toBe(130);
         // At once (the threads of --workers are waited for a second at most; slack for a loaded machine).
         expect(Date.now() - secondAt, context).toBeLessThan(2_000);
@@ -109,7 +122,7 @@ describe('a second SIGINT writes the result so far', () => {
         expect(resultProblem(result)).toBeUndefined();
         expect(result.meta.partial).toBe(true);
         expect(result.meta.interruptedBy).toBe('SIGINT');
-        expect(result.overall.requests).toBeGreaterThanOrEqual(20);
+        expect(result.overall.requests, context).toBeGreaterThanOrEqual(measuredOf(made));
         expect(existsSync(join(out, 'report.html'))).toBe(true);
       } finally {
         killCli(cli);

@@ -5,7 +5,7 @@ import { loadSpec } from '../../src/api/spec.ts';
 import { defineScenario } from '../../src/scenario/define.ts';
 import { executeScenario } from '../../src/scenario/execute.ts';
 import { resolveWorkload } from '../../src/scenario/workload.ts';
-import { startServer } from '../../src/server/index.ts';
+import { withSimulatedServer } from '../helpers/simulated.ts';
 
 /**
  * The plan told is twice what the server admits, so only the server's own fields can keep the
@@ -28,45 +28,39 @@ const TOLD = scalePlan(
 const DURATION_S = 20;
 
 async function paced(dialect: Dialect | 'none') {
-  const server = await startServer({
-    plans: SERVER_PLANS,
-    timeScale: TIME_SCALE,
-    seedData: 3,
-    headerDialect: dialect,
-  });
   const { operations } = await loadSpec();
   const scenario = defineScenario({
     name: `dialect-${dialect}`,
     workload: { executor: 'constant-vus', vus: 6, duration: `${DURATION_S}s` },
     flows: [{ name: 'list', run: async (api) => void (await api.listPets({ limit: 1 })) }],
   });
-  try {
-    return await executeScenario({
-      scenario,
-      workload: resolveWorkload(scenario.workload, 1),
-      baseUrl: server.url,
-      target: server.url,
-      embeddedTarget: false,
-      apiKey: 'free-demo-key',
-      operations,
-      plan: 'free',
-      windows: TOLD.windows,
-      timeScale: TIME_SCALE,
-      enforce: true,
-      spec: 'built in',
-    });
-  } finally {
-    await server.close();
-  }
+  return withSimulatedServer(
+    { plans: SERVER_PLANS, timeScale: TIME_SCALE, seedData: 3, headerDialect: dialect },
+    (server) =>
+      executeScenario({
+        scenario,
+        workload: resolveWorkload(scenario.workload, 1),
+        baseUrl: server.url,
+        target: server.url,
+        embeddedTarget: false,
+        apiKey: 'free-demo-key',
+        operations,
+        plan: 'free',
+        windows: TOLD.windows,
+        timeScale: TIME_SCALE,
+        enforce: true,
+        spec: 'built in',
+        transport: server.transport,
+      }),
+  );
 }
 
 describe("pacing on the server's fields, in every dialect, with a plan told twice too high", () => {
-  // All at once, each with its own server and client: 20 s in all, and the seed's run beside the others.
-  let runs: Map<Dialect | 'none', Awaited<ReturnType<typeof paced>>>;
+  // One after another in simulated time, each with its own server and client.
+  const runs = new Map<Dialect | 'none', Awaited<ReturnType<typeof paced>>>();
   beforeAll(async () => {
-    const dialects = [...DIALECTS, 'none' as const];
-    runs = new Map(await Promise.all(dialects.map(async (d) => [d, await paced(d)] as const)));
-  }, 60_000);
+    for (const d of [...DIALECTS, 'none' as const]) runs.set(d, await paced(d));
+  }, 120_000);
 
   it.each(DIALECTS)('%s: at most one 429, and every whole window the run spans used', (dialect) => {
     const r = runs.get(dialect);

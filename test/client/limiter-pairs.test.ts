@@ -4,8 +4,8 @@ import { LIMITER_MODELS, type LimiterModelName } from '../../src/api/limiter-mod
 import { applyPlanOverrides, DEFAULT_PLANS, getPlan, planRate, scalePlan } from '../../src/api/plans.ts';
 import { DIALECTS, type Dialect } from '../../src/api/rate-limit-dialect.ts';
 import type { RunResult } from '../../src/result/types.ts';
-import { startServer } from '../../src/server/index.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
+import { inSimulatedTime, simulatedServer } from '../helpers/simulated.ts';
 
 /**
  * Every limiter model of the reference server with every way of telling its quota, against the
@@ -39,7 +39,7 @@ async function paced(
   told?: LimiterKind,
   raw = false,
 ): Promise<RunResult> {
-  const server = await startServer({
+  const server = await simulatedServer({
     plans: PLANS,
     timeScale: TIME_SCALE,
     seedData: 3,
@@ -48,6 +48,7 @@ async function paced(
   });
   try {
     return await runListAgainst(server.url, {
+      transport: server.transport,
       workload: raw
         ? { executor: 'constant-arrival-rate', rate: '200%', duration: `${DURATION_S}s`, maxInFlight: 8 }
         : { executor: 'constant-vus', vus: 4, duration: `${DURATION_S}s` },
@@ -76,22 +77,18 @@ describe('every limiter model told in every dialect, paced at the plan rate', ()
   const told = new Map<string, RunResult>();
   const raw = new Map<string, RunResult>();
   beforeAll(async () => {
-    // In two rounds: every server and client shares this process's event loop, and 36 at once
-    // would delay sends by more than a GCRA's margin.
-    await Promise.all(
-      PAIRS.map(async ({ limiter, dialect }) =>
-        runs.set(`${limiter}/${dialect}`, await paced(limiter, dialect)),
-      ),
-    );
-    await Promise.all([
-      ...TOLD.map(async ({ limiter, dialect }) =>
-        told.set(`${limiter}/${dialect}`, await paced(limiter, dialect, KIND_OF_MODEL[limiter])),
-      ),
-      ...RAW.map(async ({ limiter, dialect }) =>
-        raw.set(`${limiter}/${dialect}`, await paced(limiter, dialect, undefined, true)),
-      ),
-    ]);
-  }, 120_000);
+    // One at a time, each in simulated time: the schedule is the client's alone, with no event loop
+    // of other runs to delay a send.
+    for (const { limiter, dialect } of PAIRS)
+      runs.set(`${limiter}/${dialect}`, await inSimulatedTime(() => paced(limiter, dialect)));
+    for (const { limiter, dialect } of TOLD)
+      told.set(
+        `${limiter}/${dialect}`,
+        await inSimulatedTime(() => paced(limiter, dialect, KIND_OF_MODEL[limiter])),
+      );
+    for (const { limiter, dialect } of RAW)
+      raw.set(`${limiter}/${dialect}`, await inSimulatedTime(() => paced(limiter, dialect, undefined, true)));
+  }, 300_000);
 
   it.each(PAIRS)(
     '$limiter told as $dialect: inside the limit, and the checks hold',

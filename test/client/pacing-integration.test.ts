@@ -5,7 +5,7 @@ import type { RunResult } from '../../src/result/types.ts';
 import { defineScenario, type Workload } from '../../src/scenario/define.ts';
 import { executeScenario } from '../../src/scenario/execute.ts';
 import { resolveWorkload } from '../../src/scenario/workload.ts';
-import { startServer } from '../../src/server/index.ts';
+import { withSimulatedServer } from '../helpers/simulated.ts';
 
 /** Runs a one-flow workload (listPets) against a fresh reference server; also returns the codes of its 429s. */
 async function runAgainstServer(options: {
@@ -14,7 +14,6 @@ async function runAgainstServer(options: {
   enforce: boolean;
   workload: Workload;
 }) {
-  const server = await startServer({ timeScale: options.timeScale, seedData: 3 });
   const { operations } = await loadSpec();
   const windows = scalePlan(getPlan(DEFAULT_PLANS, options.plan), options.timeScale).windows;
   const scenario = defineScenario({
@@ -24,28 +23,29 @@ async function runAgainstServer(options: {
   });
   const planRate = (windows[0]?.limit ?? 0) / (windows[0]?.seconds ?? 1);
   const codesOf429: string[] = [];
-  try {
-    const result: RunResult = await executeScenario({
-      scenario,
-      workload: resolveWorkload(scenario.workload, planRate),
-      baseUrl: server.url,
-      target: server.url,
-      embeddedTarget: false,
-      apiKey: `${options.plan}-demo-key`,
-      operations,
-      plan: options.plan,
-      windows,
-      timeScale: options.timeScale,
-      enforce: options.enforce,
-      spec: 'built in',
-      tap: (attempt) => {
-        if (attempt.status === 429) codesOf429.push((attempt.body.json as { code: string }).code);
-      },
-    });
-    return { ...result, codesOf429 };
-  } finally {
-    await server.close();
-  }
+  const result: RunResult = await withSimulatedServer(
+    { timeScale: options.timeScale, seedData: 3 },
+    (server) =>
+      executeScenario({
+        scenario,
+        workload: resolveWorkload(scenario.workload, planRate),
+        baseUrl: server.url,
+        target: server.url,
+        embeddedTarget: false,
+        apiKey: `${options.plan}-demo-key`,
+        operations,
+        plan: options.plan,
+        windows,
+        timeScale: options.timeScale,
+        enforce: options.enforce,
+        spec: 'built in',
+        tap: (attempt) => {
+          if (attempt.status === 429) codesOf429.push((attempt.body.json as { code: string }).code);
+        },
+        transport: server.transport,
+      }),
+  );
+  return { ...result, codesOf429 };
 }
 
 describe('plan pacing against the reference server', () => {
@@ -63,7 +63,8 @@ describe('plan pacing against the reference server', () => {
     // Never above the plan either: the limiter would have said so with 429s, but check the count too.
     expect(result.compliance.quotaUtilization).toBeLessThanOrEqual(1.02);
     expect(result.compliance.pacingWaitMs).toBeGreaterThan(0);
-  });
+    // Simulated time costs CPU, not waiting: room for a machine busy with other work.
+  }, 120_000);
 
   it('in raw mode exceeds the quota, sees 429s, waits out every Retry-After and is never banned', async () => {
     const result = await runAgainstServer({
@@ -81,5 +82,5 @@ describe('plan pacing against the reference server', () => {
     expect(result.checks.filter((c) => c.failures > 0).map((c) => c.id)).toEqual([]);
     expect(statuses['429']).toBe(result.compliance.rateLimited);
     expect(statuses['200']).toBeGreaterThan(0);
-  });
+  }, 120_000);
 });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { InputError } from '../../src/api/input-error.ts';
-import { type BenchArgs, benchHeaders, resolveBenchConfig } from '../../src/config/bench.ts';
+import { KeyRequests } from '../../src/api/request.ts';
+import { loadSpec } from '../../src/api/spec.ts';
+import {
+  type BenchArgs,
+  type BenchConfig,
+  benchOperations,
+  resolveBenchConfig,
+} from '../../src/config/bench.ts';
 import { BENCH_FLAGS } from '../../src/config/bench-flags.ts';
 import { configJson } from '../../src/config/print.ts';
 
@@ -27,6 +34,14 @@ async function refusal(args: Partial<BenchArgs>, env: NodeJS.ProcessEnv = {}): P
   throw new Error('resolved where a refusal was expected');
 }
 
+/** The headers bench's requests carry, one per operation of the built-in document. */
+async function sentHeaders(config: BenchConfig): Promise<Record<string, string>[]> {
+  const requests = new KeyRequests(config.apiKey.reveal());
+  const operations = benchOperations(config, (await loadSpec()).operations);
+  expect(operations.length).toBeGreaterThan(0);
+  return operations.map((op) => requests.headers(op, false));
+}
+
 describe('resolveBenchConfig', () => {
   it('embedded by default: its own key, Bearer, flat out, the duration in ms', async () => {
     const config = await resolveBenchConfig(DEFAULTS, { PETSTORE_API_KEY: 'not-for-the-embedded-one' });
@@ -34,10 +49,8 @@ describe('resolveBenchConfig', () => {
     expect(config.apiKey.reveal()).toBe('enterprise-demo-key');
     expect(config.rate).toBeUndefined();
     expect(config.durationMs).toBe(10_000);
-    expect(benchHeaders(config)).toEqual({
-      authorization: 'Bearer enterprise-demo-key',
-      accept: 'application/json',
-    });
+    for (const headers of await sentHeaders(config))
+      expect(headers).toEqual({ authorization: 'Bearer enterprise-demo-key', accept: 'application/json' });
     expect(Object.isFrozen(config)).toBe(true);
     // PETSTORE_API_KEY is left for a target of one's own, and that is said, not done silently.
     expect(config.warnings).toEqual([
@@ -68,7 +81,8 @@ describe('resolveBenchConfig', () => {
     );
     expect(fromEnv.apiKey.reveal()).toBe('env-key-123');
     expect(fromEnv.target).toBe('http://127.0.0.1:9/api');
-    expect(benchHeaders(fromEnv)).toEqual({ 'x-api-key': 'env-key-123', accept: 'application/json' });
+    for (const headers of await sentHeaders(fromEnv))
+      expect(headers).toEqual({ 'x-api-key': 'env-key-123', accept: 'application/json' });
     const printed = configJson(fromEnv);
     expect(printed).not.toContain('env-key-123');
     expect(printed).not.toContain('pw');

@@ -8,6 +8,7 @@ import {
   scalePlan,
 } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
+import type { Transport } from '../../src/client/client.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import type { Contract } from '../../src/record/checks/contract.ts';
 import type { RunResult } from '../../src/result/types.ts';
@@ -15,6 +16,7 @@ import { defineScenario, type Scenario, type Workload } from '../../src/scenario
 import { executeScenario } from '../../src/scenario/execute.ts';
 import { resolveWorkload, type WorkloadOverrides } from '../../src/scenario/workload.ts';
 import { type ServerOptions, startServer } from '../../src/server/index.ts';
+import { inSimulatedTime, simulatedServer } from './simulated.ts';
 
 /**
  * One run as `petstore-load run` does it, in process: a reference server (startServer) and
@@ -32,6 +34,11 @@ export interface InProcessRun {
   enforce?: boolean;
   overrides?: WorkloadOverrides;
   seed?: number;
+  /**
+   * In simulated time against the server answering in process (test/helpers/simulated.ts): for what
+   * the client, the engine and the checks do with time, not what a socket does.
+   */
+  simulated?: boolean;
 }
 
 export interface InProcessOutcome {
@@ -61,9 +68,12 @@ export async function runInProcess(run: InProcessRun): Promise<InProcessOutcome>
   const workload = resolveWorkload(run.scenario.workload, planRate(windows), run.overrides);
   const attempts: AttemptRecord[] = [];
 
-  const server = await startServer({ ...run.server, plans });
-  try {
-    const result = await executeScenario({
+  const server = run.simulated
+    ? await simulatedServer({ ...run.server, plans })
+    : await startServer({ ...run.server, plans });
+  const transport = 'transport' in server ? server.transport : undefined;
+  const execute = () =>
+    executeScenario({
       scenario: run.scenario,
       workload,
       baseUrl: server.url,
@@ -78,7 +88,10 @@ export async function runInProcess(run: InProcessRun): Promise<InProcessOutcome>
       spec: 'petstore.openapi.yaml (built in)',
       seed: run.seed,
       tap: (attempt) => attempts.push(attempt),
+      transport,
     });
+  try {
+    const result = run.simulated ? await inSimulatedTime(execute) : await execute();
     return { result, attempts, windows };
   } finally {
     await server.close();
@@ -120,6 +133,8 @@ export async function runListAgainst(
     limiter?: LimiterKind;
     maxInFlight?: number;
     contract?: Contract;
+    /** A simulated target's transport (test/helpers/simulated.ts); default a real socket to `url`. */
+    transport?: Transport;
   },
 ): Promise<RunResult> {
   specOnce ??= loadSpec();
@@ -144,5 +159,6 @@ export async function runListAgainst(
     maxInFlight: o.maxInFlight,
     contract: o.contract,
     spec: 'built in',
+    transport: o.transport,
   });
 }

@@ -175,6 +175,10 @@ describe.skipIf(SKIP)(
           expect(c.noData, c.id).toBeNull();
         }
         expect(await o.page.textContent('[data-verdict]')).toContain('1 of 2 thresholds failed');
+        // The report's script keeps its names to itself; uPlot's, read the same way, shows the read works.
+        expect(await o.page.evaluate('typeof uPlot')).toBe('function');
+        for (const name of ['drawCharts', 'BUILD', 'COLORS', 'drawn'])
+          expect(await o.page.evaluate(`typeof ${name}`), name).toBe('undefined');
         mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
         await o.page.screenshot({ path: SCREENSHOT, fullPage: true });
       } finally {

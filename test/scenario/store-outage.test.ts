@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +15,8 @@ import { type RedisProcess, startRedis, startSentinelGroup } from '../helpers/re
  * without persistence, killed for good, or failed over by Sentinel would. At time scale 10 the Free
  * quota is 60 requests per 6 s window: 240 in a 24 s run. The store is taken away once the
  * generators have reserved a number of sends, not at a second of the clock: on a loaded machine the
- * CLIs take seconds to start.
+ * CLIs take seconds to start. A restart waits as well for a point in the server's window of the key
+ * that decides how the shards resume (read from the answers, through a proxy).
  */
 const SCALE = 10;
 const workspace = cliWorkspace('store-outage');
@@ -29,11 +32,57 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
+/**
+ * A proxy in front of `target` that keeps the X-RateLimit-Reset of the latest answer through it:
+ * where the server's window of the key ends, as the generators read it (whole seconds, rounded up).
+ */
+async function resetWatch(target: string): Promise<{ url: string; resetAt(): number; close(): void }> {
+  const to = new URL(target);
+  let resetAt = 0;
+  const proxy = createServer((req, res) => {
+    const upstream = request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        const reset = Number(answer.headers['x-ratelimit-reset']);
+        if (reset > 0) resetAt = reset * 1000;
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    resetAt: () => resetAt,
+    close: () => {
+      proxy.closeAllConnections();
+      proxy.close();
+    },
+  };
+}
+
+/**
+ * Resolves once the server's current window of the key has `ms` to `ms` + 1 s left at least, by its
+ * word: a window of 6 s is then 1 s old at least, long enough for each shard to have an answer of it.
+ */
+async function windowLeft(watch: { resetAt(): number }, ms: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    // The Reset is rounded up to a whole second: the window may end up to 1 s before it says.
+    const left = watch.resetAt() - 1000 - Date.now();
+    if (left >= ms && left <= ms + 1000) return;
+    if (Date.now() > deadline) throw new Error(`no window of the key had ${ms} ms left in 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** What the Redis client says of a lost connection: none of it may reach a person. */
 const CLIENT_WORDS =
   /enableOfflineQueue|max retries|Connection is closed|ECONNREFUSED|ioredis|Stream isn't|READONLY/i;
 
-function shards(server: RunningServer, store: string, duration: string, dir: string): Cli[] {
+function shards(server: { url: string }, store: string, duration: string, dir: string): Cli[] {
   return [1, 2].map((i) =>
     spawnCli([
       'run',
@@ -85,6 +134,11 @@ function results(dir: string): RunResult[] {
   return [1, 2].map((i) => readJson(join(dir, `shard-${i}`, 'result.json')) as RunResult);
 }
 
+/** How the shard's pacing resumed after the store's absence: said by its first outage that says. */
+function howResumed(r: RunResult): string | undefined {
+  return r.compliance.storeOutages?.find((o) => o.resumed !== undefined)?.resumed;
+}
+
 /** Admitted over both shards against the plan's requests in the run's span. */
 function admittedShare(rs: RunResult[]): number {
   return rs.reduce((n, r) => n + r.compliance.quotaUtilization, 0);
@@ -96,9 +150,15 @@ describe.concurrent('a shared quota store that goes away', () => {
     const dir = workspace.fresh('restart');
     let redis: RedisProcess | undefined = await startRedis();
     const port = redis.port;
+    const watch = await resetWatch((await serverFor()).url);
     try {
-      const clis = shards(await serverFor(), redis.url, '24s', dir);
+      const clis = shards(watch, redis.url, '24s', dir);
       await reserved(port, 60);
+      // Taken away with 3 s of the server's window still to run (and each shard holding an answer of
+      // it): its Reset then comes well over the second after the outage began that a shard needs to
+      // trust the target's word rather than hold a window, whenever the store comes back (see the
+      // gate's restore).
+      await windowLeft(watch, 3000);
       redis.child.kill('SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 3000));
       redis = await startRedis({ port });
@@ -119,12 +179,25 @@ describe.concurrent('a shared quota store that goes away', () => {
         const [outage] = r.compliance.storeOutages ?? [];
         expect(outage?.to).toBeGreaterThan(outage?.from ?? Number.POSITIVE_INFINITY);
         expect(outage?.sentWithout).toBe(0);
-        // A restarted store is another server: what it forgot came back from the target's word, by
-        // this shard or by the other before it (then this one found it held), or a window was waited.
-        expect(['server', 'held', 'intact']).toContain(outage?.resumed);
+        // Never a window held: the target's word was good for it (see the wait before the kill).
+        expect(howResumed(r)).toMatch(/^(server|intact)$/);
       }
-      expect(admittedShare(rs)).toBeGreaterThanOrEqual(0.6);
+      // A restarted store is another server: what it forgot came back from the target's word. A
+      // shard whose store failed it again within a second of coming back labels that relapse found
+      // intact (the same server as the one just found) before its pacing resumes, and the outage
+      // before it with nothing: the label then is not how it resumed. So one shard's says so at least.
+      expect(rs.map(howResumed), JSON.stringify(rs.map((r) => r.compliance.storeOutages))).toContain(
+        'server',
+      );
+      // The workload asks the whole plan (8 iterations a second, 80% of the plan's 10 requests a
+      // second, of 1.25 requests on average: catalogue-browse's flows of 1, 2 and 1 weighed 5, 2 and
+      // 1), so the share is 1 less what the store's absence and the shards' staggered starts cost
+      // (measured 0.79 for 4.2 s away in 25 s): 0.6 leaves the store away up to about 9 s, for this
+      // test's 3 s, Redis's start and the probes' next look (they back off to 2 s apart) on a loaded
+      // machine.
+      expect(admittedShare(rs), JSON.stringify(rs.map((r) => r.compliance))).toBeGreaterThanOrEqual(0.6);
     } finally {
+      watch.close();
       await redis?.stop();
     }
   }, 150_000);
@@ -181,7 +254,10 @@ describe.concurrent('a shared quota store that goes away', () => {
         expect(r.compliance.violations).toBe(0);
         expect(r.compliance.storeOutages?.[0]?.to).toBeDefined();
       }
-      expect(admittedShare(rs)).toBeGreaterThanOrEqual(0.6);
+      // As for a restart (the whole plan asked), the store away from the kill until Sentinel has
+      // promoted the replica (1 s to call the master down, then the election) and the probes find
+      // it: measured 0.81 for about 4 s away in 25 s; 0.6 leaves it up to about 9 s on a loaded machine.
+      expect(admittedShare(rs), JSON.stringify(rs.map((r) => r.compliance))).toBeGreaterThanOrEqual(0.6);
     } finally {
       await group.stop();
     }

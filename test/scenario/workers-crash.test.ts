@@ -17,10 +17,16 @@ describe('run --workers 2 when one worker thread crashes', () => {
     // The crashed worker never says its workload is done: the first must not wait for it to tear down.
     const out = join(dir, 'crash');
     const outcome = await runCli(
-      ['run', 'test/fixtures/crashing-worker.ts', '--workers', '2', '--out', out, '--quiet'],
+      ['run', 'test/fixtures/crashing-worker.ts', '--workers', '2', '--out', out],
       60_000,
     );
     expect(outcome.code, outcome.stderr).toBe(130);
+    // The summary names the crash in its first line, by the error's first line alone: the fixture's
+    // error carries a second line, as a stack would, which must show nowhere.
+    const [first] = outcome.stdout.split('\n');
+    expect(first, outcome.stdout).toMatch(/\(PARTIAL: a worker failed: worker 2 crashed: wild timer\)$/);
+    expect(outcome.stdout.match(/wild timer/g), outcome.stdout).toHaveLength(1);
+    expect(`${outcome.stdout}${outcome.stderr}`).not.toMatch(/at a line of its own stack|\n\s+at /);
     expect(outcome.stderr).not.toMatch(/wild timer|\bat\b/);
     const result = readJson(join(out, 'result.json')) as RunResult;
     expect(resultProblem(result)).toBeUndefined();

@@ -1,20 +1,27 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
-import { type RunningServer, type ServerOptions, startServer } from '../../src/server/index.ts';
-import { call, type Reply, sleep } from '../helpers/http.ts';
+import { type ServerOptions, startServer } from '../../src/server/index.ts';
+import { type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+import { simulatedCall as call } from '../helpers/simulated-http.ts';
 
 /**
- * `--limiter sliding --count-refused` on the real server: a refused request holds its place in the
+ * `--limiter sliding --count-refused` on the reference server: a refused request holds its place in the
  * window as an admitted one does, and the seed's headers say so truthfully (a client that waits its
- * Retry-After gets in). The window is 2 s (3 a minute at time scale 30).
+ * Retry-After gets in). The window is 2 s (3 a minute at time scale 30). The windows are kept in
+ * simulated time, the server answering in process (test/helpers/simulated.ts): its limiter reads
+ * the faked `Date.now()`, so waiting a window out costs nothing.
  */
 
-const servers: RunningServer[] = [];
-async function server(options: ServerOptions): Promise<RunningServer> {
+/** Each answer takes a loopback's millisecond, as over a socket. */
+const LOOPBACK_MS = 1;
+
+const servers: SimulatedServer[] = [];
+async function server(options: ServerOptions): Promise<SimulatedServer> {
   // No ban: the test knocks after a 429 on purpose.
-  const s = await startServer({ seedData: 3, banAfter: 1000, ...options });
+  const s = await simulatedServer({ seedData: 3, banAfter: 1000, ...options }, LOOPBACK_MS);
   servers.push(s);
   return s;
 }
@@ -25,9 +32,9 @@ afterEach(async () => {
 const W = 2000;
 const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 3, perDay: 1000 } });
 
-async function burst(url: string, count: number): Promise<Reply[]> {
+async function burst(s: SimulatedServer, count: number): Promise<Reply[]> {
   const replies: Reply[] = [];
-  for (let i = 0; i < count; i++) replies.push(await call(url, '/pets?limit=1'));
+  for (let i = 0; i < count; i++) replies.push(await call(s, '/pets?limit=1'));
   return replies;
 }
 const statuses = (replies: Reply[]) => replies.map((r) => r.status);
@@ -46,28 +53,30 @@ describe('a sliding log that counts refused requests', () => {
         limiter: 'sliding',
         countRefused: countRefused || undefined,
       });
-      const first = await burst(s.url, 4);
-      const firstDone = Date.now();
-      expect(statuses(first)).toEqual([200, 200, 200, 429]);
-      await sleep(W / 2);
-      const knock = await call(s.url, '/pets?limit=1');
-      const knockedAt = Date.now();
-      expect(knock.status).toBe(429);
-      // The burst has aged out, the knock (sent after it) has not.
-      await until(firstDone + W + 100);
-      expect(Date.now()).toBeLessThan(knockedAt + W - 200);
-      const later = await burst(s.url, 3);
-      expect(statuses(later)).toEqual(after);
-      const last = later[2] as Reply;
-      const h = readRateLimitHeaders(last.headers);
-      expect(h.remaining).toBe(0);
-      // Reset: the newest counted request, refused or not, ages out within a window.
-      expect(h.reset).toBeGreaterThan(Date.now() / 1000);
-      expect(h.reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000 + W / 1000));
-      if (last.status !== 429) return;
-      // Retry-After is truthful: waited out, the next request is admitted.
-      await sleep(Number(last.headers['retry-after']) * 1000);
-      expect((await call(s.url, '/pets?limit=1')).status).toBe(200);
+      await inSimulatedTime(async () => {
+        const first = await burst(s, 4);
+        const firstDone = Date.now();
+        expect(statuses(first)).toEqual([200, 200, 200, 429]);
+        await sleep(W / 2);
+        const knock = await call(s, '/pets?limit=1');
+        const knockedAt = Date.now();
+        expect(knock.status).toBe(429);
+        // The burst has aged out, the knock (sent after it) has not.
+        await until(firstDone + W + 100);
+        expect(Date.now()).toBeLessThan(knockedAt + W - 200);
+        const later = await burst(s, 3);
+        expect(statuses(later)).toEqual(after);
+        const last = later[2] as Reply;
+        const h = readRateLimitHeaders(last.headers);
+        expect(h.remaining).toBe(0);
+        // Reset: the newest counted request, refused or not, ages out within a window.
+        expect(h.reset).toBeGreaterThan(Date.now() / 1000);
+        expect(h.reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000 + W / 1000));
+        if (last.status !== 429) return;
+        // Retry-After is truthful: waited out, the next request is admitted.
+        await sleep(Number(last.headers['retry-after']) * 1000);
+        expect((await call(s, '/pets?limit=1')).status).toBe(200);
+      });
     },
   );
 

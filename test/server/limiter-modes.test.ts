@@ -3,21 +3,22 @@ import { LIMITER_MODELS, type LimiterModelName } from '../../src/api/limiter-mod
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { DIALECTS, readRateLimit } from '../../src/api/rate-limit-dialect.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
-import { type RunningServer, type ServerOptions, startServer } from '../../src/server/index.ts';
+import { type ServerOptions, startServer } from '../../src/server/index.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
 
 /**
- * Each `--limiter` against the real server, by its signature in counts of 200s and 429s. Windows
- * are time-scaled and long enough (1 to 5 s) that a busy 2-core machine keeps the schedule: every
- * wait is measured from a response the client has seen, and every bound leaves the request
- * latency out of the verdict.
+ * Each `--limiter` of the reference server, by its signature in counts of 200s and 429s, in
+ * simulated time (the limiters read the clock the test moves): every wait is measured from a
+ * response the test has seen, and every bound leaves the request latency out of the verdict. The
+ * `serve` flags at the end run the real CLI.
  */
 
-const servers: RunningServer[] = [];
-async function server(options: ServerOptions): Promise<RunningServer> {
+const servers: SimulatedServer[] = [];
+async function server(options: ServerOptions): Promise<SimulatedServer> {
   // No ban unless a test asks for one: these tests send requests after 429s on purpose.
-  const s = await startServer({ seedData: 3, banAfter: 1000, ...options });
+  const s = await simulatedServer({ seedData: 3, banAfter: 1000, ...options });
   servers.push(s);
   return s;
 }
@@ -43,129 +44,136 @@ const retryAfter = (reply: Reply) => Number(reply.headers['retry-after']);
 const until = (at: number) => sleep(Math.max(0, at - Date.now()));
 
 describe('fixed (the default)', () => {
-  it('admits L, then 429 until the window resets, then L again', async () => {
-    // 5 per 2 s window.
-    const s = await server({ timeScale: 30, plans: perMinute(5) });
-    const first = await burst(s.url, 7);
-    expect(statuses(first)).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(remaining(first)).toEqual([4, 3, 2, 1, 0, 0, 0]);
-    await sleep(700);
-    expect((await call(s.url, '/pets?limit=1')).status).toBe(429);
-    // Retry-After is whole seconds rounded up: past the window's end, never before.
-    await sleep(retryAfter(first[6] as Reply) * 1000);
-    expect(statuses(await burst(s.url, 6))).toEqual([200, 200, 200, 200, 200, 429]);
-  });
+  it('admits L, then 429 until the window resets, then L again', () =>
+    inSimulatedTime(async () => {
+      // 5 per 2 s window.
+      const s = await server({ timeScale: 30, plans: perMinute(5) });
+      const first = await burst(s.url, 7);
+      expect(statuses(first)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+      expect(remaining(first)).toEqual([4, 3, 2, 1, 0, 0, 0]);
+      await sleep(700);
+      expect((await call(s.url, '/pets?limit=1')).status).toBe(429);
+      // Retry-After is whole seconds rounded up: past the window's end, never before.
+      await sleep(retryAfter(first[6] as Reply) * 1000);
+      expect(statuses(await burst(s.url, 6))).toEqual([200, 200, 200, 200, 200, 429]);
+    }));
 });
 
 describe('sliding (a sliding log)', () => {
-  it('admits L in any span of W: requests come back one by one as they age out, not all at a reset', async () => {
-    // 6 per 2 s window.
-    const W = 2000;
-    const s = await server({ timeScale: 30, plans: perMinute(6), limiter: 'sliding' });
-    const early = await burst(s.url, 3);
-    const earlyDone = Date.now();
-    expect(statuses(early)).toEqual([200, 200, 200]);
-    expect(remaining(early)).toEqual([5, 4, 3]);
+  it('admits L in any span of W: requests come back one by one as they age out, not all at a reset', () =>
+    inSimulatedTime(async () => {
+      // 6 per 2 s window.
+      const W = 2000;
+      const s = await server({ timeScale: 30, plans: perMinute(6), limiter: 'sliding' });
+      const early = await burst(s.url, 3);
+      const earlyDone = Date.now();
+      expect(statuses(early)).toEqual([200, 200, 200]);
+      expect(remaining(early)).toEqual([5, 4, 3]);
 
-    // Half a window later: three more fill the span, the next is refused.
-    await sleep(W / 2);
-    const lateStart = Date.now();
-    const late = await burst(s.url, 4);
-    expect(statuses(late)).toEqual([200, 200, 200, 429]);
-    expect(remaining(late)).toEqual([2, 1, 0, 0]);
+      // Half a window later: three more fill the span, the next is refused.
+      await sleep(W / 2);
+      const lateStart = Date.now();
+      const late = await burst(s.url, 4);
+      expect(statuses(late)).toEqual([200, 200, 200, 429]);
+      expect(remaining(late)).toEqual([2, 1, 0, 0]);
 
-    // A window after the early three: they have aged out, the late three still count. A fixed window
-    // would have reset and admitted six.
-    await until(earlyDone + W + 100);
-    expect(Date.now()).toBeLessThan(lateStart + W);
-    const after = await burst(s.url, 4);
-    expect(statuses(after)).toEqual([200, 200, 200, 429]);
-    expect(remaining(after)).toEqual([2, 1, 0, 0]);
-    // Reset: when the newest request ages out and the whole quota is back, within a window.
-    const reset = readRateLimitHeaders((after[2] as Reply).headers).reset as number;
-    expect(reset).toBeGreaterThan(Date.now() / 1000);
-    expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000 + W / 1000));
-  });
+      // A window after the early three: they have aged out, the late three still count. A fixed window
+      // would have reset and admitted six.
+      await until(earlyDone + W + 100);
+      expect(Date.now()).toBeLessThan(lateStart + W);
+      const after = await burst(s.url, 4);
+      expect(statuses(after)).toEqual([200, 200, 200, 429]);
+      expect(remaining(after)).toEqual([2, 1, 0, 0]);
+      // Reset: when the newest request ages out and the whole quota is back, within a window.
+      const reset = readRateLimitHeaders((after[2] as Reply).headers).reset as number;
+      expect(reset).toBeGreaterThan(Date.now() / 1000);
+      expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000 + W / 1000));
+    }));
 });
 
 describe('token-bucket', () => {
-  it('a bucket of B admits B at once, then about one request per T = W/L', async () => {
-    // 10 per 5 s window: T = 500 ms; a bucket of 4.
-    const T = 500;
-    const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'token-bucket', burst: 4 });
-    const start = Date.now();
-    const first = await burst(s.url, 6);
-    // A token every T: a burst slower than T (a very busy machine) may earn one more.
-    const refills = Math.floor((Date.now() - start) / T);
-    expect(statuses(first).slice(0, 4)).toEqual([200, 200, 200, 200]);
-    expect(remaining(first).slice(0, 4)).toEqual([3, 2, 1, 0]);
-    expect(admitted(first)).toBeLessThanOrEqual(4 + refills);
-    // The next token is less than T away.
-    expect(retryAfter(first.findLast((r) => r.status === 429) as Reply)).toBe(1);
+  it('a bucket of B admits B at once, then about one request per T = W/L', () =>
+    inSimulatedTime(async () => {
+      // 10 per 5 s window: T = 500 ms; a bucket of 4.
+      const T = 500;
+      const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'token-bucket', burst: 4 });
+      const start = Date.now();
+      const first = await burst(s.url, 6);
+      // A token every T: a burst slower than T (a very busy machine) may earn one more.
+      const refills = Math.floor((Date.now() - start) / T);
+      expect(statuses(first).slice(0, 4)).toEqual([200, 200, 200, 200]);
+      expect(remaining(first).slice(0, 4)).toEqual([3, 2, 1, 0]);
+      expect(admitted(first)).toBeLessThanOrEqual(4 + refills);
+      // The next token is less than T away.
+      expect(retryAfter(first.findLast((r) => r.status === 429) as Reply)).toBe(1);
 
-    // Asking every T/5 for 5 T: the bucket, nearly empty, gives about one per T.
-    const pollStart = Date.now();
-    const polled: Reply[] = [];
-    while (Date.now() - pollStart < 5 * T) {
-      polled.push(await call(s.url, '/pets?limit=1'));
-      await sleep(T / 5);
-    }
-    const elapsed = (Date.now() - pollStart) / T;
-    expect(admitted(polled)).toBeGreaterThanOrEqual(Math.floor(elapsed) - 1);
-    expect(admitted(polled)).toBeLessThanOrEqual(Math.floor(elapsed) + 1);
-  });
+      // Asking every T/5 for 5 T: the bucket, nearly empty, gives about one per T.
+      const pollStart = Date.now();
+      const polled: Reply[] = [];
+      while (Date.now() - pollStart < 5 * T) {
+        polled.push(await call(s.url, '/pets?limit=1'));
+        await sleep(T / 5);
+      }
+      const elapsed = (Date.now() - pollStart) / T;
+      expect(admitted(polled)).toBeGreaterThanOrEqual(Math.floor(elapsed) - 1);
+      expect(admitted(polled)).toBeLessThanOrEqual(Math.floor(elapsed) + 1);
+    }));
 });
 
 describe('gcra (nginx limit_req)', () => {
-  it('burst 0: a second request at once is refused, one T after the first is admitted', async () => {
-    // 10 per 5 s window: T = 500 ms.
-    const T = 500;
-    const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'gcra' });
-    const first = await burst(s.url, 5);
-    const firstDone = Date.now();
-    expect(statuses(first)).toEqual([200, 429, 429, 429, 429]);
-    expect(readRateLimitHeaders((first[0] as Reply).headers)).toMatchObject({ limit: 10, remaining: 0 });
-    expect(retryAfter(first[1] as Reply)).toBe(1);
-    // The refused requests did not count: one T after the admitted one, the next is admitted.
-    await until(firstDone + T + 50);
-    expect(statuses(await burst(s.url, 2))).toEqual([200, 429]);
-  });
+  it('burst 0: a second request at once is refused, one T after the first is admitted', () =>
+    inSimulatedTime(async () => {
+      // 10 per 5 s window: T = 500 ms.
+      const T = 500;
+      const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'gcra' });
+      const first = await burst(s.url, 5);
+      const firstDone = Date.now();
+      expect(statuses(first)).toEqual([200, 429, 429, 429, 429]);
+      expect(readRateLimitHeaders((first[0] as Reply).headers)).toMatchObject({ limit: 10, remaining: 0 });
+      expect(retryAfter(first[1] as Reply)).toBe(1);
+      // The refused requests did not count: one T after the admitted one, the next is admitted.
+      await until(firstDone + T + 50);
+      expect(statuses(await burst(s.url, 2))).toEqual([200, 429]);
+    }));
 
-  it('burst N: N + 1 at once, then Remaining counts the headroom back', async () => {
-    const T = 500;
-    const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'gcra', burst: 3 });
-    const first = await burst(s.url, 6);
-    const firstDone = Date.now();
-    expect(statuses(first)).toEqual([200, 200, 200, 200, 429, 429]);
-    expect(remaining(first)).toEqual([3, 2, 1, 0, 0, 0]);
-    // Two T later two have drained: two admitted at once, not four.
-    await until(firstDone + 2 * T + 50);
-    const second = await burst(s.url, 3);
-    expect(admitted(second)).toBeGreaterThanOrEqual(2);
-    expect(statuses(second).slice(0, 2)).toEqual([200, 200]);
-    expect(admitted(second)).toBeLessThanOrEqual(3);
-  });
+  it('burst N: N + 1 at once, then Remaining counts the headroom back', () =>
+    inSimulatedTime(async () => {
+      const T = 500;
+      const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'gcra', burst: 3 });
+      const first = await burst(s.url, 6);
+      const firstDone = Date.now();
+      expect(statuses(first)).toEqual([200, 200, 200, 200, 429, 429]);
+      expect(remaining(first)).toEqual([3, 2, 1, 0, 0, 0]);
+      // Two T later two have drained: two admitted at once, not four.
+      await until(firstDone + 2 * T + 50);
+      const second = await burst(s.url, 3);
+      expect(admitted(second)).toBeGreaterThanOrEqual(2);
+      expect(statuses(second).slice(0, 2)).toEqual([200, 200]);
+      expect(admitted(second)).toBeLessThanOrEqual(3);
+    }));
 
-  it('keeps the day a fixed quota: the model applies to the shortest window only', async () => {
-    const s = await server({ timeScale: 60, plans: perMinute(10, 3), limiter: 'gcra', burst: 5 });
-    const replies = await burst(s.url, 4);
-    expect(statuses(replies)).toEqual([200, 200, 200, 429]);
-    expect(readRateLimitHeaders((replies[2] as Reply).headers)).toMatchObject({ limit: 3, remaining: 0 });
-    // The day lasts 1440 s at time scale 60: the retry is a day away.
-    expect(retryAfter(replies[3] as Reply)).toBeGreaterThan(1400);
-  });
+  it('keeps the day a fixed quota: the model applies to the shortest window only', () =>
+    inSimulatedTime(async () => {
+      const s = await server({ timeScale: 60, plans: perMinute(10, 3), limiter: 'gcra', burst: 5 });
+      const replies = await burst(s.url, 4);
+      expect(statuses(replies)).toEqual([200, 200, 200, 429]);
+      expect(readRateLimitHeaders((replies[2] as Reply).headers)).toMatchObject({ limit: 3, remaining: 0 });
+      // The day lasts 1440 s at time scale 60: the retry is a day away.
+      expect(retryAfter(replies[3] as Reply)).toBeGreaterThan(1400);
+    }));
 
-  it('still bans a key that keeps sending inside Retry-After', async () => {
-    const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'gcra', banAfter: 2 });
-    const replies = await burst(s.url, 5);
-    expect(replies.map((r) => (r.body as { code?: string }).code ?? r.status)).toEqual([
-      200,
-      'rate_limited',
-      'rate_limited',
-      'rate_limited',
-      'temporarily_banned',
-    ]);
-  });
+  it('still bans a key that keeps sending inside Retry-After', () =>
+    inSimulatedTime(async () => {
+      const s = await server({ timeScale: 12, plans: perMinute(10), limiter: 'gcra', banAfter: 2 });
+      const replies = await burst(s.url, 5);
+      expect(replies.map((r) => (r.body as { code?: string }).code ?? r.status)).toEqual([
+        200,
+        'rate_limited',
+        'rate_limited',
+        'rate_limited',
+        'temporarily_banned',
+      ]);
+    }));
 });
 
 describe('every limiter in every header dialect', () => {
@@ -192,23 +200,24 @@ describe('every limiter in every header dialect', () => {
 });
 
 describe('a bucket larger than the window', () => {
-  it('is told as its size, so that Remaining never exceeds Limit, and keeps its policy name', async () => {
-    const s = await server({
-      plans: perMinute(2),
-      limiter: 'token-bucket',
-      burst: 4,
-      headerDialect: 'ietf-8',
-    });
-    const replies = await burst(s.url, 5);
-    expect(statuses(replies)).toEqual([200, 200, 200, 200, 429]);
-    const view = readRateLimit((replies[0] as Reply).headers, Date.now());
-    expect(view).toMatchObject({ policy: 'minute', remaining: 3 });
-    const seed = await server({ plans: perMinute(2), limiter: 'token-bucket', burst: 4 });
-    expect(readRateLimitHeaders((await call(seed.url, '/pets?limit=1')).headers)).toMatchObject({
-      limit: 4,
-      remaining: 3,
-    });
-  });
+  it('is told as its size, so that Remaining never exceeds Limit, and keeps its policy name', () =>
+    inSimulatedTime(async () => {
+      const s = await server({
+        plans: perMinute(2),
+        limiter: 'token-bucket',
+        burst: 4,
+        headerDialect: 'ietf-8',
+      });
+      const replies = await burst(s.url, 5);
+      expect(statuses(replies)).toEqual([200, 200, 200, 200, 429]);
+      const view = readRateLimit((replies[0] as Reply).headers, Date.now());
+      expect(view).toMatchObject({ policy: 'minute', remaining: 3 });
+      const seed = await server({ plans: perMinute(2), limiter: 'token-bucket', burst: 4 });
+      expect(readRateLimitHeaders((await call(seed.url, '/pets?limit=1')).headers)).toMatchObject({
+        limit: 4,
+        remaining: 3,
+      });
+    }));
 });
 
 describe('the limiter-leak fault', () => {

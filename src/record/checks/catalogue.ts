@@ -5,12 +5,12 @@ import type { LimiterKind } from '../../api/limiter-kinds.ts';
 import { QUOTA_FIELDS, type RateLimitView } from '../../api/rate-limit-dialect.ts';
 import { type HeaderValue, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
-import { type AttemptCheck, type Check, SKIP } from './check.ts';
+import { type AttemptCheck, type Check, DEFAULT_SETTLE_AFTER_MS, SKIP } from './check.ts';
 import { clientChecks } from './client-checks.ts';
 import { type Contract, DEFAULT_CONTRACT, dialectMatchesContractCheck, mismatch } from './contract.ts';
 import { shownReset } from './quota.ts';
 import { responseSchemaCheck } from './schema-check.ts';
-import { DEFAULT_SETTLE_AFTER_MS, statefulChecks } from './stateful.ts';
+import { statefulChecks } from './stateful.ts';
 
 const SEED_LIMITS = 'seed: Limits, rate limit headers';
 

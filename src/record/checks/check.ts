@@ -47,6 +47,9 @@ export function checkContext(
 /** undefined: the response passes; a string: it fails, and why; SKIP: the rule does not apply to it. */
 export type CheckOutcome = string | undefined | typeof SKIP;
 
+/** Verdicts that need every request sent before a response to be answered wait this long (ms). */
+export const DEFAULT_SETTLE_AFTER_MS = 15_000;
+
 /** A verdict on an earlier response that could not be judged when it arrived. */
 export interface SettledOutcome {
   attempt: AttemptRecord;

@@ -79,85 +79,105 @@ const TIMER_SLACK_MS = 1000;
 /** "No jitter": at least this many waits before one attempt number, all in the top tenth of their ceiling. */
 const NO_JITTER_SAMPLES = 10;
 
+type Pause = { from: number; until: number };
+type Ratios = Map<number, { values: number[]; example: AttemptRecord }>;
+
+const slotOf = (a: AttemptRecord, attempt: number) => `${a.keyLabel}\u0000${a.operation.id}\u0000${attempt}`;
+
+/** `list` of `key` with `value` appended, the oldest dropped beyond `max`. */
+function pushBounded<K, V>(map: Map<K, V[]>, key: K, value: V, max: number): void {
+  const list = map.get(key) ?? [];
+  list.push(value);
+  if (list.length > max) list.shift();
+  map.set(key, list);
+}
+
+/**
+ * The failed attempt retry `a` follows (taken off `failed`), when its wait is the backoff's: the
+ * predecessor was a 5xx or transport error, no other call of the operation that failed at that
+ * attempt differently could be the one followed, and no 429 pause of the key held the retry back.
+ */
+function backoffPredecessor(
+  a: AttemptRecord,
+  failed: Map<string, AttemptRecord[]>,
+  pauses: Map<string, Pause[]>,
+): AttemptRecord | undefined {
+  const list = failed.get(slotOf(a, a.attempt - 1));
+  const i = list ? list.findIndex((p) => p.receivedAt <= a.sentAt) : -1;
+  const p = i >= 0 ? (list?.splice(i, 1)[0] as AttemptRecord) : undefined;
+  const ambiguous =
+    list?.some(
+      (q) => q.receivedAt <= a.sentAt && isServerError(q.status) !== isServerError(p?.status ?? 0),
+    ) ?? false;
+  const held = (pauses.get(a.keyLabel) ?? []).some(
+    (w) => w.until > (p?.receivedAt ?? 0) && w.from < a.sentAt,
+  );
+  return p && isServerError(p.status) && !ambiguous && !held ? p : undefined;
+}
+
+/**
+ * Until when a 429 holds the key's requests back: Retry-After, else the quota's Reset in whatever
+ * dialect, else the client's own 429 backoff (at most a minute), as the client waits. Only 429s
+ * read it, so a record without the view (a test's) costs a parse here and nothing on the way of
+ * other responses.
+ */
+function pauseUntil(a: AttemptRecord): number {
+  const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
+  if (retryAfter) return a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt);
+  const delay = (a.rateLimitView ?? (a.headers && readRateLimit(a.headers, a.receivedAt)))?.resetSeconds;
+  return delay !== undefined && delay > 0 ? a.receivedAt + delay * 1000 : a.receivedAt + 60_000;
+}
+
+/** The counts so far, with a failure for each attempt number whose waits all sat at their ceiling. */
+function withJitterVerdicts(counts: Counts, ratios: Ratios): AttemptCheckCounts {
+  const result = { passes: counts.passes, failures: counts.failures, samples: [...counts.samples] };
+  for (const [attempt, { values, example }] of ratios) {
+    if (values.length < NO_JITTER_SAMPLES || values.some((v) => v < 0.9)) continue;
+    result.failures++;
+    keepEarliest(result.samples, {
+      operation: example.operation.id,
+      status: example.status,
+      detail: `no jitter: all ${values.length} waits before attempt ${attempt + 1} were at 90% or more of their ceiling`,
+      at: example.receivedAt,
+    });
+  }
+  return result;
+}
+
 export function backoffCheck(policy: BackoffPolicy = CLIENT_BACKOFF): AttemptCheck {
   const counts = new Counts();
   /** Attempts followed by a retry, per key, operation and attempt number. */
   const failed = new Map<string, AttemptRecord[]>();
   /** Per key: 429 pauses, which also hold retries back (the wait then is not the backoff's). */
-  const pauses = new Map<string, { from: number; until: number }[]>();
+  const pauses = new Map<string, Pause[]>();
   /** Per attempt number retried: wait / ceiling of each judged wait, and one retry to name. */
-  const ratios = new Map<number, { values: number[]; example: AttemptRecord }>();
-  const slot = (a: AttemptRecord, attempt: number) => `${a.keyLabel}\u0000${a.operation.id}\u0000${attempt}`;
+  const ratios: Ratios = new Map();
   const ceiling = (attempt: number) => Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
+  const judge = (a: AttemptRecord, p: AttemptRecord): void => {
+    const limit = ceiling(p.attempt);
+    const ratio = ratios.get(p.attempt) ?? { values: [], example: a };
+    ratio.values.push(a.backoffWaitMs / limit);
+    ratios.set(p.attempt, ratio);
+    if (a.backoffWaitMs > limit + TIMER_SLACK_MS)
+      counts.fail(
+        a,
+        `waited ${Math.round(a.backoffWaitMs)} ms before attempt ${a.attempt}, above its ceiling of ${limit} ms`,
+      );
+    else counts.pass();
+  };
 
   return {
     id: 'client-backoff-jitter-cap',
     rule: `A retry after a 5xx or transport error waits no longer than the full-jitter ceiling min(cap ${policy.capMs} ms, ${policy.baseMs} ms x 2^(n-1)) for attempt n (+${TIMER_SLACK_MS} ms of timer slack), and the waits are jittered (not all of ${NO_JITTER_SAMPLES} or more at their ceiling)`,
     source: SOURCE_BACKOFF,
     observe: (a) => {
-      if (a.attempt > 1) {
-        const list = failed.get(slot(a, a.attempt - 1));
-        const i = list ? list.findIndex((p) => p.receivedAt <= a.sentAt) : -1;
-        const p = i >= 0 ? (list?.splice(i, 1)[0] as AttemptRecord) : undefined;
-        const ambiguous =
-          list?.some(
-            (q) => q.receivedAt <= a.sentAt && isServerError(q.status) !== isServerError(p?.status ?? 0),
-          ) ?? false;
-        const held = (pauses.get(a.keyLabel) ?? []).some(
-          (w) => w.until > (p?.receivedAt ?? 0) && w.from < a.sentAt,
-        );
-        if (p && isServerError(p.status) && !ambiguous && !held) {
-          const limit = ceiling(p.attempt);
-          const ratio = ratios.get(p.attempt) ?? { values: [], example: a };
-          ratio.values.push(a.backoffWaitMs / limit);
-          ratios.set(p.attempt, ratio);
-          if (a.backoffWaitMs > limit + TIMER_SLACK_MS)
-            counts.fail(
-              a,
-              `waited ${Math.round(a.backoffWaitMs)} ms before attempt ${a.attempt}, above its ceiling of ${limit} ms`,
-            );
-          else counts.pass();
-        }
-      }
-      if (a.retried) {
-        const key = slot(a, a.attempt);
-        const list = failed.get(key) ?? [];
-        list.push(a);
-        if (list.length > 256) list.shift();
-        failed.set(key, list);
-      }
-      if (a.status === 429) {
-        // Retry-After, else the quota's Reset in whatever dialect, else the client's own 429 backoff
-        // (at most a minute): as the client waits. Only 429s read it, so a record without the view
-        // (a test's) costs a parse here and nothing on the way of other responses.
-        const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
-        const delay = (a.rateLimitView ?? (a.headers && readRateLimit(a.headers, a.receivedAt)))
-          ?.resetSeconds;
-        const until = retryAfter
-          ? a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt)
-          : delay !== undefined && delay > 0
-            ? a.receivedAt + delay * 1000
-            : a.receivedAt + 60_000;
-        const list = pauses.get(a.keyLabel) ?? [];
-        list.push({ from: a.receivedAt, until: until + 100 });
-        if (list.length > 64) list.shift();
-        pauses.set(a.keyLabel, list);
-      }
+      const p = a.attempt > 1 ? backoffPredecessor(a, failed, pauses) : undefined;
+      if (p) judge(a, p);
+      if (a.retried) pushBounded(failed, slotOf(a, a.attempt), a, 256);
+      if (a.status === 429)
+        pushBounded(pauses, a.keyLabel, { from: a.receivedAt, until: pauseUntil(a) + 100 }, 64);
     },
-    counts: () => {
-      const result = { passes: counts.passes, failures: counts.failures, samples: [...counts.samples] };
-      for (const [attempt, { values, example }] of ratios) {
-        if (values.length < NO_JITTER_SAMPLES || values.some((v) => v < 0.9)) continue;
-        result.failures++;
-        keepEarliest(result.samples, {
-          operation: example.operation.id,
-          status: example.status,
-          detail: `no jitter: all ${values.length} waits before attempt ${attempt + 1} were at 90% or more of their ceiling`,
-          at: example.receivedAt,
-        });
-      }
-      return result;
-    },
+    counts: () => withJitterVerdicts(counts, ratios),
   };
 }
 

@@ -10,11 +10,8 @@ import {
 import { CHECKS, catalogue } from '../../../src/record/checks/catalogue.ts';
 import { type Check, type CheckOutcome, SKIP } from '../../../src/record/checks/check.ts';
 import { CONTRACTS, type Contract } from '../../../src/record/checks/contract.ts';
-import {
-  only429WhenSpentCheck,
-  remainingNeverRisesCheck,
-  resetStableCheck,
-} from '../../../src/record/checks/stateful.ts';
+import { only429WhenSpentCheck } from '../../../src/record/checks/only-429-when-spent.ts';
+import { remainingNeverRisesCheck, resetStableCheck } from '../../../src/record/checks/window-checks.ts';
 import { errorBody, makeAttempt, makeContext, operation, T0 } from '../../helpers/unit-attempt.ts';
 
 /*

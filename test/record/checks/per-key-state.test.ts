@@ -2,15 +2,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/api/operations.ts';
 import { seededRandom } from '../../../src/api/random.ts';
 import type { AttemptRecord } from '../../../src/record/attempt.ts';
+import { AttemptHistory } from '../../../src/record/checks/attempt-history.ts';
 import { type Check, SKIP } from '../../../src/record/checks/check.ts';
-import {
-  AttemptHistory,
-  describesClosestCheck,
-  only429WhenSpentCheck,
-  RemainingLog,
-  remainingNeverRisesCheck,
-  retrySucceedsCheck,
-} from '../../../src/record/checks/stateful.ts';
+import { only429WhenSpentCheck } from '../../../src/record/checks/only-429-when-spent.ts';
+import { RemainingLog } from '../../../src/record/checks/remaining-log.ts';
+import { retrySucceedsCheck } from '../../../src/record/checks/retry-succeeds.ts';
+import { describesClosestCheck, remainingNeverRisesCheck } from '../../../src/record/checks/window-checks.ts';
 import { errorBody, makeAttempt, makeContext, okHeaders, operation, T0 } from '../../helpers/unit-attempt.ts';
 
 /*

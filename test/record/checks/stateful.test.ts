@@ -3,13 +3,13 @@ import type { Operation } from '../../../src/api/operations.ts';
 import type { RateWindow } from '../../../src/api/plans.ts';
 import type { AttemptRecord } from '../../../src/record/attempt.ts';
 import { type Check, type CheckOutcome, SKIP } from '../../../src/record/checks/check.ts';
+import { only429WhenSpentCheck } from '../../../src/record/checks/only-429-when-spent.ts';
+import { retrySucceedsCheck } from '../../../src/record/checks/retry-succeeds.ts';
 import {
   describesClosestCheck,
-  only429WhenSpentCheck,
   remainingNeverRisesCheck,
   resetStableCheck,
-  retrySucceedsCheck,
-} from '../../../src/record/checks/stateful.ts';
+} from '../../../src/record/checks/window-checks.ts';
 import {
   errorBody,
   FREE_WINDOWS,

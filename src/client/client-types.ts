@@ -1,0 +1,102 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher, Pool } from 'undici';
+import type { LimiterKind } from '../api/limiter-kinds.ts';
+import type { Operation } from '../api/operations.ts';
+import type { RateWindow } from '../api/plans.ts';
+import type { RequestInput } from '../api/request.ts';
+import type { AttemptSink } from '../record/attempt.ts';
+import type { SharedQuota } from './gate.ts';
+import type { RawResponse } from './transport.ts';
+
+export interface ClientOptions {
+  baseUrl: string;
+  /**
+   * Sent where each operation's security scheme puts it (`Authorization: Bearer <key>` unless the
+   * document or `--auth-header` says otherwise); never written anywhere.
+   */
+  apiKey: string | undefined;
+  /** Names the key in results instead of the key itself (the plan name). */
+  keyLabel: string;
+  operations: Operation[];
+  /** The plan's windows, time-scaled to the target's clock. */
+  windows: RateWindow[];
+  /** Pacing on (default) or raw mode. The ban guard is on in both unless `allowBanRisk`. */
+  enforce?: boolean;
+  allowBanRisk?: boolean;
+  /** The server's limiter, when known (`--limiter`); else learned from its 429s. */
+  limiter?: LimiterKind;
+  /** `--limiter concurrency:N`: each key's requests in flight at most, from the start. */
+  maxInFlight?: number;
+  timeoutMs?: number;
+  /** Attempts for 5xx and transport errors on idempotent methods (default 3). */
+  maxAttempts?: number;
+  /** Retries after 429 per call (default 5): each waits at least the server's delay. */
+  maxRateLimitRetries?: number;
+  /** Full-jitter backoff for 5xx and transport errors (default 100 ms .. 10 s). */
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+  /**
+   * Full-jitter backoff for a 429 that gives neither Retry-After nor Reset (default 1 s .. 60 s):
+   * slower than for 5xx because hurried retries after a 429 are what the seed's ban punishes.
+   */
+  rateLimitBackoffBaseMs?: number;
+  rateLimitBackoffCapMs?: number;
+  /** Share of requests that may be 5xx/transport retries (default 0.1). */
+  retryBudget?: number;
+  connections?: number;
+  sink: AttemptSink;
+  /**
+   * A quota shared with other generators (worker threads, or machines through Redis): the client's
+   * own key's only; a tenant's lane keeps its quota to itself (its key lives in one generator).
+   */
+  sharedQuota?: SharedQuota;
+  /** What sends a request on the pool (tests and benches put a fake in; default undici's dispatch). */
+  transport?: Transport;
+}
+
+/** Sends one request on the client's pool: `send` of transport.ts, or a test's fake. */
+export type Transport = (pool: Pool, options: Dispatcher.DispatchOptions) => Promise<RawResponse>;
+
+/** What a flow calls through: the client (its own key), or one tenant's lane of it. */
+export interface Caller {
+  /**
+   * `scheduledAt`, when given, overrides `input.scheduledAt`: the engine passes an iteration's due
+   * time here rather than copying the flow's input into a new object on every iteration.
+   */
+  call<T = unknown>(operationId: string, input?: CallInput, scheduledAt?: number): Promise<ApiResponse<T>>;
+}
+
+/** A call: what its request carries (built by src/api/request.ts), and how the client treats it. */
+export interface CallInput extends RequestInput {
+  /** Open model: when the iteration was due, for coordinated-omission-corrected response time. */
+  scheduledAt?: number;
+  /**
+   * Deliberately bad requests (the compliance battery): `'none'` sends no key, `{ key }` sends that
+   * key instead of the run's. Like the run's key, it is never recorded: the attempt's key label says
+   * `free (no key)` or `free (another key)`, so that the checks that follow a key's windows keep the
+   * server's other buckets apart, and pacing ignores their headers.
+   */
+  auth?: 'none' | { key: string };
+  /**
+   * False: the first answer is returned as it is, a 429, a 5xx or a transport error included (no
+   * retry). A 429 still pauses the key until its Retry-After: the ban guard holds either way.
+   */
+  retry?: boolean;
+}
+
+/** A response as a flow gets it; read-only, the body parsed when first read. */
+export interface ApiResponse<T = unknown> {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: T;
+  /** Transport error code when status is 0. */
+  readonly error?: string;
+  readonly attempts: number;
+}
+
+/** A wait the run could not honour: until when (epoch ms), and who said so ('Retry-After 999999999 s'). */
+export interface HeldPastEnd {
+  until: number;
+  by: string;
+}

@@ -1,0 +1,234 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
+import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
+import { quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
+import { KeyRequests } from '../api/request.ts';
+import type { TenantRef } from '../api/tenants.ts';
+import type { SpacingState } from './adaptive-spacing.ts';
+import type { ClientCore } from './client-core.ts';
+import type { ApiResponse, Caller, CallInput, HeldPastEnd } from './client-types.ts';
+import { now } from './clock.ts';
+import { AbortedError, type Admission, Gate, HeldPastEndError, type SharedQuota } from './gate.ts';
+import { Pacer, type PacerPlan } from './pacer.ts';
+import { Reply } from './reply.ts';
+import { ResponseBody } from './response-body.ts';
+import { type NextStep, rateLimitDelay, retryAfter429, retryAfterError } from './retry-policy.ts';
+
+/**
+ * One API key's sends: its Pacer and Gate (pacing, server budget, 429 pause), its requests (the key
+ * where each operation's scheme puts it, see src/api/request.ts) and its label in the records;
+ * everything else is the client's. The client's own key is one, and a tenant mix has one per tenant:
+ * each holds its state itself, so that a request costs the same whatever the number of keys (no
+ * lookup, no scan over keys), and a key that made a few requests costs a few hundred bytes.
+ */
+export class Lane implements Caller {
+  private readonly core: ClientCore;
+  /** A tenant's key, or undefined for the client's own (labelled with `keyLabel`). */
+  readonly tenant: TenantRef | undefined;
+  private readonly gate: Gate;
+  /** The key's headers, made once per placement its operations use and sent as they are. */
+  private readonly requests: KeyRequests;
+  /** The latest 429's pause: until when, and what the server said (for a pause that outlives the run). */
+  private pause: HeldPastEnd | undefined;
+
+  constructor(
+    core: ClientCore,
+    apiKey: string | undefined,
+    tenant: TenantRef | undefined,
+    plan: PacerPlan,
+    shared: SharedQuota | undefined,
+  ) {
+    this.core = core;
+    this.tenant = tenant;
+    this.gate = new Gate(new Pacer(plan), shared, core.context);
+    this.requests = new KeyRequests(apiKey);
+  }
+
+  /** The key's pacing: its own plan's windows, its own pauses. */
+  get pacer(): Pacer {
+    return this.gate.pacer;
+  }
+
+  /** How records name the key: the tenant's label (`pro#3`), or the client's (its plan). */
+  get keyLabel(): string {
+    return this.tenant === undefined ? this.core.options.keyLabel : this.tenant.label;
+  }
+
+  async call<T = unknown>(
+    operationId: string,
+    input: CallInput = {},
+    scheduledAt?: number,
+  ): Promise<ApiResponse<T>> {
+    const core = this.core;
+    const op = core.operations.get(operationId);
+    if (!op) throw new Error(`unknown operation '${operationId}'`);
+    const timeoutMs = core.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const request = this.requests.build(core.basePath, op, input, timeoutMs, core.templates.get(op));
+    core.budget.request();
+    // Response time runs from when the call was due (the open model's schedule) or made: a call that
+    // waits behind a slow generator shows it. Retries are measured from their own send.
+    const dueAt = scheduledAt ?? input.scheduledAt ?? now();
+    const tries = { rateLimited: 0 };
+    let extraBackoffMs = 0;
+
+    // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
+    // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
+    const signal = core.stop.signal;
+    for (let attempt = 1; ; attempt++) {
+      // The key's turn (pacing, server budget, a 429's pause), then one send; both inline, for the
+      // promise an async helper would add to every request.
+      let admission: Admission;
+      try {
+        admission = await this.gate.acquire(signal);
+      } catch (error) {
+        if (error instanceof HeldPastEndError) this.noteHeld(error);
+        throw error;
+      }
+      const sentAt = now();
+      let status = 0;
+      let headers: IncomingHttpHeaders | undefined;
+      let text = '';
+      let errorCode: string | undefined;
+      try {
+        const response = await core.send(core.pool, request);
+        status = response.status;
+        headers = response.headers;
+        text = response.text;
+      } catch (error) {
+        errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
+      }
+      const receivedAt = now();
+      const view = this.observe(admission.seq, input, headers, status, receivedAt, signal);
+      const payload = new ResponseBody(text, headers);
+      const next =
+        status === 429
+          ? await this.pauseFor429(input, admission.seq, headers, receivedAt, view, tries)
+          : retryAfterError(core.options, core.budget, op, input, attempt, status, receivedAt);
+      // Every field in one literal, in one order, `tenant` and `pauseUntil` included when undefined:
+      // records of one shape keep the recorder's and the checks' property reads monomorphic, where
+      // a spread for the pause and a tenant added afterwards made up to four shapes, each transition
+      // a runtime call on every request.
+      core.options.sink.record({
+        operation: op,
+        attempt,
+        keyLabel: input.auth === undefined ? this.keyLabel : this.otherKeyLabel(input.auth),
+        tenant: this.tenant,
+        scheduledAt: attempt === 1 ? dueAt : undefined,
+        sentAt,
+        receivedAt,
+        status,
+        errorCode,
+        headers,
+        rateLimitView: view,
+        body: payload,
+        pacingWaitMs: admission.pacingWaitMs,
+        backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
+        pauseUntil: next.pauseUntil,
+        retried: next.retryAt !== undefined,
+      });
+      if (next.retryAt === undefined) return new Reply<T>(status, headers ?? {}, payload, attempt, errorCode);
+      // A 429's pause is waited in the gate, where the next attempt's turn comes; other retries here.
+      extraBackoffMs = status === 429 ? 0 : await this.backoff(next.retryAt, signal);
+    }
+  }
+
+  /**
+   * An answer's rate-limit fields, read once whatever dialect came: pacing steers by them, and the
+   * checks judge them from the record. An answer cut off by the end of the run is neither a response
+   * nor a transport error to count: the call ends there.
+   */
+  private observe(
+    seq: number,
+    input: CallInput,
+    headers: IncomingHttpHeaders | undefined,
+    status: number,
+    receivedAt: number,
+    signal: AbortSignal,
+  ): RateLimitView | undefined {
+    if (signal.aborted) {
+      this.pacer.observe(seq, undefined, receivedAt);
+      this.gate.responded();
+      throw new AbortedError('run stopped');
+    }
+    const view = headers ? readRateLimit(headers, receivedAt) : undefined;
+    const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
+    // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
+    this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, status);
+    this.gate.responded();
+    return view;
+  }
+
+  /** Waits out a retry's backoff; how long it took. */
+  private async backoff(until: number, signal: AbortSignal): Promise<number> {
+    const before = now();
+    await this.core.context.scheduler.sleepUntil(until, signal);
+    return now() - before;
+  }
+
+  /**
+   * A 429 pauses the whole key, retried or not: no request of any virtual user leaves before its
+   * delay ends (the ban guard). The call tries again after it, within its retries and the run.
+   */
+  private async pauseFor429(
+    input: CallInput,
+    seq: number,
+    headers: IncomingHttpHeaders | undefined,
+    receivedAt: number,
+    view: RateLimitView | undefined,
+    tries: { rateLimited: number },
+  ): Promise<NextStep> {
+    tries.rateLimited++;
+    const o = this.core.options;
+    const delay = rateLimitDelay(o, this.pacer, seq, headers, view, receivedAt);
+    const pauseUntil = receivedAt + delay.ms;
+    if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
+    this.pacer.pause(pauseUntil, receivedAt);
+    // Every generator of the key holds too; awaited, so that none is told after its next send. A
+    // store that cannot be told must not cost this attempt its record: this client's pause holds.
+    await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
+    return retryAfter429(o, input, tries.rateLimited, pauseUntil, this.core.context.closesAt);
+  }
+
+  /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */
+  private otherKeyLabel(auth: NonNullable<CallInput['auth']>): string {
+    return `${this.keyLabel} (${auth === 'none' ? 'no key' : 'another key'})`;
+  }
+
+  /** What held a send past the run's close, in the server's words where it was a 429's pause. */
+  private noteHeld(error: HeldPastEndError): void {
+    const by =
+      error.heldBy === 'pause'
+        ? (this.pause?.by ?? 'a pause shared by another generator')
+        : error.heldBy === 'budget'
+          ? 'X-RateLimit-Remaining spent until X-RateLimit-Reset'
+          : "the plan's quota";
+    const core = this.core;
+    if (error.until >= (core.held?.until ?? 0)) core.held = { until: error.until, by };
+  }
+
+  /** What the key's pacing learned of the server's limiter (the gap between sends, the rate cuts). */
+  spacingState(): SpacingState {
+    return this.pacer.spacingState();
+  }
+
+  /**
+   * What holds the key's next request back right now (for the live status line): nothing ('ready'),
+   * even spacing ('pacing'), the server's remaining budget ('budget'), a 429's pause ('pause', until
+   * `until`), or requests in flight that must answer first ('inflight').
+   */
+  pacingState(at: number = now()): { cause: PacingCause; until: number } {
+    // Only a look: the raw-mode window a lapsed budget assumes starts at a send, not at a status line.
+    const { at: until, cause } = this.pacer.earliest(at, true);
+    return { cause, until };
+  }
+}
+
+/**
+ * How many of a tenant mix's keys each cause holds back right now: its live state in one line,
+ * where one key's state would say nothing (a thousand keys, a few of them paused after a 429).
+ */
+export function keysByCause(lanes: Iterable<Lane>, at: number = now()): Record<PacingCause, number> {
+  const counts = Object.fromEntries(PACING_CAUSES.map((c) => [c, 0])) as Record<PacingCause, number>;
+  for (const lane of lanes) counts[lane.pacingState(at).cause]++;
+  return counts;
+}
