@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { writeFileAtomic } from '../src/cli/atomic-write.ts';
+import { writeFileAtomic } from '../src/io/atomic-write.ts';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -8,8 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { writeFileAtomic } from '../src/cli/atomic-write.ts';
 import { spawnServer } from '../src/cli/embedded-server.ts';
+import { writeFileAtomic } from '../src/io/atomic-write.ts';
 import { median, writeBenchReport } from './report.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);

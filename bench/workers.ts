@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { cpuUsage } from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { getPlan, planRate, scalePlan } from '../src/api/plans.ts';
-import { DEFAULT_SPEC_PATH } from '../src/api/spec.ts';
+import { loadSpec } from '../src/api/spec.ts';
 import { spawnServer } from '../src/cli/embedded-server.ts';
 import { runWorkers } from '../src/scenario/workers.ts';
 import { stopOnExit, unlimitedPlansFile } from './harness.ts';
@@ -26,6 +26,7 @@ const server = await spawnServer(['--plans', plansPath]);
 const release = stopOnExit([server]);
 const windows = scalePlan(getPlan(plans, 'enterprise'), 1).windows;
 const scenarioPath = fileURLToPath(new URL('./throughput-scenario.ts', import.meta.url));
+const { operations } = await loadSpec();
 
 interface Sample {
   requests: number;
@@ -43,7 +44,7 @@ async function measure(count: number, workloadMs = durationMs): Promise<Sample &
     count,
     job: {
       scenarioPath,
-      specPath: DEFAULT_SPEC_PATH,
+      operations,
       spec: 'built in',
       overrides: { durationMs: workloadMs, vus },
       planRate: planRate(windows),

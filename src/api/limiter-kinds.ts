@@ -44,10 +44,15 @@ export function parseLimiter(text: string, flag: string): LimiterGiven {
       `${flag} '${text}': want one of ${LIMITER_KINDS.join(', ')} (concurrency:N for a known limit)`,
     );
   if (n === undefined) return { kind: kind as LimiterKind };
-  const maxInFlight = Number(n);
-  if (kind !== 'concurrency' || rest.length > 0 || !/^\d+$/.test(n) || maxInFlight < 1)
+  if (kind !== 'concurrency')
     throw new InputError(
       `${flag} '${text}': only concurrency takes a number, the requests in flight at most (e.g. concurrency:4)`,
+    );
+  const given = [n, ...rest].join(':');
+  const maxInFlight = Number(given);
+  if (!/^\d+$/.test(given) || maxInFlight < 1)
+    throw new InputError(
+      `${flag} '${text}': the requests in flight at most must be a whole number >= 1, not '${given}' (e.g. concurrency:4)`,
     );
   return { kind: 'concurrency', maxInFlight };
 }

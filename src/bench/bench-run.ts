@@ -1,10 +1,10 @@
 import type { Operation } from '../api/operations.ts';
+import { TOOL_VERSION } from '../api/version.ts';
 import { now } from '../client/clock.ts';
 import { errorCount } from '../record/errors.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { RunResult } from '../result/types.ts';
-import { TOOL_VERSION } from '../scenario/execute.ts';
 import { drive } from './drive.ts';
 import { BenchFeed } from './feed.ts';
 import { type BenchSettings, describeBench, mixText } from './settings.ts';

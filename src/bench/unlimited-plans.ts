@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../api/plans.ts';
-import { writeFileAtomic } from '../cli/atomic-write.ts';
+import { writeFileAtomic } from '../io/atomic-write.ts';
 
 /** Enterprise with limits no benchmark reaches: the embedded server then measures cost, not 429s. */
 export const UNLIMITED_OVERRIDES = { enterprise: { perMinute: 1_000_000_000, perDay: 1_000_000_000 } };

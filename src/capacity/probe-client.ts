@@ -1,5 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { Pool } from 'undici';
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
@@ -132,7 +133,7 @@ export class ProbeClient {
       url.pathname.replace(/\/$/, ''),
       o.operation,
       { query: { limit: 1 } },
-      o.timeoutMs ?? 10_000,
+      o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     );
     listenForWrites();
   }

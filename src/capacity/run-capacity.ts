@@ -1,13 +1,14 @@
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import type { Plan, RateWindow } from '../api/plans.ts';
 import { scalePlan } from '../api/plans.ts';
+import { TOOL_VERSION } from '../api/version.ts';
 import type { Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
-import { TOOL_VERSION } from '../scenario/execute.ts';
 import { probeBan } from './ban-probe.ts';
 import { CapacityProbe } from './probe.ts';
 
@@ -181,7 +182,7 @@ function capacityResult(
       allowBanRisk: input.ban !== undefined,
       timeScale: Math.max(...input.targets.map((t) => t.timeScale)),
       windows: o.windows,
-      timeoutMs: input.timeoutMs ?? 10_000,
+      timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxAttempts: 1,
       spec: input.spec,
     },

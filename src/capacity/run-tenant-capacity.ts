@@ -1,7 +1,8 @@
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { Operation } from '../api/operations.ts';
 import { getPlan, type PlanTable, planRate, type RateWindow, scalePlan } from '../api/plans.ts';
-import { EXIT } from '../cli/exit-codes.ts';
 import { now } from '../client/clock.ts';
 import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
@@ -89,7 +90,7 @@ function stepCommon(
     spec: input.spec,
     timeScale: input.timeScale,
     thresholds: input.thresholds,
-    timeoutMs: input.timeoutMs ?? 10_000,
+    timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     signal: input.signal,
   };
 }

@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { Operation } from '../api/operations.ts';
 import { getPlan, type RateWindow } from '../api/plans.ts';
-import { loadSpec } from '../api/spec.ts';
 import type { BenchProgress } from '../bench/bench-run.ts';
 import { markRateLimited } from '../bench/rate-limit-warning.ts';
 import { buildCycle } from '../bench/request-cycle.ts';
@@ -20,7 +20,6 @@ import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import type { RunTick } from '../scenario/execute.ts';
 import { spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { reachable } from './reachable.ts';
 import { exitCodeOf, type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
@@ -38,6 +37,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     process.stdout.write(configJson(config));
     return EXIT.OK;
   }
+  for (const warning of config.warnings) process.stderr.write(`petstore-load: ${warning}\n`);
   return executeBench(config);
 }
 
@@ -74,7 +74,7 @@ async function setUp(
   const planName = config.embedded ? (DEMO_KEYS[apiKey] ?? 'unknown') : 'unknown';
   const windows: RateWindow[] =
     plansFile && planName !== 'unknown' ? getPlan(plansFile.plans, planName).windows : [];
-  const operations = benchOperations(config, (await loadSpec(config.specPath)).operations);
+  const operations = benchOperations(config, [...config.operations]);
   const prepared = await prepare(config, session, {
     baseUrl: url.href,
     apiKey,

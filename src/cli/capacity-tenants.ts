@@ -1,50 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { getPlan, planRate, scalePlan } from '../api/plans.ts';
-import { mintedKey, parseTenantsFile, TENANT_SEED_ENV } from '../api/tenants.ts';
+import { mintedKey, TENANT_SEED_ENV } from '../api/tenants.ts';
 import { mixLabel, restMsFor, runTenantCapacity } from '../capacity/run-tenant-capacity.ts';
 import { formatTenantCapacity } from '../capacity/table.ts';
-import { keysNeeded, largestWithKeys, MAX_BISECT_STEPS } from '../capacity/tenant-ramp.ts';
+import { keysNeeded, MAX_BISECT_STEPS } from '../capacity/tenant-ramp.ts';
 import { evaluateTenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
 import type { TenantRampConfig } from '../config/capacity.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { reachable } from './reachable.ts';
 import { exitCodeOf, type Session, withSession } from './session.ts';
 import { writeResultAndReportTo } from './write-output.ts';
-
-/** A file's keys by plan, and the largest ramp they allow. */
-function fileKeys(
-  file: string,
-  s: TenantRampConfig,
-): { keyFor: (plan: string, n: number) => string; max: number } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new InputError(
-      `--tenants-file ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
-  const byPlan: Record<string, string[]> = {};
-  for (const k of parseTenantsFile(text, `--tenants-file ${file}`)) {
-    const keys = byPlan[k.plan] ?? [];
-    keys.push(k.key);
-    byPlan[k.plan] = keys;
-  }
-  for (const plan of Object.keys(s.mix))
-    if (!byPlan[plan]) throw new InputError(`--tenants-file ${file}: no key of plan '${plan}'`);
-  const counts = Object.fromEntries(Object.entries(byPlan).map(([p, keys]) => [p, keys.length]));
-  const max = largestWithKeys(s.mix, counts, s.maxTenants);
-  if (max < s.start)
-    throw new InputError(
-      `--tenants-file ${file}: its keys allow at most ${max} tenants of the mix, fewer than --tenants-start ${s.start}`,
-    );
-  return { keyFor: (plan, n) => byPlan[plan]?.[n - 1] as string, max };
-}
 
 /**
  * The target and its tenants' keys: the embedded server minting what the ramp needs (the seed through
@@ -71,7 +41,12 @@ async function openTarget(s: TenantRampConfig): Promise<{
       server,
     };
   }
-  const keys = fileKeys(s.tenantsFile as string, s);
+  const file = s.tenantKeys;
+  if (file === undefined) throw new Error('capacity --tenants: --base-url without --tenants-file');
+  const keys = {
+    keyFor: (plan: string, n: number) => file.byPlan[plan]?.[n - 1]?.reveal() as string,
+    max: file.max,
+  };
   if (keys.max < s.maxTenants && !s.quiet)
     process.stderr.write(
       `capacity: --tenants-file ${s.tenantsFile}: its keys allow ${keys.max} tenants of the mix: the ramp stops there\n`,

@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
 import { parseDuration } from '../api/duration.ts';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { scalePlan, shortestWindow } from '../api/plans.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
@@ -11,13 +12,11 @@ import { EMBEDDED_BAN_DURATION, type PlanProbeConfig, resolveCapacityConfig } fr
 import { CAPACITY_FLAGS, type CapacityArgs } from '../config/capacity-flags.ts';
 import { printable } from '../config/capacity-print.ts';
 import { configJson } from '../config/print.ts';
-import { metricsOptions } from '../metrics/cli.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import { capacityTenants } from './capacity-tenants.ts';
 import { spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { reachable } from './reachable.ts';
 import { exitCodeOf, type Outputs, type Session, withSession } from './session.ts';
 import { writeResultAndReportTo } from './write-output.ts';
@@ -25,7 +24,7 @@ import { writeResultAndReportTo } from './write-output.ts';
 type CapacityOutputs = ReturnType<typeof writeResultAndReportTo>;
 
 export function capacityOptions(yargs: Argv) {
-  return metricsOptions(yargs.options(CAPACITY_FLAGS));
+  return yargs.options(CAPACITY_FLAGS);
 }
 
 export type { CapacityArgs };

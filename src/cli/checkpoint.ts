@@ -1,21 +1,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDuration } from '../api/duration.ts';
-import { InputError } from '../api/input-error.ts';
+import { CHECKPOINT_FILE } from '../config/checkpoint.ts';
+import { writeFileAtomic, writeRefusal } from '../io/atomic-write.ts';
 import type { RunResult } from '../result/types.ts';
-import { writeFileAtomic, writeRefusal } from './atomic-write.ts';
-
-export const CHECKPOINT_FILE = 'result.partial.json';
-export const DEFAULT_CHECKPOINT_INTERVAL = '10s';
-
-/** `--checkpoint`: a duration with its unit, or `0`/`off` for none. Milliseconds, 0 for none. */
-export function parseCheckpointInterval(text: string): number {
-  if (text === 'off' || text === '0') return 0;
-  const ms = parseDuration(text, '--checkpoint');
-  // Each checkpoint builds and writes the whole result: more often than a second is a cost, not safety.
-  if (ms < 1000) throw new InputError(`--checkpoint: '${text}' is under 1s (or 'off' for none)`);
-  return ms;
-}
 
 /** The run's result as it stands, marked so: partial, and a checkpoint rather than an interruption. */
 export function asCheckpoint(result: RunResult): RunResult {

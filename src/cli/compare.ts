@@ -1,18 +1,13 @@
 import type { Argv } from 'yargs';
+import { EXIT } from '../api/exit-codes.ts';
 import { readJsonFile } from '../config/read-json-file.ts';
+import { MAX_REGRESSION_DESCRIPTION } from '../config/run-flags.ts';
 import { type Comparison, compareResults } from '../report/compare.ts';
 import { formatComparison } from '../report/compare-text.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
-import { DEFAULT_TOLERANCES, describeTolerance, type Metric, parseTolerances } from '../report/tolerances.ts';
+import { parseTolerances } from '../report/tolerances.ts';
 import type { BaselineVerdict, RunResult } from '../result/types.ts';
-import { EXIT } from './exit-codes.ts';
-
-const DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
-  .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)
-  .join(',');
-
-export const MAX_REGRESSION_DESCRIPTION = `Tolerances before a significant change is a regression, e.g. p99=10%,rps=5%,errors=1% (errors and rate_limited in percentage points; default ${DEFAULTS})`;
 
 /** Options of `compare <baseline> <current>` (the command string must name both positionals). */
 export function compareOptions(yargs: Argv) {
@@ -68,17 +63,19 @@ function judge(baseline: RunResult, current: RunResult, maxRegression: string | 
 }
 
 /**
- * For `run --baseline FILE`: the run just measured against a stored one. Prints nothing, so that the
- * caller places the table after its own summary (or leaves it out under --quiet).
+ * For `run --baseline FILE`: the run just measured against the stored one its configuration read.
+ * Prints nothing, so that the caller places the table after its own summary (or leaves it out under
+ * --quiet).
  */
 export function compareWithBaseline(
-  baselinePath: string,
+  baseline: { file: string; result: RunResult },
   current: RunResult,
   maxRegression?: string,
 ): BaselineComparison {
   parseTolerances(maxRegression);
-  const baseline = resultFromJson(readJsonFile(baselinePath, '--baseline'), `--baseline ${baselinePath}`);
-  return judge(baseline, current, maxRegression, [describeRun('baseline', baselinePath, baseline)]);
+  return judge(baseline.result, current, maxRegression, [
+    describeRun('baseline', baseline.file, baseline.result),
+  ]);
 }
 
 export async function compare(args: CompareArgs): Promise<number> {

@@ -1,4 +1,4 @@
-import { EXIT } from './exit-codes.ts';
+import { EXIT } from '../api/exit-codes.ts';
 
 /**
  * Ctrl-C and SIGTERM end a command's traffic early, not the process: what was measured is still

@@ -1,7 +1,7 @@
 import { hideBin } from 'yargs/helpers';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { commands } from './commands.ts';
-import { EXIT } from './exit-codes.ts';
 import { exitWithParent } from './tied-child.ts';
 
 /** Usage errors are one line on stderr and exit 2: pipelines read the code, people read the line. */

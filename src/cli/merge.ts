@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { readJsonFile } from '../config/read-json-file.ts';
 import { mergeResults } from '../report/merge.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
-import { EXIT } from './exit-codes.ts';
 import { writeOutput } from './write-output.ts';
 
 /** Options of `merge <files..>` (the command string must name the positional `files`). */

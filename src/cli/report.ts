@@ -1,10 +1,10 @@
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { EXIT } from '../api/exit-codes.ts';
 import { readJsonFile } from '../config/read-json-file.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
-import { EXIT } from './exit-codes.ts';
 import { writeOutput } from './write-output.ts';
 
 export function reportOptions(yargs: Argv) {

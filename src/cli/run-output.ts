@@ -1,10 +1,10 @@
 import { dirname, join, resolve } from 'node:path';
+import { EXIT } from '../api/exit-codes.ts';
 import { answeredCount, describeTransportErrors } from '../record/errors.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
-import { EXIT } from './exit-codes.ts';
 import { exitCodeOf } from './session.ts';
 import { outputDir, writeOutput, writeResultFile } from './write-output.ts';
 

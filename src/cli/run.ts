@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import type { Argv } from 'yargs';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { TENANT_SEED_ENV, type TenantMix } from '../api/tenants.ts';
@@ -21,7 +22,6 @@ import { runWorkers } from '../scenario/workers.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
 import { spawnServer } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { reachable } from './reachable.ts';
 import {
   neverAnsweredLine,
@@ -34,8 +34,6 @@ import {
 import { type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { failsForGood } from './thresholds.ts';
-
-export { EMBEDDED_TIME_SCALE } from '../config/run-flags.ts';
 
 export function runOptions(yargs: Argv) {
   return yargs.positional('scenario', RUN_SCENARIO).options(RUN_FLAGS);
@@ -256,8 +254,7 @@ async function traffic(run: RunState): Promise<RunResult> {
       job: {
         ...common,
         scenarioPath: config.scenarioPath,
-        specPath: config.specPath,
-        authHeader: config.authHeader?.name,
+        operations: config.spec.operations,
         overrides: config.overrides,
         planRate: config.planRate,
         ...(config.tenants ? { tenants: tenantJob(config.tenants.mix) } : {}),
@@ -322,7 +319,7 @@ function finishRun(
   if (baseline && !o.setupFailure) {
     // Judged before anything is written, so that result.json, JUnit, the summaries and the report
     // all carry the regressions; the baseline was checked before the run, so this does not fail on it.
-    const judged = compareWithBaseline(baseline.file, result, baseline.maxRegression);
+    const judged = compareWithBaseline(baseline, result, baseline.maxRegression);
     comparison = judged.text;
     result.baseline = baselineVerdict(baseline.file, judged.comparison);
   }

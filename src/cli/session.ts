@@ -1,8 +1,8 @@
+import { EXIT } from '../api/exit-codes.ts';
 import { stopMetrics } from '../metrics/cli.ts';
 import type { LiveMetrics } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import type { ServerProcess } from './embedded-server.ts';
-import { EXIT } from './exit-codes.ts';
 import { Interrupt } from './interrupt.ts';
 import { ProgressLine } from './progress.ts';
 

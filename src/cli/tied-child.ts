@@ -6,7 +6,7 @@ import {
   type StdioOptions,
   spawn,
 } from 'node:child_process';
-import { EXIT } from './exit-codes.ts';
+import { EXIT } from '../api/exit-codes.ts';
 
 /**
  * Every process the toolkit starts dies with the process that started it, however that one ends:

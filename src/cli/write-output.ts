@@ -1,9 +1,9 @@
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { appendFileAtomic, writeFileAtomic, writeRefusal } from '../io/atomic-write.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
-import { appendFileAtomic, writeFileAtomic, writeRefusal } from './atomic-write.ts';
 
 /**
  * Writes one of a command's outputs (report, JUnit, markdown, a merged result), atomically. A

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
 import { quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import { KeyRequests } from '../api/request.ts';
@@ -61,7 +62,7 @@ export class Lane implements Caller {
     const core = this.core;
     const op = core.operations.get(operationId);
     if (!op) throw new Error(`unknown operation '${operationId}'`);
-    const timeoutMs = core.options.timeoutMs ?? 10_000;
+    const timeoutMs = core.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const request = this.requests.build(core.basePath, op, input, timeoutMs, core.templates.get(op));
     core.budget.request();
     // Response time runs from when the call was due (the open model's schedule) or made: a call that

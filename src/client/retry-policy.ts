@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { DEFAULTS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { quotaState, type RateLimitView, resetField } from '../api/rate-limit-dialect.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
@@ -32,11 +33,17 @@ export function retryAfterError(
     (input.retry ?? true) &&
     (status >= 500 || status === 0) &&
     IDEMPOTENT.has(op.method) &&
-    attempt < (o.maxAttempts ?? 3) &&
+    attempt < (o.maxAttempts ?? DEFAULTS.maxAttempts) &&
     budget.tryRetry()
   )
     return {
-      retryAt: receivedAt + fullJitterMs(attempt, o.backoffBaseMs ?? 100, o.backoffCapMs ?? 10_000),
+      retryAt:
+        receivedAt +
+        fullJitterMs(
+          attempt,
+          o.backoffBaseMs ?? DEFAULTS.backoffBaseMs,
+          o.backoffCapMs ?? DEFAULTS.backoffCapMs,
+        ),
     };
   return NO_RETRY;
 }

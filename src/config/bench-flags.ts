@@ -35,11 +35,12 @@ export const BENCH_FLAGS = {
     requiresArg: true,
     describe: 'Target; without it the reference server is started on 127.0.0.1 with an unlimited key',
   },
-  key: {
+  'api-key': {
+    alias: 'key',
     type: 'string',
     requiresArg: true,
     describe:
-      'API key (or env PETSTORE_API_KEY); never printed or written. Wants an unlimited or enterprise plan',
+      "API key (or env PETSTORE_API_KEY with --base-url); never printed or written. Wants an unlimited or enterprise plan. --key: the same flag's former name",
   },
   'auth-header': {
     type: 'string',

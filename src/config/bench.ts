@@ -1,20 +1,20 @@
 import type { AuthPlacement, ResolvedAuth } from '../api/auth.ts';
 import { BEARER, describeAuth, parseAuthHeader, withAuthOverride } from '../api/auth.ts';
+import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
+import type { Operation } from '../api/operations.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { type MixEntry, parseOperationMix } from '../bench/operation-mix.ts';
 import { STEPS } from '../bench/steps.ts';
-import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl, publicTarget } from './base-url.ts';
+import { metricsFlags } from './metrics-flags.ts';
 import { Secret } from './secret.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see src/bench/unlimited-plans.ts). */
 export const EMBEDDED_KEY = 'enterprise-demo-key';
-/** autocannon's default request timeout. */
-export const BENCH_TIMEOUT_MS = 10_000;
 
 /** What `bench`'s flags say, as yargs hands them over (camel-cased). */
 export interface BenchArgs {
@@ -25,7 +25,7 @@ export interface BenchArgs {
   rate?: string | undefined;
   workers: number;
   baseUrl?: string | undefined;
-  key?: string | undefined;
+  apiKey?: string | undefined;
   authHeader?: string | undefined;
   threshold?: string[] | undefined;
   out?: string | undefined;
@@ -38,6 +38,8 @@ export interface BenchArgs {
 /** One benchmark, resolved and checked before a server starts or a request leaves. */
 export interface BenchConfig {
   readonly specPath: string;
+  /** The document's operations, loaded once here (printed as how many). */
+  readonly operations: readonly Operation[];
   readonly mix: readonly MixEntry[];
   /** The duration as typed, for the status line, and in milliseconds. */
   readonly duration: string;
@@ -57,6 +59,8 @@ export interface BenchConfig {
   /** Base URL without credentials, query or fragment: what a result and a message may show. */
   readonly target: string | undefined;
   readonly apiKey: Secret;
+  /** Said on stderr before the benchmark starts (and shown by --print-config). */
+  readonly warnings: readonly string[];
   /** Where the key goes; `from` says why. */
   readonly auth: AuthPlacement & { readonly from: string; readonly shown: string };
   readonly out: string | undefined;
@@ -85,12 +89,16 @@ export async function resolveBenchConfig(
       '--metrics pushes the figures of one thread: it cannot be used with --workers yet (run one bench process per worker instead)',
     );
   const target = resolveTarget(args, env);
+  const operations = [...spec.operations];
+  // Printed, the operations read as a count: the document is named by specPath.
+  Object.defineProperty(operations, 'toJSON', { value: () => `${operations.length} operations` });
   return Object.freeze({
     specPath: DEFAULT_SPEC_PATH,
+    operations,
     mix,
     duration: args.duration,
     durationMs,
-    timeoutMs: BENCH_TIMEOUT_MS,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
     ...load,
     thresholds,
     metrics: metrics && hideEndpoints(metrics),
@@ -141,24 +149,31 @@ function resolveLoad(args: BenchArgs, mix: readonly MixEntry[]) {
 function resolveTarget(args: BenchArgs, env: NodeJS.ProcessEnv) {
   if (args.baseUrl === undefined) {
     const apiKey =
-      args.key === undefined
+      args.apiKey === undefined
         ? new Secret(EMBEDDED_KEY, "the embedded server's unlimited enterprise key")
-        : new Secret(args.key, '--key');
-    return { embedded: true, baseUrl: undefined, target: undefined, apiKey };
+        : new Secret(args.apiKey, '--api-key');
+    // PETSTORE_API_KEY is a real target's key, which the embedded server would refuse: left unused, and said so.
+    const warnings =
+      args.apiKey === undefined && env.PETSTORE_API_KEY !== undefined
+        ? [
+            'PETSTORE_API_KEY is not used without --base-url: the embedded server is benchmarked with its own unlimited key (give --base-url to bench your target with it)',
+          ]
+        : [];
+    return { embedded: true, baseUrl: undefined, target: undefined, apiKey, warnings };
   }
   const baseUrl = parseBaseUrl(args.baseUrl);
   // PETSTORE_API_KEY is a real target's key: the embedded server knows only its demo keys.
   const apiKey =
-    args.key !== undefined
-      ? new Secret(args.key, '--key')
+    args.apiKey !== undefined
+      ? new Secret(args.apiKey, '--api-key')
       : env.PETSTORE_API_KEY !== undefined
         ? new Secret(env.PETSTORE_API_KEY, 'PETSTORE_API_KEY')
         : undefined;
-  if (apiKey === undefined) throw new InputError('--base-url needs --key KEY (or PETSTORE_API_KEY)');
+  if (apiKey === undefined) throw new InputError('--base-url needs --api-key KEY (or PETSTORE_API_KEY)');
   const target = publicTarget(baseUrl);
   // A URL's userinfo is a credential: printed, the base URL reads as the public target.
   Object.defineProperty(baseUrl, 'toJSON', { value: () => target });
-  return { embedded: false, baseUrl, target, apiKey };
+  return { embedded: false, baseUrl, target, apiKey, warnings: [] };
 }
 
 function resolvePlacement(authHeader: string | undefined) {

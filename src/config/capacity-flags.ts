@@ -1,17 +1,12 @@
 import type { InferredOptionTypes, Options } from 'yargs';
+import { DEFAULTS } from '../api/defaults.ts';
+import { METRICS_FLAGS } from './metrics-flags.ts';
 
 /**
- * Defaults that the flags' help names and `resolveCapacityConfig` applies: here, where both read
- * them, so that neither the CLI nor the resolution imports the other.
+ * `capacity`'s own defaults, which the flags' help names and `resolveCapacityConfig` applies (those
+ * it shares with other commands are in src/api/defaults.ts).
  */
 export const CAPACITY_DEFAULTS = {
-  /**
-   * A minute window lasts 6 s on the embedded server, as for `run`: short enough that the four plans
-   * are probed in about half a minute, long enough that a shared, loaded machine keeps the Pro and
-   * Business rates (300 and 1000 a second) on schedule. In shorter windows a late timer is a large
-   * share of the window: a paced window falls behind and draws a 429 the plan did not owe.
-   */
-  embeddedTimeScale: 10,
   /** Requests per second one key is driven at, at most; above it the embedded server runs slower for that plan. */
   maxRate: 500,
   tenantThreshold: 'p99<300ms',
@@ -19,18 +14,20 @@ export const CAPACITY_DEFAULTS = {
   maxTenants: 10_000,
 } as const;
 
-/** `capacity`'s flags (and its `--tenants` ramp's) as data; `--metrics` and `--metrics-interval` are added by metricsOptions. */
+/** `capacity`'s flags (and its `--tenants` ramp's) as data. */
 export const CAPACITY_FLAGS = {
   'base-url': {
     type: 'string',
     requiresArg: true,
     describe: 'Target; without it the reference server is started',
   },
-  key: {
+  'api-key': {
+    alias: 'key',
     type: 'string',
     array: true,
     requiresArg: true,
-    describe: 'PLAN=KEY, repeatable (default with the embedded server: its demo key for every plan)',
+    describe:
+      "PLAN=KEY, repeatable: the API key each plan is probed with, as run's --api-key but one per plan (default with the embedded server: its demo key for every plan). --key: the same flag's former name",
   },
   'auth-header': {
     type: 'string',
@@ -42,7 +39,7 @@ export const CAPACITY_FLAGS = {
   'time-scale': {
     type: 'number',
     requiresArg: true,
-    describe: `The target's windows are the plan's divided by N (embedded: ${CAPACITY_DEFAULTS.embeddedTimeScale}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
+    describe: `The target's windows are the plan's divided by N (embedded: ${DEFAULTS.embeddedTimeScale}, else 1; with --tenants 1 by default, embedded too: real quotas)`,
   },
   'max-rate': {
     type: 'number',
@@ -67,7 +64,7 @@ export const CAPACITY_FLAGS = {
     type: 'string',
     requiresArg: true,
     describe:
-      'PLAN=KEY that --probe-ban may get banned; never one of the --key keys (embedded: PLAN, default free, on a server of its own)',
+      'PLAN=KEY that --probe-ban may get banned; never one of the --api-key keys (embedded: PLAN, default free, on a server of its own)',
   },
   'ban-max-wait': {
     type: 'string',
@@ -112,7 +109,7 @@ export const CAPACITY_FLAGS = {
       '--tenants with --base-url: the keys, CSV or JSON (plan,key[,name]; key env:NAME reads a variable), as run --tenants; never printed or written',
   },
   out: { type: 'string', requiresArg: true, describe: 'Directory for result.json and report.html' },
-  timeout: { type: 'string', default: '10s', describe: 'Request timeout (e.g. 10s, 500ms)' },
+  timeout: { type: 'string', default: DEFAULTS.timeout, describe: 'Request timeout (e.g. 10s, 500ms)' },
   quiet: { type: 'boolean', default: false, describe: 'Only the result path' },
   'print-config': {
     type: 'boolean',
@@ -120,13 +117,14 @@ export const CAPACITY_FLAGS = {
     describe:
       'Print the resolved configuration as JSON (keys as where they came from) and exit: nothing started or sent',
   },
+  ...METRICS_FLAGS,
 } as const satisfies Record<string, Options>;
 
-/** The parsed flags, camel-cased as yargs gives them, with `--metrics` and `--metrics-interval`. */
+/** The parsed flags, camel-cased as yargs gives them. */
 export type CapacityArgs = InferredOptionTypes<typeof CAPACITY_FLAGS> & {
   [K in keyof InferredOptionTypes<typeof CAPACITY_FLAGS> as CamelCase<K & string>]: InferredOptionTypes<
     typeof CAPACITY_FLAGS
   >[K];
-} & { metrics?: string[] | undefined; metricsInterval?: string | undefined };
+};
 
 type CamelCase<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;

@@ -44,6 +44,10 @@ export function printable(config: CapacityConfig): Record<string, unknown> {
       tenantKeys: config.tenantsFile
         ? `from --tenants-file ${config.tenantsFile}`
         : 'minted by the embedded server',
+      // The file's tenants, each key as where it came from, and how far they let the ramp go.
+      ...(config.tenantKeys
+        ? { tenantsInFile: config.tenantKeys.byPlan, rampUpTo: config.tenantKeys.max }
+        : {}),
       stepThresholds: config.stepThresholdTexts,
       thresholds: config.verdicts.map((t) => t.expression),
     };

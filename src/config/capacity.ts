@@ -1,4 +1,5 @@
 import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthOverride } from '../api/auth.ts';
+import { DEFAULTS } from '../api/defaults.ts';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -16,13 +17,14 @@ import { MAX_TENANT_KEYS } from '../api/tenants.ts';
 import { dailyWindow } from '../capacity/daily.ts';
 import { parseTenantMix } from '../capacity/tenant-ramp.ts';
 import { parseTenantCapacityThreshold, type TenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
-import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { BAN_METRICS, parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl } from './base-url.ts';
 import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
+import { metricsFlags } from './metrics-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
+import { type TenantFileKeys, tenantFileKeys } from './tenants-file.ts';
 
 /** The embedded server's ban for --probe-ban, unscaled (its documented default), passed explicitly so that it can be said up front. */
 export const EMBEDDED_BAN_DURATION = '10m';
@@ -76,8 +78,10 @@ export interface TenantRampConfig extends CapacityCommon {
   stepMs: number;
   maxTenants: number;
   start: number;
-  /** The tenants' keys, read at the start of the run (never printed); undefined: the embedded server mints them. */
+  /** `--tenants-file`, as named. */
   tenantsFile: string | undefined;
+  /** Its keys, read and checked (printed as where they came from); undefined: the embedded server mints them. */
+  tenantKeys: TenantFileKeys | undefined;
   stepThresholdTexts: string[];
   stepThresholds: Threshold[];
   verdicts: TenantCapacityThreshold[];
@@ -96,7 +100,7 @@ const TENANT_ONLY_FLAGS = [
 
 /** Flags of the plan probes, refused with --tenants. */
 const PROBE_ONLY_FLAGS = [
-  ['key', '--key'],
+  ['apiKey', '--api-key'],
   ['daily', '--daily'],
   ['probeBan', '--probe-ban'],
   ['banKey', '--ban-key'],
@@ -105,7 +109,7 @@ const PROBE_ONLY_FLAGS = [
 /**
  * `capacity`'s flags resolved into one checked configuration: every default and every refusal,
  * before a server starts or a request leaves. Reads `--plans` and the built-in document; starts
- * nothing, sends nothing. Capacity's keys come from `--key` (or the embedded server's demo keys)
+ * nothing, sends nothing. Capacity's keys come from `--api-key` (or the embedded server's demo keys)
  * and `--tenants-file`, never from the environment.
  */
 export async function resolveCapacityConfig(args: CapacityArgs): Promise<CapacityConfig> {
@@ -118,23 +122,23 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
   if (args.banKey !== undefined && !args.probeBan)
     throw new InputError('--ban-key is only used with --probe-ban');
   const maxWaitMs = parseDuration(args.banMaxWait, '--ban-max-wait');
-  // A duration with its unit, as run takes it (a number of ms read '10s' as NaN).
+  // A duration with its unit, as run takes it.
   const timeoutMs = parseDuration(args.timeout, '--timeout');
   if (!Number.isInteger(args.windows) || args.windows < 1 || args.windows > 10)
     throw new InputError('--windows must be a whole number from 1 to 10');
   if (!(args.maxRate > 0)) throw new InputError('--max-rate must be a positive number');
   const plans = plansOf(args);
   const embedded = args.baseUrl === undefined;
-  const timeScale = positiveScale(args.timeScale ?? (embedded ? CAPACITY_DEFAULTS.embeddedTimeScale : 1));
+  const timeScale = positiveScale(args.timeScale ?? (embedded ? DEFAULTS.embeddedTimeScale : 1));
   // A plan too fast for this machine at the asked scale gets a slower embedded server, unless the scale was given.
   const scaleFor = (plan: Plan) =>
     embedded && args.timeScale === undefined ? feasibleScale(plan, timeScale, args.maxRate) : timeScale;
-  const given = parseKeys(args.key ?? []);
-  if (given.size === 0 && !embedded) throw new InputError('--key PLAN=KEY is required with --base-url');
+  const given = parseKeys(args.apiKey ?? [], plans);
+  if (given.size === 0 && !embedded) throw new InputError('--api-key PLAN=KEY is required with --base-url');
   const keys: ProbedKey[] =
     given.size > 0
       ? [...given].map(([name, key]) =>
-          probed(getPlan(plans, name), new Secret(key, `--key ${name}`), scaleFor),
+          probed(getPlan(plans, name), new Secret(key, `--api-key ${name}`), scaleFor),
         )
       : Object.keys(DEFAULT_PLANS).map((name) =>
           probed(getPlan(plans, name), new Secret(demoKeyFor(name) as string, demoSource(name)), scaleFor),
@@ -194,6 +198,8 @@ async function resolveTenantRamp(args: CapacityArgs, tenants: string): Promise<T
     throw new InputError(
       "--tenants with --base-url needs --tenants-file FILE (plan,key[,name]) for the tenants' keys",
     );
+  const tenantKeys =
+    args.tenantsFile === undefined ? undefined : tenantFileKeys(args.tenantsFile, mix, maxTenants, start);
   const spec = await loadSpec(DEFAULT_SPEC_PATH);
   const ops = new Set(spec.operations.map((op) => op.id));
   const stepThresholdTexts = args.tenantThreshold ?? [CAPACITY_DEFAULTS.tenantThreshold];
@@ -211,6 +217,7 @@ async function resolveTenantRamp(args: CapacityArgs, tenants: string): Promise<T
     maxTenants,
     start,
     tenantsFile: args.tenantsFile,
+    tenantKeys,
     stepThresholdTexts: [...stepThresholdTexts],
     stepThresholds,
     verdicts,
@@ -279,15 +286,26 @@ function targetUrl(text: string | undefined): URL | undefined {
   return parseBaseUrl(text);
 }
 
-function parseKeys(given: readonly string[]): Map<string, string> {
+function parseKeys(given: readonly string[], plans: PlanTable, flag = '--api-key'): Map<string, string> {
   const keys = new Map<string, string>();
   for (const text of given) {
     const at = text.indexOf('=');
-    if (at <= 0 || at === text.length - 1)
-      throw new InputError(`--key: expected PLAN=KEY, got '${text.slice(0, at > 0 ? at : 20)}=…'`);
+    if (at <= 0 || at === text.length - 1) throw new InputError(`${flag}: ${notPlanKey(text, at, plans)}`);
     keys.set(text.slice(0, at), text.slice(at + 1));
   }
   return keys;
+}
+
+/**
+ * Why a value is not PLAN=KEY, quoting what was typed where it cannot be a key: a plan's name, or
+ * a plan and its `=`. Anything else may be the key itself, and a key is never echoed.
+ */
+function notPlanKey(text: string, at: number, plans: PlanTable): string {
+  if (at === text.length - 1) return `expected PLAN=KEY, got '${text}' (no key after '=')`;
+  if (at === 0)
+    return "expected PLAN=KEY, got a value starting with '=' (no plan before it; not shown, as it may be a key)";
+  if (Object.hasOwn(plans, text)) return `expected PLAN=KEY, got '${text}' (a plan with no '=KEY')`;
+  return "expected PLAN=KEY, got a value without '=' (not shown, as it may be a key)";
 }
 
 /**
@@ -304,15 +322,15 @@ function parseBanKey(
   if (given === undefined || !given.includes('=')) {
     if (!embedded)
       throw new InputError(
-        '--probe-ban needs --ban-key PLAN=KEY: a key you allow to be banned, none of the --key keys',
+        '--probe-ban needs --ban-key PLAN=KEY: a key you allow to be banned, none of the --api-key keys',
       );
     const plan = getPlan(plans, given ?? 'free');
     return { plan, key: new Secret(demoKeyFor(plan.name) ?? '', demoSource(plan.name)) };
   }
-  const [name, key] = [...parseKeys([given])][0] as [string, string];
+  const [name, key] = [...parseKeys([given], plans, '--ban-key')][0] as [string, string];
   if (!embedded && [...keys.values()].includes(key))
     throw new InputError(
-      `--ban-key: the ${name} key is also given with --key; the ban would spoil its measurement`,
+      `--ban-key: the ${name} key is also given with --api-key; the ban would spoil its measurement`,
     );
   return { plan: getPlan(plans, name), key: new Secret(key, `--ban-key ${name}`) };
 }
@@ -331,7 +349,7 @@ function checkThresholdPlans(
         );
     } else if (t.capacityPlan !== undefined && !probedPlans.has(t.capacityPlan))
       throw new InputError(
-        `threshold '${t.expression}': plan '${t.capacityPlan}' is not probed (give --key ${t.capacityPlan}=KEY)`,
+        `threshold '${t.expression}': plan '${t.capacityPlan}' is not probed (give --api-key ${t.capacityPlan}=KEY)`,
       );
 }
 

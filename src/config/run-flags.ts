@@ -1,11 +1,16 @@
 import type { Options } from 'yargs';
-import { CHECKPOINT_FILE, DEFAULT_CHECKPOINT_INTERVAL } from '../cli/checkpoint.ts';
-import { MAX_REGRESSION_DESCRIPTION } from '../cli/compare.ts';
+import { DEFAULTS } from '../api/defaults.ts';
 import { CONTRACTS } from '../record/checks/contract.ts';
+import { DEFAULT_TOLERANCES, describeTolerance, type Metric } from '../report/tolerances.ts';
+import { CHECKPOINT_FILE } from './checkpoint.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
 
-/** The embedded server compresses time so a default run crosses several windows in seconds. */
-export const EMBEDDED_TIME_SCALE = 10;
+const TOLERANCE_DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
+  .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)
+  .join(',');
+
+/** `--max-regression`'s help, as `run --baseline` and `compare` both take it. */
+export const MAX_REGRESSION_DESCRIPTION = `Tolerances before a significant change is a regression, e.g. p99=10%,rps=5%,errors=1% (errors and rate_limited in percentage points; default ${TOLERANCE_DEFAULTS})`;
 
 /** The `scenario` positional of `run`. */
 export const RUN_SCENARIO = {
@@ -35,7 +40,7 @@ export const RUN_FLAGS = {
   'time-scale': {
     requiresArg: true,
     type: 'number',
-    describe: `Divide the plan's windows by N (the embedded server runs at ${EMBEDDED_TIME_SCALE})`,
+    describe: `Divide the plan's windows by N (the embedded server runs at ${DEFAULTS.embeddedTimeScale})`,
   },
   duration: { requiresArg: true, type: 'string', describe: 'Run length, e.g. 30s (overrides the scenario)' },
   rate: {
@@ -54,7 +59,7 @@ export const RUN_FLAGS = {
   checkpoint: {
     requiresArg: true,
     type: 'string',
-    default: DEFAULT_CHECKPOINT_INTERVAL,
+    default: DEFAULTS.checkpointInterval,
     describe: `Write the result so far to ${CHECKPOINT_FILE} beside result.json this often (e.g. 30s; 'off': never), so that a run killed outright keeps what it measured; removed once result.json is written`,
   },
   spec: { requiresArg: true, type: 'string', describe: 'OpenAPI document of the target (default ours)' },
@@ -78,11 +83,11 @@ export const RUN_FLAGS = {
     default: false,
     describe: 'In raw mode, also lift the ban guard',
   },
-  timeout: { requiresArg: true, type: 'string', default: '10s', describe: 'Request timeout' },
+  timeout: { requiresArg: true, type: 'string', default: DEFAULTS.timeout, describe: 'Request timeout' },
   'max-attempts': {
     requiresArg: true,
     type: 'number',
-    default: 3,
+    default: DEFAULTS.maxAttempts as number,
     describe: 'Attempts for 5xx and transport errors (idempotent methods)',
   },
   seed: { requiresArg: true, type: 'number', describe: 'Seed of the flow choices, for repeatable runs' },

@@ -42,7 +42,9 @@ export function printable(config: RunConfig): Record<string, unknown> {
         }
       : {}),
     checkpointMs: config.checkpointMs,
-    ...(config.baseline ? { baseline: config.baseline } : {}),
+    ...(config.baseline
+      ? { baseline: { file: config.baseline.file, maxRegression: config.baseline.maxRegression } }
+      : {}),
     outputs: config.outputs,
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, InferredOptionTypes } from 'yargs';
 import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthHeaderFlag } from '../api/auth.ts';
+import { DEFAULTS } from '../api/defaults.ts';
 import { demoKeyFor } from '../api/demo-keys.ts';
 import { parseDuration } from '../api/duration.ts';
 import { InputError } from '../api/input-error.ts';
@@ -26,23 +26,25 @@ import {
   type TenantMix,
   validateTenantSpecs,
 } from '../api/tenants.ts';
-import { parseCheckpointInterval } from '../cli/checkpoint.ts';
-import { collectThresholds } from '../cli/thresholds.ts';
-import { metricsFlags } from '../metrics/cli.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { parseTolerances } from '../report/tolerances.ts';
+import type { RunResult } from '../result/types.ts';
 import type { Rate, Scenario } from '../scenario/define.ts';
 import { loadScenario } from '../scenario/load.ts';
 import { parseShare, type Share, shareOf, shareOfCounts } from '../scenario/share.ts';
 import { refuseRatesInClosedModel, type TenantLoad, tenantLoads } from '../scenario/tenant-load.ts';
 import { type ResolvedWorkload, resolveWorkload, type WorkloadOverrides } from '../scenario/workload.ts';
 import { parseBaseUrl } from './base-url.ts';
+import { parseCheckpointInterval } from './checkpoint.ts';
+import { metricsFlags } from './metrics-flags.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
-import { EMBEDDED_TIME_SCALE, type RUN_FLAGS } from './run-flags.ts';
+import type { RUN_FLAGS } from './run-flags.ts';
 import { Secret } from './secret.ts';
+import { readTextFile } from './tenants-file.ts';
+import { collectThresholds } from './thresholds.ts';
 
 /** What yargs hands `run`: RUN_FLAGS parsed, and the scenario positional. */
 export type RunArgs = ArgumentsCamelCase<InferredOptionTypes<typeof RUN_FLAGS>> & { scenario?: string };
@@ -69,7 +71,8 @@ export interface RunConfig {
   readonly plansFile: string | undefined;
   readonly plans: PlanTable;
   readonly thresholds: ReturnType<typeof collectThresholds>;
-  readonly baseline: { file: string; maxRegression: string | undefined } | undefined;
+  /** `--baseline`, read and parsed once: the run is judged against `result`. */
+  readonly baseline: { file: string; maxRegression: string | undefined; result: RunResult } | undefined;
   readonly planName: string;
   /** The plan's windows after the time scale: what the target counts. */
   readonly windows: RateWindow[];
@@ -137,7 +140,7 @@ export async function resolveRunConfig(
   const planName = args.plan ?? scenario.plan ?? 'free';
   const plan = getPlan(plans, planName);
   const embedded = args.baseUrl === undefined;
-  const timeScale = args.timeScale ?? (embedded ? EMBEDDED_TIME_SCALE : 1);
+  const timeScale = args.timeScale ?? (embedded ? DEFAULTS.embeddedTimeScale : 1);
   if (!(timeScale > 0)) throw new InputError('--time-scale must be a positive number');
   const windows = scalePlan(plan, timeScale).windows;
   const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
@@ -212,8 +215,8 @@ function resolveSending(
 function resolveBaseline(args: RunArgs): RunConfig['baseline'] {
   if (args.baseline) {
     parseTolerances(args.maxRegression);
-    resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
-    return { file: args.baseline, maxRegression: args.maxRegression };
+    const result = resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
+    return { file: args.baseline, maxRegression: args.maxRegression, result };
   }
   if (args.maxRegression) throw new InputError('--max-regression needs --baseline FILE');
   return undefined;
@@ -318,16 +321,6 @@ function tenantMixOf(
     mix: buildTenantMix(declared, windowsOf, (plan, n) => mintedKey(seed, plan, n)),
     minted: { seed, flag },
   };
-}
-
-function readTextFile(file: string, what: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new InputError(
-      `${what} ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
 }
 
 function parseRateFlag(text: string): Rate {

@@ -1,4 +1,4 @@
-import { writeFileAtomic } from '../cli/atomic-write.ts';
+import { writeFileAtomic } from '../io/atomic-write.ts';
 import type { RunResult } from '../result/types.ts';
 import { renderHtmlReport } from './html.ts';
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { writeFileAtomic } from '../cli/atomic-write.ts';
+import { writeFileAtomic } from '../io/atomic-write.ts';
 import type { RunResult } from './types.ts';
 
 /** Writes result.json atomically, so an interrupted write never leaves half a result. */

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { DEFAULT_TIMEOUT_MS, DEFAULTS } from '../api/defaults.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
+import { TOOL_VERSION } from '../api/version.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
 import { ApiClient, keysByCause, type Lane, type Transport } from '../client/client.ts';
 import { now } from '../client/clock.ts';
@@ -21,11 +22,6 @@ import type { Share } from './share.ts';
 import type { TenantLoad } from './tenant-load.ts';
 import { keepRequestObjectsYoung } from './v8-heap.ts';
 import type { ResolvedWorkload } from './workload.ts';
-
-/** The version users installed, from package.json, so results name it without a second copy to update. */
-export const TOOL_VERSION: string = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
 
 export interface ExecuteInput<D> {
   scenario: Scenario<D>;
@@ -124,7 +120,7 @@ function runRecorder<D>(input: ExecuteInput<D>): Recorder {
     // Verdicts that compare a response with those around it wait for every request that could still
     // be in flight: as long as the request timeout, and some.
     checkOptions: {
-      settleAfterMs: (input.timeoutMs ?? 10_000) + 5_000,
+      settleAfterMs: (input.timeoutMs ?? DEFAULT_TIMEOUT_MS) + 5_000,
       contract: input.contract,
       limiter: input.limiter,
     },
@@ -202,8 +198,8 @@ function resultBuilder<D>(
         allowBanRisk: input.allowBanRisk ?? false,
         timeScale: input.timeScale,
         windows: input.windows,
-        timeoutMs: input.timeoutMs ?? 10_000,
-        maxAttempts: input.maxAttempts ?? 3,
+        timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxAttempts: input.maxAttempts ?? DEFAULTS.maxAttempts,
         spec: input.spec,
         ...(input.seed === undefined ? {} : { seed: input.seed }),
         ...(input.contract === undefined ? {} : { contract: input.contract }),

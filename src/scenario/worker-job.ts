@@ -1,4 +1,5 @@
 import type { LimiterKind } from '../api/limiter-kinds.ts';
+import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantGroupSpec } from '../api/tenants.ts';
 import type { Contract } from '../record/checks/contract.ts';
@@ -6,14 +7,15 @@ import type { Share } from './share.ts';
 import type { WorkloadOverrides } from './workload.ts';
 
 /**
- * What a worker thread needs to run its part of a run: everything `executeScenario` takes, as plain
- * data (functions cannot cross threads; the worker loads the scenario and the document itself).
+ * What a worker thread needs to run its part of a run: everything `executeScenario` takes, as the
+ * main thread resolved it, in plain data. Functions cannot cross threads, so the worker imports the
+ * scenario's module for its flows and rebuilds the workload's curves from the same declared
+ * workload, plan rate and overrides (pure and cheap); the document is not read again.
  */
 export interface WorkerJob {
   scenarioPath: string;
-  specPath: string;
-  /** `--auth-header`: the key's header over every operation's scheme. */
-  authHeader?: string;
+  /** The document's operations as resolved, each with its key placement (`--auth-header` applied). */
+  operations: Operation[];
   /** How the result names the document. */
   spec: string;
   overrides: WorkloadOverrides;

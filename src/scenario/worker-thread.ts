@@ -1,6 +1,4 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { withAuthHeaderFlag } from '../api/auth.ts';
-import { loadSpec } from '../api/spec.ts';
 import { buildTenantMix } from '../api/tenants.ts';
 import { PortQuotaStore } from '../client/port-quota-store.ts';
 import type { QuotaStore } from '../client/quota-store.ts';
@@ -85,8 +83,7 @@ let store: QuotaStore | undefined;
 let last: FromWorker;
 try {
   store = job.quota.kind === 'port' ? new PortQuotaStore(quotaPort) : await connectStore(job.quota);
-  const [scenario, loaded] = await Promise.all([loadScenario(job.scenarioPath), loadSpec(job.specPath)]);
-  const spec = withAuthHeaderFlag(loaded, job.authHeader);
+  const scenario = await loadScenario(job.scenarioPath);
   const whole = resolveWorkload(scenario.workload, job.planRate, job.overrides);
   const tenants = job.tenants && tenantsOf(job.tenants, scenario.workload, whole.kind);
   // A mix is spread by its keys: each worker sends the whole rate of the keys that fall to it.
@@ -101,7 +98,7 @@ try {
     target: job.target,
     embeddedTarget: job.embeddedTarget,
     apiKey: job.apiKey,
-    operations: spec.operations,
+    operations: job.operations,
     plan: job.plan,
     windows: job.windows,
     timeScale: job.timeScale,

@@ -1,6 +1,6 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
-import { EXIT } from '../cli/exit-codes.ts';
 import { QuotaHub } from '../client/port-quota-store.ts';
 import { MemoryQuotaStore } from '../client/quota-store.ts';
 import { mergeResults } from '../report/merge.ts';

@@ -62,6 +62,33 @@ function ramp(start: number, stages: { target: number; ms: number }[]): (ms: num
   };
 }
 
+/**
+ * A ramp's stages as a run of `durationMs` goes through them: a shorter run ends mid-stage (the last
+ * stage kept is cut where the run ends, its target the value reached there), a longer one holds the
+ * last target for the time left, as `ramp` does. What a result and --print-config show.
+ */
+export function stagesAsRun(
+  start: number,
+  stages: readonly { target: number; ms: number }[],
+  durationMs: number,
+): { target: number; ms: number }[] {
+  const at = ramp(start, [...stages]);
+  const run: { target: number; ms: number }[] = [];
+  let end = 0;
+  for (const s of stages) {
+    if (end + s.ms >= durationMs) {
+      const ms = durationMs - end;
+      // Rounded as a person reads it; the run itself ramps on the exact line.
+      if (ms > 0) run.push(ms === s.ms ? { ...s } : { target: Math.round(at(durationMs) * 1000) / 1000, ms });
+      return run;
+    }
+    run.push({ ...s });
+    end += s.ms;
+  }
+  run.push({ target: stages.at(-1)?.target ?? start, ms: durationMs - end });
+  return run;
+}
+
 function whole(n: unknown, what: string): number {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
     throw new InputError(`${what} must be a whole number >= 0`);
@@ -237,7 +264,8 @@ function openModel(
         describe: {
           executor: w.executor,
           startRate: start,
-          stages,
+          stages: stagesAsRun(start, stages, durationMs),
+          durationMs,
           maxInFlight: shape.maxInFlight,
           iterations: shape.iterations,
         },
@@ -292,7 +320,8 @@ function closedModel(w: ConstantVus | RampingVus, shape: Shape): ResolvedWorkloa
         describe: {
           executor: w.executor,
           startVUs: start,
-          stages,
+          stages: stagesAsRun(start, stages, durationMs),
+          durationMs,
           thinkMs: shape.thinkMs,
           iterations: shape.iterations,
         },

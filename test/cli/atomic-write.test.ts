@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { appendFileAtomic, writeFileAtomic, writeRefusal } from '../../src/cli/atomic-write.ts';
 import { writeOutput, writeResultFile } from '../../src/cli/write-output.ts';
+import { appendFileAtomic, writeFileAtomic, writeRefusal } from '../../src/io/atomic-write.ts';
 import { syntheticResult } from '../helpers/synthetic-result.ts';
 
 /**

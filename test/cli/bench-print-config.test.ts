@@ -92,7 +92,7 @@ describe('petstore-load bench --print-config', () => {
       ['--base-url', 'TARGET', '--key', 'k', '--auth-header', 'X Api'],
       /^petstore-load: --auth-header: 'X Api' is not a header name/,
     ],
-    [['--base-url', 'TARGET'], /^petstore-load: --base-url needs --key KEY/],
+    [['--base-url', 'TARGET'], /^petstore-load: --base-url needs --api-key KEY/],
     [['--base-url', 'TARGET', '--key', 'k', '--rate', '1.5'], /^petstore-load: --rate: '1.5' is not a rate/],
   ])('refuses %j in one line with exit 2, before anything is sent', async (flags, message) => {
     const args = flags.map((f) => (f === 'TARGET' ? `${baseUrl}/api` : f));

@@ -46,13 +46,14 @@ describe('petstore-load capacity --print-config', () => {
     const printed = JSON.parse(outcome.stdout);
     expect(printed.target).toBe(`${baseUrl}/`);
     expect(printed.timeoutMs).toBe(4000);
-    expect(printed.plans.pro.key).toBe('from --key pro');
+    // --key is --api-key's former name: the key reads as given with --api-key.
+    expect(printed.plans.pro.key).toBe('from --api-key pro');
     expect(printed.plans.pro.windows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(printed.auth.listPets.placement).toBe('header authorization: Bearer');
     expect(requests).toBe(0);
   });
 
-  it('--tenants: the mix, its plans and the step, keys never read; sends nothing', async () => {
+  it("--tenants: the mix, its plans, the step and the file's tenants, keys as where they came from; sends nothing", async () => {
     const keys = join(workspace.fresh('keys'), 'keys.csv');
     writeFileSync(keys, `plan,key\npro,${KEY}\n`);
     const outcome = await runCli(
@@ -68,10 +69,32 @@ describe('petstore-load capacity --print-config', () => {
     expect(printed.plans.pro.scaledWindows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(printed.stepMs).toBe(5000);
     expect(printed.tenantKeys).toBe(`from --tenants-file ${keys}`);
+    // The file was read and checked: its one tenant, shown by where its key came from.
+    expect(printed.tenantsInFile).toEqual({ pro: [`from --tenants-file ${keys}, tenant 1`] });
+    expect(printed.rampUpTo).toBe(1);
     expect(requests).toBe(0);
   });
 
-  it('--timeout 10 (no unit) is refused in one line, exit 2, before anything is printed', async () => {
+  it('--tenants with a bad --tenants-file is refused in one line, exit 2, before anything is printed', async () => {
+    const keys = join(workspace.fresh('bad-keys'), 'keys.csv');
+    writeFileSync(keys, `plan,key\nfree,${KEY}\n`);
+    const outcome = await runCli(
+      ['capacity', '--tenants', 'pro', '--base-url', baseUrl, '--tenants-file', keys, '--print-config'],
+      20_000,
+    );
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expectNoKey(outcome);
+    expect(outcome.stderr.trim().split('\n')).toEqual([
+      `petstore-load: --tenants-file ${keys}: no key of plan 'pro'`,
+    ]);
+    expect(requests).toBe(0);
+  });
+
+  // Two CLI calls of up to 20 s each, one after the other: more than vitest's default 30 s.
+  it('--timeout 10 (no unit) is refused in one line, exit 2, before anything is printed', {
+    timeout: 50_000,
+  }, async () => {
     for (const extra of [[], ['--tenants', 'pro']]) {
       const outcome = await runCli(['capacity', ...extra, '--timeout', '10', '--print-config'], 20_000);
       expect(outcome.code).toBe(2);

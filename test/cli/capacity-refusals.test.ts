@@ -14,13 +14,18 @@ describe('petstore-load capacity: bad flags', () => {
     ],
     [
       ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k', '--ban-key', 'pro=k'],
-      /--ban-key: the pro key is also given with --key/,
+      /--ban-key: the pro key is also given with --api-key/,
     ],
     [['--probe-ban', '--ban-max-wait', '5'], /--ban-max-wait: '5' is not a duration/],
     // A duration with its unit, as run's --timeout: a bare number is refused, not read as ms.
     [['--timeout', '10'], /--timeout: '10' is not a duration/],
     [['--tenants', 'free=1', '--timeout', '10'], /--timeout: '10' is not a duration/],
     [['--daily', '--threshold', 'capacity.free.strikes_to_ban==6'], /strikes_to_ban needs --probe-ban/],
+    // What was typed, quoted as typed: no '=' that was never there.
+    [
+      ['--base-url', 'http://127.0.0.1:9', '--key', 'pro'],
+      /--api-key: expected PLAN=KEY, got 'pro' \(a plan with no '=KEY'\)\n?$/,
+    ],
   ])('refuses %j in one line, exit 2', async (args, message) => {
     const outcome = await runCli(['capacity', ...args], 20_000);
     expect(outcome.code).toBe(2);

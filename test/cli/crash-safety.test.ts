@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_FILE } from '../../src/cli/checkpoint.ts';
+import { CHECKPOINT_FILE } from '../../src/config/checkpoint.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import {

@@ -93,6 +93,29 @@ describe.concurrent('run --print-config', () => {
   );
 
   it(
+    'shows a ramping workload as --duration makes it run: 5s and 60s print different stages',
+    async () => {
+      const print = async (duration: string) => {
+        const r = await runCli(
+          ['run', 'shopper-checkout', '--duration', duration, '--print-config'],
+          USAGE_TIMEOUT_MS,
+        );
+        expect(r.code, outcomeContext(r)).toBe(0);
+        return (JSON.parse(r.stdout) as { workload: { durationMs: number; stages: { ms: number }[] } })
+          .workload;
+      };
+      const [short, long] = await Promise.all([print('5s'), print('60s')]);
+      expect(short.durationMs).toBe(5000);
+      expect(long.durationMs).toBe(60_000);
+      // The stages shown add up to the run's length: cut short, or the last target held to the end.
+      const total = (w: { stages: { ms: number }[] }) => w.stages.reduce((sum, s) => sum + s.ms, 0);
+      expect(total(short)).toBe(5000);
+      expect(total(long)).toBe(60_000);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a run does what --print-config said it would: the same workload, plan windows and seed in result.json',
     async () => {
       const flags = [

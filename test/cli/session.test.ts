@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../../src/cli/exit-codes.ts';
+import { EXIT } from '../../src/api/exit-codes.ts';
 import { exitCodeOf, withSession } from '../../src/cli/session.ts';
 import type { RunResult } from '../../src/result/types.ts';
 

@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
+import { DEFAULTS } from '../../src/api/defaults.ts';
 import { InputError } from '../../src/api/input-error.ts';
 import { DEFAULT_PLANS, planRate, scalePlan } from '../../src/api/plans.ts';
 import { capacityOptions } from '../../src/cli/capacity.ts';
@@ -20,7 +24,7 @@ describe('resolveCapacityConfig: the plan probes', () => {
     const c = await resolveFlags([]);
     if (c.mode !== 'plans') throw new Error('expected the plan probes');
     expect(c.baseUrl).toBeUndefined();
-    expect(c.timeScale).toBe(CAPACITY_DEFAULTS.embeddedTimeScale);
+    expect(c.timeScale).toBe(DEFAULTS.embeddedTimeScale);
     expect(c.keys.map((k) => k.plan.name)).toEqual(Object.keys(DEFAULT_PLANS));
     for (const k of c.keys) {
       expect(k.key.reveal()).toBe(`${k.plan.name}-demo-key`);
@@ -50,9 +54,49 @@ describe('resolveCapacityConfig: the plan probes', () => {
     const printed = configJson(printable(c));
     expect(printed).not.toContain('secret-xyz');
     const json = JSON.parse(printed);
-    expect(json.plans.pro.key).toBe('from --key pro');
+    expect(json.plans.pro.key).toBe('from --api-key pro');
     expect(json.plans.pro.scaledWindows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(Object.keys(json.plans)).toEqual(['pro']);
+  });
+
+  it('--api-key is the flag, --key its former name: both give a key per plan', async () => {
+    for (const flag of ['--api-key', '--key']) {
+      const c = await resolveFlags([
+        '--base-url',
+        'http://127.0.0.1:9',
+        flag,
+        'pro=k-pro',
+        flag,
+        'free=k-free',
+      ]);
+      if (c.mode !== 'plans') throw new Error('expected the plan probes');
+      expect(
+        c.keys.map((k) => [k.plan.name, k.key.reveal()]),
+        flag,
+      ).toEqual([
+        ['pro', 'k-pro'],
+        ['free', 'k-free'],
+      ]);
+    }
+  });
+
+  it.each([
+    // A plan's name and a plan with its '=' are quoted as typed, never with an '=' that was not.
+    [['--api-key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
+    [['--key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
+    [['--api-key', 'pro='], "--api-key: expected PLAN=KEY, got 'pro=' (no key after '=')"],
+    // Anything else may be the key itself: described, not echoed.
+    [['--api-key', 'sk-live-secret'], "--api-key: expected PLAN=KEY, got a value without '=' (not shown"],
+    [['--api-key', '=sk-live-secret'], "--api-key: expected PLAN=KEY, got a value starting with '='"],
+  ])('refuses %j saying what was typed', async (argv, message) => {
+    const error = await resolveFlags(['--base-url', 'http://127.0.0.1:9', ...argv]).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(InputError);
+    expect(error?.message.startsWith(message), error?.message).toBe(true);
+    expect(error?.message).not.toContain('sk-live-secret');
+    expect(error?.message).not.toContain('…');
   });
 
   it('--auth-header puts the key in that header for every operation, and the printed config says so', async () => {
@@ -72,7 +116,7 @@ describe('resolveCapacityConfig: the plan probes', () => {
     [['--step-duration', '5s'], /^--step-duration is a flag of capacity --tenants$/],
     [['--windows', '0'], /^--windows must be a whole number from 1 to 10$/],
     [['--base-url', 'ftp://x', '--key', 'pro=k'], /^--base-url must be http/],
-    [['--base-url', 'http://127.0.0.1:9'], /^--key PLAN=KEY is required with --base-url$/],
+    [['--base-url', 'http://127.0.0.1:9'], /^--api-key PLAN=KEY is required with --base-url$/],
     [['--threshold', 'capacity.gold.accepted_per_minute>=1', '--key', 'pro=k'], /plan 'gold' is not probed/],
   ])('refuses %j with an input error naming the flag', async (argv, message) => {
     await expect(resolveFlags(argv)).rejects.toThrow(message);
@@ -80,6 +124,46 @@ describe('resolveCapacityConfig: the plan probes', () => {
 });
 
 describe('resolveCapacityConfig: the tenant ramp', () => {
+  it('reads and checks --tenants-file while resolving: its keys by plan, as where they came from', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-load-capacity-config-'));
+    try {
+      const file = join(dir, 'keys.csv');
+      writeFileSync(file, 'plan,key,name\nfree,k-free-1,\nfree,k-free-2,\npro,k-pro-1,big\n');
+      const c = await resolveFlags([
+        '--tenants',
+        'free=2,pro=1',
+        '--base-url',
+        'http://127.0.0.1:9',
+        '--tenants-file',
+        file,
+      ]);
+      if (c.mode !== 'tenants') throw new Error('expected the tenant ramp');
+      expect(c.tenantKeys?.byPlan.free?.map((k) => k.reveal())).toEqual(['k-free-1', 'k-free-2']);
+      expect(c.tenantKeys?.max).toBe(3);
+      const printed = configJson(printable(c));
+      expect(printed).not.toMatch(/k-free|k-pro/);
+      expect(JSON.parse(printed).tenantsInFile).toEqual({
+        free: [`from --tenants-file ${file}, tenant 1`, `from --tenants-file ${file}, tenant 2`],
+        pro: [`from --tenants-file ${file}, tenant 3 (big)`],
+      });
+
+      const withoutPro = join(dir, 'free-only.csv');
+      writeFileSync(withoutPro, 'plan,key\nfree,k-free-1\n');
+      const target = ['--base-url', 'http://127.0.0.1:9', '--tenants-file'];
+      await expect(resolveFlags(['--tenants', 'free=2,pro=1', ...target, withoutPro])).rejects.toThrow(
+        `--tenants-file ${withoutPro}: no key of plan 'pro'`,
+      );
+      await expect(
+        resolveFlags(['--tenants', 'free', '--tenants-start', '2', ...target, withoutPro]),
+      ).rejects.toThrow('its keys allow at most 1 tenants of the mix, fewer than --tenants-start 2');
+      await expect(resolveFlags(['--tenants', 'free', ...target, join(dir, 'missing.csv')])).rejects.toThrow(
+        /^--tenants-file .*missing\.csv: cannot read \(ENOENT\)$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('defaults: real quotas, steps of 5 s, up to 10,000 tenants, judged on p99', async () => {
     const c = await resolveFlags(['--tenants', 'free=4,pro=1']);
     if (c.mode !== 'tenants') throw new Error('expected the tenant ramp');
@@ -97,7 +181,8 @@ describe('resolveCapacityConfig: the tenant ramp', () => {
   });
 
   it.each([
-    [['--tenants', 'pro', '--key', 'pro=k'], /^--key measures one key per plan/],
+    [['--tenants', 'pro', '--key', 'pro=k'], /^--api-key measures one key per plan/],
+    [['--tenants', 'pro', '--api-key', 'pro=k'], /^--api-key measures one key per plan/],
     [['--tenants', 'pro', '--step-duration', '5'], /^--step-duration: '5' is not a duration/],
     [['--tenants', 'pro', '--step-duration', '100ms'], /^--step-duration must be from 500ms to 10m$/],
     [['--tenants', 'pro', '--base-url', 'http://127.0.0.1:9'], /needs --tenants-file/],

@@ -11,6 +11,7 @@ import { runOptions } from '../../src/cli/run.ts';
 import { configJson } from '../../src/config/print.ts';
 import { type RunArgs, resolveRunConfig } from '../../src/config/run.ts';
 import { printable } from '../../src/config/run-printable.ts';
+import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
 
 /** `run`'s flags as yargs parses them from a command line, then resolved with `env`. */
 async function resolve(argv: string[], env: NodeJS.ProcessEnv = {}) {
@@ -128,6 +129,56 @@ describe('resolveRunConfig', () => {
     expect(text).not.toContain(seed);
     for (const key of config.tenants?.mix.tenants.map((t) => t.key) ?? []) expect(text).not.toContain(key);
     expect(printed(config).tenantKeys).toBe('minted by the embedded server');
+  });
+
+  it("prints a ramp's stages as --duration cuts or holds them, so two durations print two workloads", async () => {
+    // shopper-checkout ramps 1 -> 6 VUs over 8 s, holds 6 for 8 s, then 6 -> 0 over 4 s: 20 s in all.
+    const short = printed(await resolve(['shopper-checkout', '--duration', '5s'])).workload;
+    const long = printed(await resolve(['shopper-checkout', '--duration', '60s'])).workload;
+    const declared = printed(await resolve(['shopper-checkout'])).workload;
+    expect(declared).toMatchObject({
+      durationMs: 20_000,
+      stages: [
+        { target: 6, ms: 8000 },
+        { target: 6, ms: 8000 },
+        { target: 0, ms: 4000 },
+      ],
+    });
+    // Cut 5 s into the first stage: 1 + 5 * (6 - 1) / 8 VUs reached when the run ends.
+    expect(short).toMatchObject({ durationMs: 5000, stages: [{ target: 4.125, ms: 5000 }] });
+    // Past the last stage the ramp holds its last target (0 VUs) for the 40 s left.
+    expect(long).toMatchObject({
+      durationMs: 60_000,
+      stages: [
+        { target: 6, ms: 8000 },
+        { target: 6, ms: 8000 },
+        { target: 0, ms: 4000 },
+        { target: 0, ms: 40_000 },
+      ],
+    });
+  });
+
+  it('--limiter concurrency:N says that N must be a whole number >= 1, quoting what was typed', async () => {
+    for (const n of ['0', '1.5', 'x', '4:5'])
+      await expect(resolve(['catalogue-browse', '--limiter', `concurrency:${n}`])).rejects.toThrow(
+        `--limiter 'concurrency:${n}': the requests in flight at most must be a whole number >= 1, not '${n}'`,
+      );
+    await expect(resolve(['catalogue-browse', '--limiter', 'gcra:4'])).rejects.toThrow(
+      /'gcra:4': only concurrency takes a number/,
+    );
+    expect((await resolve(['catalogue-browse', '--limiter', 'concurrency:3'])).limiter).toEqual({
+      kind: 'concurrency',
+      maxInFlight: 3,
+    });
+  });
+
+  it('reads --baseline once and keeps it parsed; --print-config shows where it is, not what it holds', async () => {
+    const file = join(dir, 'baseline.json');
+    writeFileSync(file, JSON.stringify(await syntheticResult(ladder('listPets', 20), { scenario: 'kept' })));
+    const config = await resolve(['catalogue-browse', '--baseline', file, '--max-regression', 'p99=10%']);
+    expect(config.baseline?.result.meta.scenario).toBe('kept');
+    expect(config.baseline?.result.overall.requests).toBe(20);
+    expect(printed(config).baseline).toEqual({ file, maxRegression: 'p99=10%' });
   });
 
   it('refuses a bad flag with an input error naming it', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/api/input-error.ts';
-import { metricsFlags } from '../../src/metrics/cli.ts';
+import { metricsFlags } from '../../src/config/metrics-flags.ts';
 import { parseMetricsFlags } from '../../src/metrics/sinks.ts';
 
 /** `--metrics` and `--metrics-interval`: one-line input errors that never repeat a credential. */

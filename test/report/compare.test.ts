@@ -320,7 +320,7 @@ describe('petstore-load compare', () => {
   });
 
   it('compares a run just measured with a baseline file, for run --baseline', () => {
-    const b = file('run-baseline.json', baseline);
+    const b = { file: file('run-baseline.json', baseline), result: baseline };
     const outcome = compareWithBaseline(b, synthetic({ seed: 2, scale: 1.5 }), 'p99=10%');
     expect(outcome.exitCode).toBe(1);
     expect(outcome.comparison.regressions).toBe(9);

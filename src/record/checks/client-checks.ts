@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../../api/defaults.ts';
 import { readRateLimit } from '../../api/rate-limit-dialect.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
 import type { AttemptRecord } from '../attempt.ts';
@@ -71,7 +72,7 @@ export interface BackoffPolicy {
   capMs: number;
 }
 
-export const CLIENT_BACKOFF: BackoffPolicy = { baseMs: 100, capMs: 10_000 };
+export const CLIENT_BACKOFF: BackoffPolicy = { baseMs: DEFAULTS.backoffBaseMs, capMs: DEFAULTS.backoffCapMs };
 
 /** A wait may exceed its ceiling by this much: timers fire late on a loaded machine. */
 const TIMER_SLACK_MS = 1000;
