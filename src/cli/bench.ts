@@ -25,10 +25,6 @@ import { exitCodeOf, type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { writeResultAndReportTo } from './write-output.ts';
 
-export function benchOptions(yargs: Argv) {
-  return yargs.options(BENCH_FLAGS);
-}
-
 /** Parse, resolve, (print,) execute, write outputs. */
 export async function bench(args: BenchArgs): Promise<number> {
   // Everything the user typed is checked before a server starts or a request leaves.

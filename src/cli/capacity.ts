@@ -23,10 +23,6 @@ import { writeResultAndReportTo } from './write-output.ts';
 
 type CapacityOutputs = ReturnType<typeof writeResultAndReportTo>;
 
-export function capacityOptions(yargs: Argv) {
-  return yargs.options(CAPACITY_FLAGS);
-}
-
 export type { CapacityArgs };
 
 /** `capacity`: parse, resolve, then print the configuration or run it and write its outputs. */

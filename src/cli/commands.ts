@@ -1,11 +1,13 @@
 import yargs, { type Argv } from 'yargs';
-import { bench, benchOptions } from './bench.ts';
-import { capacity, capacityOptions } from './capacity.ts';
-import { compare, compareOptions } from './compare.ts';
-import { merge, mergeOptions } from './merge.ts';
-import { report, reportOptions } from './report.ts';
-import { run, runOptions } from './run.ts';
-import { serve, serveOptions } from './serve.ts';
+import {
+  benchOptions,
+  capacityOptions,
+  compareOptions,
+  mergeOptions,
+  reportOptions,
+  runOptions,
+  serveOptions,
+} from './command-options.ts';
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
 3 target or quota store unreachable, 4 cannot listen, 70 internal error, 73 an output could not
@@ -14,7 +16,8 @@ be written, 130 interrupted.`;
 /**
  * The commands and their help, apart from the process they run in (main.ts): what `--help` says is
  * then readable in process, by the test that holds the docs to it, without a CLI start per command.
- * `fail` is how a usage error ends (main.ts: one line on stderr and exit 2).
+ * `fail` is how a usage error ends (main.ts: one line on stderr and exit 2). Each command's code is
+ * imported when it runs: a start loads what its command needs, and `--help` only the option tables.
  */
 export function commands(argv: string[], fail: (message: string) => never): Argv {
   return yargs(argv)
@@ -25,7 +28,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       'Run a scenario: plan-aware traffic across the operations, recorded into result.json',
       runOptions,
       async (args) => {
-        process.exitCode = await run(args);
+        process.exitCode = await (await import('./run.ts')).run(args);
       },
     )
     .command(
@@ -33,7 +36,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       'Render a result.json as a self-contained HTML report (works offline)',
       reportOptions,
       async (args) => {
-        process.exitCode = await report(args);
+        process.exitCode = await (await import('./report.ts')).report(args);
       },
     )
     .command(
@@ -41,7 +44,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       'Compare two results: deltas per operation, significance, exit 1 on a regression',
       compareOptions,
       async (args) => {
-        process.exitCode = await compare(args);
+        process.exitCode = await (await import('./compare.ts')).compare(args);
       },
     )
     .command(
@@ -49,7 +52,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       'Merge results of several runs or workers into one (histograms added, counters summed)',
       mergeOptions,
       async (args) => {
-        process.exitCode = await merge(args);
+        process.exitCode = await (await import('./merge.ts')).merge(args);
       },
     )
     .command(
@@ -57,7 +60,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       'Measure each plan: accepted per window, first 429, quota return against the headers, limiter type',
       capacityOptions,
       async (args) => {
-        process.exitCode = await capacity(args);
+        process.exitCode = await (await import('./capacity.ts')).capacity(args);
       },
     )
     .command(
@@ -65,14 +68,14 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       'Raw-throughput benchmark with autocannon: flat out or at a fixed rate, recorded into result.json',
       benchOptions,
       async (args) => {
-        process.exitCode = await bench(args);
+        process.exitCode = await (await import('./bench.ts')).bench(args);
       },
     )
     .command(
       'serve',
       'Start the reference pet store server (rate limits, deprecation, fault injection)',
       serveOptions,
-      serve,
+      async (args) => (await import('./serve.ts')).serve(args),
     )
     .demandCommand(1, 'name a command (see --help)')
     .strict()

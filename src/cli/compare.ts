@@ -8,23 +8,7 @@ import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import { parseTolerances } from '../report/tolerances.ts';
 import type { BaselineVerdict, RunResult } from '../result/types.ts';
-
-/** Options of `compare <baseline> <current>` (the command string must name both positionals). */
-export function compareOptions(yargs: Argv) {
-  return yargs
-    .positional('baseline', {
-      type: 'string',
-      demandOption: true,
-      describe: 'Result file of the baseline run',
-    })
-    .positional('current', {
-      type: 'string',
-      demandOption: true,
-      describe: 'Result file of the run to judge',
-    })
-    .option('max-regression', { type: 'string', describe: MAX_REGRESSION_DESCRIPTION })
-    .requiresArg(['max-regression']);
-}
+import type { compareOptions } from './command-options.ts';
 
 type CompareArgs = Awaited<ReturnType<typeof compareOptions>['argv']>;
 

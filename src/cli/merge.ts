@@ -6,24 +6,8 @@ import { readJsonFile } from '../config/read-json-file.ts';
 import { mergeResults } from '../report/merge.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
+import type { mergeOptions } from './command-options.ts';
 import { writeOutput } from './write-output.ts';
-
-/** Options of `merge <files..>` (the command string must name the positional `files`). */
-export function mergeOptions(yargs: Argv) {
-  return yargs
-    .positional('files', {
-      type: 'string',
-      array: true,
-      describe: 'Result files (result.json) of the runs or workers to merge',
-    })
-    .option('out', {
-      alias: 'o',
-      type: 'string',
-      demandOption: true,
-      describe: 'File to write the merged result to',
-    })
-    .requiresArg(['out']);
-}
 
 type MergeArgs = Awaited<ReturnType<typeof mergeOptions>['argv']>;
 

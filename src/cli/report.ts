@@ -5,22 +5,8 @@ import { readJsonFile } from '../config/read-json-file.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { resultFromJson } from '../report/result-input.ts';
+import type { reportOptions } from './command-options.ts';
 import { writeOutput } from './write-output.ts';
-
-export function reportOptions(yargs: Argv) {
-  return yargs
-    .positional('result', {
-      type: 'string',
-      demandOption: true,
-      describe: 'A result.json written by `run`',
-    })
-    .option('out', {
-      alias: 'o',
-      type: 'string',
-      describe: 'HTML file to write (default: report.html beside the result)',
-    })
-    .requiresArg(['out']);
-}
 
 type ReportArgs = Awaited<ReturnType<typeof reportOptions>['argv']>;
 

@@ -35,10 +35,6 @@ import { type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { failsForGood } from './thresholds.ts';
 
-export function runOptions(yargs: Argv) {
-  return yargs.positional('scenario', RUN_SCENARIO).options(RUN_FLAGS);
-}
-
 /** Parse, resolve, then print the configuration or run it. */
 export async function run(args: RunArgs): Promise<number> {
   const config = await resolveRunConfig(args);

@@ -11,10 +11,6 @@ import { DEFAULT_TENANT_SEED } from '../server/options.ts';
 // Kept here for the callers that knew them from the command.
 export { parseTenantKeys, serverOptionsFromArgs } from '../config/serve.ts';
 
-export function serveOptions(yargs: Argv) {
-  return yargs.parserConfiguration({ 'strip-dashed': false }).options(SERVE_FLAGS);
-}
-
 /** How many keys were minted, and from which seed: never a key, nor a seed from the environment. */
 function printMinted(counts: Record<string, number>, seedFromEnv: boolean): void {
   const total = Object.values(counts).reduce((a, b) => a + b, 0);

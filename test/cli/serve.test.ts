@@ -9,7 +9,8 @@ import { DEMO_KEYS } from '../../src/api/demo-keys.ts';
 import { InputError } from '../../src/api/input-error.ts';
 import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
 import { mintedKey, TENANT_SEED_ENV } from '../../src/api/tenants.ts';
-import { parseTenantKeys, serve, serveOptions, serverOptionsFromArgs } from '../../src/cli/serve.ts';
+import { serveOptions } from '../../src/cli/command-options.ts';
+import { parseTenantKeys, serve, serverOptionsFromArgs } from '../../src/cli/serve.ts';
 import { call } from '../helpers/http.ts';
 import { type Cli, killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 

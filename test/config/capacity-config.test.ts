@@ -6,7 +6,7 @@ import yargs from 'yargs';
 import { DEFAULTS } from '../../src/api/defaults.ts';
 import { InputError } from '../../src/api/input-error.ts';
 import { DEFAULT_PLANS, planRate, scalePlan } from '../../src/api/plans.ts';
-import { capacityOptions } from '../../src/cli/capacity.ts';
+import { capacityOptions } from '../../src/cli/command-options.ts';
 import { type CapacityConfig, resolveCapacityConfig } from '../../src/config/capacity.ts';
 import { CAPACITY_DEFAULTS, type CapacityArgs } from '../../src/config/capacity-flags.ts';
 import { printable } from '../../src/config/capacity-print.ts';

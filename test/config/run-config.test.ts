@@ -7,7 +7,7 @@ import yargs from 'yargs';
 import { demoKeyFor } from '../../src/api/demo-keys.ts';
 import { DEFAULT_PLANS, getPlan, scalePlan } from '../../src/api/plans.ts';
 import { DEFAULT_SPEC_PATH } from '../../src/api/spec.ts';
-import { runOptions } from '../../src/cli/run.ts';
+import { runOptions } from '../../src/cli/command-options.ts';
 import { configJson } from '../../src/config/print.ts';
 import { type RunArgs, resolveRunConfig } from '../../src/config/run.ts';
 import { printable } from '../../src/config/run-printable.ts';
