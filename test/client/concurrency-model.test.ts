@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateWindow } from '../../src/api/plans.ts';
-import type { Transport } from '../../src/client/client.ts';
 import { formatSummary } from '../../src/cli/summary.ts';
+import type { Transport } from '../../src/client/client.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
