@@ -178,3 +178,52 @@ export function expressRateLimit(upstream: Transport, model: ExpressRateLimitMod
     return { ...reply, headers: { ...headers, ...reply.headers } };
   };
 }
+
+export interface FastifyRateLimitModel {
+  max: number;
+  timeWindowMs: number;
+}
+
+/**
+ * @fastify/rate-limit 10 with its LocalStore and default headers: a fixed window per key from its
+ * first request; every answer tells X-RateLimit-Limit, -Remaining and -Reset (the seconds left in
+ * the window, rounded up); the request past `max` is refused with 429, Remaining 0, a Retry-After of
+ * the same seconds and its JSON error.
+ */
+export function fastifyRateLimit(upstream: Transport, model: FastifyRateLimitModel): Transport {
+  const windows = new Map<string, { current: number; startMs: number }>();
+  return async (pool, request) => {
+    const key = keyOf(request);
+    const now = Date.now();
+    let entry = windows.get(key);
+    if (!entry || entry.startMs + model.timeWindowMs <= now) {
+      entry = { current: 0, startMs: now };
+      windows.set(key, entry);
+    }
+    entry.current++;
+    const resetS = Math.ceil((model.timeWindowMs - (now - entry.startMs)) / 1000);
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit': String(model.max),
+      'x-ratelimit-remaining': String(Math.max(0, model.max - entry.current)),
+      'x-ratelimit-reset': String(resetS),
+    };
+    if (entry.current > model.max) {
+      return {
+        status: 429,
+        headers: {
+          ...headers,
+          'retry-after': String(resetS),
+          'content-type': 'application/json; charset=utf-8',
+        },
+        text: JSON.stringify({
+          statusCode: 429,
+          code: 'FST_ERR_RATE_LIMITED',
+          error: 'Too Many Requests',
+          message: `Rate limit exceeded, retry in ${resetS} second${resetS === 1 ? '' : 's'}`,
+        }),
+      };
+    }
+    const reply = passedOn(await upstream(pool, request));
+    return { ...reply, headers: { ...headers, ...reply.headers } };
+  };
+}
