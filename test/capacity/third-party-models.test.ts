@@ -1,17 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LimiterModelName } from '../../src/api/limiter-models.ts';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
-import { loadSpec } from '../../src/api/spec.ts';
 import { EXCESS_BOUND } from '../../src/capacity/exhaust.ts';
 import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/rate-search.ts';
-import { runCapacity } from '../../src/capacity/run-capacity.ts';
-import type { Transport } from '../../src/client/client.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import type { CapacityReport } from '../../src/result/capacity-types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import type { ServerOptions } from '../../src/server/options.ts';
-import type { ProbeRun } from '../helpers/capacity-cases.ts';
-import { inSimulatedTime, simulatedServer } from '../helpers/simulated.ts';
+import { type ProbeRun, probeSimulated } from '../helpers/capacity-cases.ts';
 import { expressRateLimit, fastifyRateLimit, limitReq } from '../helpers/simulated-limiters.ts';
 
 /**
@@ -42,38 +38,6 @@ const MODELS: [LimiterModelName, CapacityReport['limiter']['type']][] = [
   ['gcra', 'gcra'],
 ];
 const UPSTREAM: ServerOptions = { rateLimit: false, seedData: 3 };
-
-// Read before any simulated run: a file read inside one would let its clock race ahead.
-const spec = await loadSpec();
-
-/** One plan's key probed as `capacity` probes it, two paced windows, in simulated time. */
-async function probeSimulated(
-  server: ServerOptions,
-  plan: Plan,
-  timeScale: number,
-  limiter: (upstream: Transport) => Transport = (upstream) => upstream,
-): Promise<ProbeRun> {
-  const target = await simulatedServer(server);
-  const transport = limiter(target.transport);
-  try {
-    return await inSimulatedTime(async () => {
-      const log: string[] = [];
-      const started = Date.now();
-      const { result, reports } = await runCapacity({
-        target: target.url,
-        embeddedTarget: false,
-        targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale, transport }],
-        windows: 2,
-        operations: spec.operations,
-        spec: 'built in',
-        log: (_plan, line) => log.push(line),
-      });
-      return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started, log };
-    });
-  } finally {
-    await target.close();
-  }
-}
 
 const runs = new Map<string, ProbeRun>();
 const get = (name: string) => runs.get(name) as ProbeRun;
