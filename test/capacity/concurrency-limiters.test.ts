@@ -18,16 +18,19 @@ import { startNginxLimitConn, startNginxLimitReq } from '../helpers/limiters.ts'
  * slow fixed window are test/capacity/concurrency-model.test.ts, with these two again, against
  * models of nginx in simulated time.
  *
- * limit_conn's plan is 20 per 10 s: at 300 ms an answer, one request in flight keeps 20 in 6 s, so
- * the paced windows are kept. limit_req's plan is its own rate, 2 a second.
+ * limit_conn's plan is 10 per 5 s: at 300 ms an answer, one request in flight keeps 10 in 3 s, so
+ * the paced windows are kept. limit_req's plan is its own rate, 2 a second. Windows of 5 s rather
+ * than 10 (the model file's) halve the paced phase, the longest; the ramp, the burst and the rate
+ * search that tell the limits probe at the plan's interval, which is the same.
  */
 
 const UPSTREAM_LATENCY_MS = 300;
 const CONN = 2;
-const CONN_PLAN: Plan = { name: 'free', windows: [{ name: 'ten-seconds', limit: 20, seconds: 10 }] };
+const CONN_PLAN: Plan = { name: 'free', windows: [{ name: 'five-seconds', limit: 10, seconds: 5 }] };
 const QUEUE_RATE_PER_S = 2;
 const QUEUE = 5;
-const QUEUE_PLAN: Plan = { name: 'free', windows: [{ name: 'ten-seconds', limit: 20, seconds: 10 }] };
+const QUEUE_PLAN: Plan = { name: 'free', windows: [{ name: 'five-seconds', limit: 10, seconds: 5 }] };
+const limitOf = (plan: Plan) => plan.windows[0]?.limit;
 
 const probes = new CapacityCases();
 let fileStarted = 0;
@@ -87,8 +90,8 @@ describe('nginx limit_conn 2 per key over a 300 ms upstream', () => {
     ).toBeLessThanOrEqual(0.25);
     // Once the limit is known, nothing more is refused for it: the ramp's burst of 4 is all.
     expect(result.overall.rateLimited).toBeLessThanOrEqual(CONN);
-    // 300 ms an answer, 2 in flight: the plan's 20 in 10 s are kept.
-    expect(r.rate.acceptedPerWindow).toEqual([20, 20]);
+    // 300 ms an answer, 2 in flight: the plan's 10 in 5 s are kept.
+    expect(r.rate.acceptedPerWindow).toEqual([limitOf(CONN_PLAN), limitOf(CONN_PLAN)]);
     expect(r.reasons.join('; ')).not.toMatch(/fell behind/);
     expect(r.violations).toBe(0);
   });
@@ -104,7 +107,7 @@ describe('nginx limit_req 2r/s burst=5 without nodelay: a limiter that queues', 
     expect(r.limiter.maxInFlight ?? null, why).toBeNull();
     const sustained = r.limiter.sustainedPerSecond as number;
     expect(Math.abs(sustained - QUEUE_RATE_PER_S) / QUEUE_RATE_PER_S, why).toBeLessThanOrEqual(0.02);
-    expect(r.rate.acceptedPerWindow).toEqual([20, 20]);
+    expect(r.rate.acceptedPerWindow).toEqual([limitOf(QUEUE_PLAN), limitOf(QUEUE_PLAN)]);
     expect(result.overall.rateLimited).toBeLessThanOrEqual(3);
     expect(r.violations).toBe(0);
   });
