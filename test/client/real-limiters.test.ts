@@ -83,6 +83,9 @@ const summary = (r: RunResult) =>
 
 describe('real nginx limit_req (a GCRA, no burst, no headers)', () => {
   it('in raw mode at 3x its rate: a few 429s, never a storm, nothing sent while a pause holds', () => {
+    // 3x of 2 a second for 10 s is 60 sends for 20 admissions: a client deaf to the bare 429s meets
+    // about 40. The bound is the 30 s run's (test/client/third-party-models.test.ts holds it there),
+    // which here allows at most half of those 40.
     expect(raw.overall.rateLimited, summary(raw)).toBeLessThanOrEqual(20);
     expect(raw.compliance.violations, summary(raw)).toBe(0);
     // Not starved into silence either: most of the limiter's rate is used.
