@@ -34,21 +34,23 @@ const TIMING = [
  * another they lose nothing, and two at a time they take half as long.
  */
 const TIMING_LIGHT = [
-  // Real nginx and third-party limiters, probed at 500 ms between requests.
+  // Real nginx limit_req, @fastify/rate-limit and express-rate-limit, probed side by side at 500 ms
+  // between requests; the same probes against their models run in simulated time.
   'test/capacity/real-limiters.test.ts',
-  // A sliding window of 10 per 10 s and express-slow-down, probed side by side: mostly waiting.
+  // express-slow-down's threshold and step, probed from its real timing: mostly waiting.
   'test/capacity/delaying-limiters.test.ts',
-  // nginx limit_conn over a 300 ms upstream and limit_req releasing a queue at 2 a second.
+  // Real nginx limit_conn over a 300 ms upstream and limit_req releasing a queue at 2 a second.
   'test/capacity/concurrency-limiters.test.ts',
+  // Real nginx limit_req in raw mode for 10 s and express-rate-limit's draft-8 fields for 12 s.
   'test/client/real-limiters.test.ts',
-  // nginx limit_conn over a 300 ms upstream: 4 virtual users for 35 s, judged on requests a second.
+  // Real nginx limit_conn over a 300 ms upstream: 4 virtual users for 12 s learn its cap from its 429s.
   'test/client/concurrency-limiters.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',
-  // nginx's queue and express-slow-down, 2 to 10 answers a second each, told from timing alone.
+  // Real nginx's queue and express-slow-down for 8 s, 2 to 10 answers a second each, told from timing.
   'test/client/delaying-limiters.test.ts',
   // Ctrl-C mid-run: exit 130 within 6 s of the signal (a 2 s teardown grace; one child, mostly waiting).
   'test/cli/run-sigint.test.ts',

@@ -8,35 +8,33 @@ import { type RunningLimiter, startExpressRateLimit, startNginxLimitReq } from '
 
 /**
  * The client against limiters no one here wrote, each started as the real component in front of
- * the reference server (its own limiter off, so theirs is the only one): nginx `limit_req`, a GCRA
- * that says nothing but a bare 429, and express-rate-limit speaking only the IETF draft-8 fields.
- * nginx runs at twice the acceptance's real rate (120r/m for 60r/m: 500 ms between requests, of
- * which the client's margin is 15 ms) so that the runs fit the suite; the closing note of the issue
- * has the figures at the real rate. The three runs go side by side, each with its own limiter.
+ * the reference server (its own limiter off, so theirs is the only one), for what only the real ones
+ * show: nginx `limit_req`'s bare 429s over real sockets make the client cut its rate, and
+ * express-rate-limit's IETF draft-8 fields are read as the real library writes them. nginx runs at
+ * twice the acceptance's real rate (120r/m: 500 ms between requests). Each run is as short as what
+ * it proves: nginx in raw mode at 3x its rate for 10 s (20 admitted, 40 refused or so), and
+ * express-rate-limit for 2 of its windows (a window is the unit its headers speak of, and the second
+ * shows the client reading the reset of the first). The paced runs at length are
+ * test/client/third-party-models.test.ts, against models of both in simulated time. The two go side
+ * by side, each with its own limiter.
  */
 
 const TIME_SCALE = 2;
 /** The Free plan's minute, as the limiter in front counts it: 60 per 30 s, 2 a second. */
 const FREE: RateWindow[] = [{ name: 'minute', limit: 60, seconds: 60 / TIME_SCALE }];
-const PACED_S = 60;
-const RAW_S = 30;
+const RAW_S = 10;
 /** express-rate-limit's real limit, and its window; the client is told twice as much. */
 const EXPRESS_LIMIT = 30;
 const EXPRESS_WINDOW_S = 6;
+const EXPRESS_WINDOWS = 2;
 
 let upstream: RunningServer;
-let paced: RunResult;
 let raw: RunResult;
 let ietf8: RunResult;
 
 beforeAll(async () => {
   upstream = await startServer({ rateLimit: false, seedData: 3 });
-  [paced, raw, ietf8] = await Promise.all([
-    runAgainst(await startNginxLimitReq({ upstream: upstream.url, rate: '120r/m' }), {
-      workload: { executor: 'constant-vus', vus: 4, duration: `${PACED_S}s` },
-      windows: FREE,
-      enforce: true,
-    }),
+  [raw, ietf8] = await Promise.all([
     runAgainst(await startNginxLimitReq({ upstream: upstream.url, rate: '120r/m' }), {
       workload: { executor: 'constant-arrival-rate', rate: '300%', duration: `${RAW_S}s`, maxInFlight: 8 },
       windows: FREE,
@@ -51,13 +49,13 @@ beforeAll(async () => {
         legacyHeaders: false,
       }),
       {
-        workload: { executor: 'constant-vus', vus: 6, duration: `${5 * EXPRESS_WINDOW_S}s` },
+        workload: { executor: 'constant-vus', vus: 6, duration: `${EXPRESS_WINDOWS * EXPRESS_WINDOW_S}s` },
         windows: [{ name: 'window', limit: 2 * EXPRESS_LIMIT, seconds: EXPRESS_WINDOW_S }],
         enforce: true,
       },
     ),
   ]);
-}, 120_000);
+}, 60_000);
 
 afterAll(async () => {
   await upstream?.close();
@@ -83,27 +81,11 @@ const summary = (r: RunResult) =>
     utilisation: r.compliance.quotaUtilization,
   });
 
-describe('nginx limit_req (a GCRA, no burst, no headers)', () => {
-  it('paced at the plan rate: at most one 429, 95% of the quota, no violation', () => {
-    expect(paced.overall.rateLimited, summary(paced)).toBeLessThanOrEqual(1);
-    expect(paced.compliance.violations, summary(paced)).toBe(0);
-    expect(paced.compliance.quotaUtilization, summary(paced)).toBeGreaterThanOrEqual(0.95);
-  });
-
-  it('the result says what the client learned: a GCRA, and the gap it kept', () => {
-    const limiter = paced.compliance.limiter;
-    // Learned from a 429 at the plan's spacing, or none came and nothing had to be learned.
-    if (paced.overall.rateLimited > 0) {
-      expect(limiter?.model).toBe('gcra');
-      expect(limiter?.given).toBe(false);
-      // 500 ms between requests at 120r/m, and a margin of 2% and 5 ms.
-      expect(limiter?.gapMs).toBeGreaterThanOrEqual(500);
-      expect(limiter?.gapMs).toBeLessThan(560);
-    } else expect(limiter).toBeUndefined();
-    expect(resultProblem(paced)).toBeUndefined();
-  });
-
+describe('real nginx limit_req (a GCRA, no burst, no headers)', () => {
   it('in raw mode at 3x its rate: a few 429s, never a storm, nothing sent while a pause holds', () => {
+    // 3x of 2 a second for 10 s is 60 sends for 20 admissions: a client deaf to the bare 429s meets
+    // about 40. The bound is the 30 s run's (test/client/third-party-models.test.ts holds it there),
+    // which here allows at most half of those 40.
     expect(raw.overall.rateLimited, summary(raw)).toBeLessThanOrEqual(20);
     expect(raw.compliance.violations, summary(raw)).toBe(0);
     // Not starved into silence either: most of the limiter's rate is used.
@@ -114,13 +96,13 @@ describe('nginx limit_req (a GCRA, no burst, no headers)', () => {
   });
 });
 
-describe('express-rate-limit sending only the IETF draft-8 fields', () => {
-  it('with a plan told twice the server limit: at most one 429 in 5 windows, 95% of the real limit', () => {
+describe('real express-rate-limit sending only the IETF draft-8 fields', () => {
+  it('with a plan told twice the server limit: at most one 429 in 2 windows, 95% of the real limit', () => {
     expect(ietf8.overall.rateLimited, summary(ietf8)).toBeLessThanOrEqual(1);
     expect(ietf8.compliance.violations, summary(ietf8)).toBe(0);
-    // express-rate-limit's windows start at the first request: the run spans five of them.
+    // express-rate-limit's windows start at the first request: the run spans EXPRESS_WINDOWS of them.
     expect(ietf8.overall.statuses['200'] ?? 0, summary(ietf8)).toBeGreaterThanOrEqual(
-      0.95 * 5 * EXPRESS_LIMIT,
+      0.95 * EXPRESS_WINDOWS * EXPRESS_LIMIT,
     );
   });
 });

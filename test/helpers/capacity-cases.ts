@@ -1,10 +1,13 @@
 import type { Plan } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import { runCapacity } from '../../src/capacity/run-capacity.ts';
+import type { Transport } from '../../src/client/client.ts';
 import type { CapacityReport } from '../../src/result/capacity-types.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import type { RunningServer } from '../../src/server/index.ts';
+import type { ServerOptions } from '../../src/server/options.ts';
 import type { RunningLimiter } from './limiters.ts';
+import { inSimulatedTime, simulatedServer } from './simulated.ts';
 
 /**
  * `capacity` against targets a test starts itself, one plan's key each, cases side by side: what
@@ -34,6 +37,40 @@ export async function probeOne(url: string, plan: Plan, timeScale = 1): Promise<
     log: (_plan, line) => log.push(line),
   });
   return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started, log };
+}
+
+/**
+ * `probeOne` in simulated time against a reference server answering in process, behind `limiter` (a
+ * model of a third-party limiter, test/helpers/simulated-limiters.ts) if one is given. The document
+ * is read before the clock is faked: a file read inside would let it race ahead.
+ */
+export async function probeSimulated(
+  server: ServerOptions,
+  plan: Plan,
+  timeScale = 1,
+  limiter: (upstream: Transport) => Transport = (upstream) => upstream,
+): Promise<ProbeRun> {
+  const spec = await loadSpec();
+  const target = await simulatedServer(server);
+  const transport = limiter(target.transport);
+  try {
+    return await inSimulatedTime(async () => {
+      const log: string[] = [];
+      const started = Date.now();
+      const { result, reports } = await runCapacity({
+        target: target.url,
+        embeddedTarget: false,
+        targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale, transport }],
+        windows: 2,
+        operations: spec.operations,
+        spec: 'built in',
+        log: (_plan, line) => log.push(line),
+      });
+      return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started, log };
+    });
+  } finally {
+    await target.close();
+  }
 }
 
 export class CapacityCases {
