@@ -2,10 +2,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { type ServerOptions, startServer } from '../../src/server/index.ts';
-import { type Reply, sleep } from '../helpers/http.ts';
+import { call, type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
-import { simulatedCall as call } from '../helpers/simulated-http.ts';
 
 /**
  * `--limiter sliding --count-refused` on the reference server: a refused request holds its place in the
@@ -34,7 +33,7 @@ const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 
 
 async function burst(s: SimulatedServer, count: number): Promise<Reply[]> {
   const replies: Reply[] = [];
-  for (let i = 0; i < count; i++) replies.push(await call(s, '/pets?limit=1'));
+  for (let i = 0; i < count; i++) replies.push(await call(s.url, '/pets?limit=1'));
   return replies;
 }
 const statuses = (replies: Reply[]) => replies.map((r) => r.status);
@@ -58,7 +57,7 @@ describe('a sliding log that counts refused requests', () => {
         const firstDone = Date.now();
         expect(statuses(first)).toEqual([200, 200, 200, 429]);
         await sleep(W / 2);
-        const knock = await call(s, '/pets?limit=1');
+        const knock = await call(s.url, '/pets?limit=1');
         const knockedAt = Date.now();
         expect(knock.status).toBe(429);
         // The burst has aged out, the knock (sent after it) has not.
@@ -75,7 +74,7 @@ describe('a sliding log that counts refused requests', () => {
         if (last.status !== 429) return;
         // Retry-After is truthful: waited out, the next request is admitted.
         await sleep(Number(last.headers['retry-after']) * 1000);
-        expect((await call(s, '/pets?limit=1')).status).toBe(200);
+        expect((await call(s.url, '/pets?limit=1')).status).toBe(200);
       });
     },
   );

@@ -4,9 +4,8 @@ import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../src/api/retry-after.ts';
 import type { ServerOptions } from '../../src/server/index.ts';
-import { type Reply, sleep } from '../helpers/http.ts';
+import { call, type Reply, sleep } from '../helpers/http.ts';
 import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
-import { simulatedCall as call } from '../helpers/simulated-http.ts';
 
 /**
  * The reference server's limiter, probed over its windows: in simulated time, the server answering
@@ -40,7 +39,7 @@ async function honour(reply: Reply): Promise<void> {
 
 async function burst(s: SimulatedServer, count: number, key = 'free-demo-key'): Promise<Reply[]> {
   const replies: Reply[] = [];
-  for (let i = 0; i < count; i++) replies.push(await call(s, '/pets?limit=1', { key }));
+  for (let i = 0; i < count; i++) replies.push(await call(s.url, '/pets?limit=1', { key }));
   return replies;
 }
 
@@ -128,11 +127,12 @@ describe('plan quotas', () => {
     });
     await inSimulatedTime(async () => {
       const replies: Reply[] = [];
-      for (let i = 0; i < 5; i++) replies.push(await call(s, '/pets', { key: i % 2 ? null : 'wrong-key' }));
+      for (let i = 0; i < 5; i++)
+        replies.push(await call(s.url, '/pets', { key: i % 2 ? null : 'wrong-key' }));
       expect(replies.map((r) => r.status)).toEqual([401, 401, 401, 401, 429]);
       expect(replies.map((r) => limits(r).remaining)).toEqual([3, 2, 1, 0, 0]);
       // The address's quota is its own: a valid key is not affected.
-      expect((await call(s, '/pets')).status).toBe(200);
+      expect((await call(s.url, '/pets')).status).toBe(200);
     });
   });
 
@@ -168,11 +168,11 @@ describe('temporary ban', () => {
       expect(limits(banned).reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + 2);
 
       // Other keys are not affected; the banned key stays banned past its window's reset.
-      expect((await call(s, '/pets', { key: 'pro-demo-key' })).status).toBe(200);
+      expect((await call(s.url, '/pets', { key: 'pro-demo-key' })).status).toBe(200);
       await sleep(2100);
-      expect((await call(s, '/pets')).body).toMatchObject({ code: 'temporarily_banned' });
+      expect((await call(s.url, '/pets')).body).toMatchObject({ code: 'temporarily_banned' });
       await honour(banned);
-      expect((await call(s, '/pets')).status).toBe(200);
+      expect((await call(s.url, '/pets')).status).toBe(200);
     });
   });
 
