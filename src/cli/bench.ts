@@ -1,4 +1,3 @@
-import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
@@ -13,7 +12,6 @@ import { benchAll, totalConnections } from '../bench/threads.ts';
 import { unlimitedPlansFile } from '../bench/unlimited-plans.ts';
 import { publicTarget } from '../config/base-url.ts';
 import { type BenchArgs, type BenchConfig, benchOperations, resolveBenchConfig } from '../config/bench.ts';
-import { BENCH_FLAGS } from '../config/bench-flags.ts';
 import { configJson } from '../config/print.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';

@@ -1,4 +1,3 @@
-import type { Argv } from 'yargs';
 import { parseDuration } from '../api/duration.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
@@ -9,7 +8,7 @@ import { rateSearchBoundMs, SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../cap
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
 import { EMBEDDED_BAN_DURATION, type PlanProbeConfig, resolveCapacityConfig } from '../config/capacity.ts';
-import { CAPACITY_FLAGS, type CapacityArgs } from '../config/capacity-flags.ts';
+import type { CapacityArgs } from '../config/capacity-flags.ts';
 import { printable } from '../config/capacity-print.ts';
 import { configJson } from '../config/print.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';

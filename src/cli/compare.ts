@@ -1,7 +1,5 @@
-import type { Argv } from 'yargs';
 import { EXIT } from '../api/exit-codes.ts';
 import { readJsonFile } from '../config/read-json-file.ts';
-import { MAX_REGRESSION_DESCRIPTION } from '../config/run-flags.ts';
 import { type Comparison, compareResults } from '../report/compare.ts';
 import { formatComparison } from '../report/compare-text.ts';
 import { partialReason } from '../report/partial-reason.ts';

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { readJsonFile } from '../config/read-json-file.ts';

@@ -1,5 +1,4 @@
 import { dirname, join, resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { EXIT } from '../api/exit-codes.ts';
 import { readJsonFile } from '../config/read-json-file.ts';
 import { renderHtmlReport } from '../report/html.ts';

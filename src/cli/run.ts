@@ -1,5 +1,4 @@
 import { dirname } from 'node:path';
-import type { Argv } from 'yargs';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import type { RateWindow } from '../api/plans.ts';
@@ -9,7 +8,6 @@ import { quotaKeyName, RedisQuotaStore } from '../client/redis-quota-store.ts';
 import { publicTarget } from '../config/base-url.ts';
 import { configJson } from '../config/print.ts';
 import { type RunArgs, type RunConfig, resolveRunConfig } from '../config/run.ts';
-import { RUN_FLAGS, RUN_SCENARIO } from '../config/run-flags.ts';
 import { printable } from '../config/run-printable.ts';
 import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';

@@ -1,10 +1,8 @@
-import type { Argv } from 'yargs';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { InputError } from '../api/input-error.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import { resolveServeConfig, type ServeArgs, serverOptionsOf } from '../config/serve.ts';
-import { SERVE_FLAGS } from '../config/serve-flags.ts';
 import { type RunningServer, startServer } from '../server/index.ts';
 import { DEFAULT_TENANT_SEED } from '../server/options.ts';
 
