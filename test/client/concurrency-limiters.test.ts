@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RateWindow } from '../../src/api/plans.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
@@ -7,6 +6,8 @@ import {
   expectConcurrencyCutsInSummary,
   expectLearnedConcurrencyCap,
   concurrencyFigures as figures,
+  LIMIT_CONN_CASE,
+  LOOSE,
 } from '../helpers/limiter-verdicts.ts';
 import { type RunningLimiter, startNginxLimitConn } from '../helpers/limiters.ts';
 
@@ -23,11 +24,8 @@ import { type RunningLimiter, startNginxLimitConn } from '../helpers/limiters.ts
  * nginx in simulated time, beside the cap told in advance.
  */
 
-const UPSTREAM_LATENCY_MS = 300;
-const CONN = 2;
-const VUS = 4;
+const { upstreamLatencyMs: UPSTREAM_LATENCY_MS, conn: CONN, vus: VUS } = LIMIT_CONN_CASE;
 const DURATION_S = 12;
-const LOOSE: RateWindow[] = [{ name: 'minute', limit: 6000, seconds: 60 }];
 
 let upstream: RunningServer;
 let limiter: RunningLimiter;

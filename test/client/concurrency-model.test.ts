@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RateWindow } from '../../src/api/plans.ts';
 import type { Transport } from '../../src/client/client.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
@@ -7,6 +6,8 @@ import {
   expectConcurrencyCutsInSummary,
   expectLearnedConcurrencyCap,
   concurrencyFigures as figures,
+  LIMIT_CONN_CASE,
+  LOOSE,
 } from '../helpers/limiter-verdicts.ts';
 import { inSimulatedTime, simulatedServer } from '../helpers/simulated.ts';
 import { limitConn } from '../helpers/simulated-limiters.ts';
@@ -21,11 +22,8 @@ import { limitConn } from '../helpers/simulated-limiters.ts';
  * at all. That the real nginx answers as the model does is test/client/concurrency-limiters.test.ts.
  */
 
-const UPSTREAM_LATENCY_MS = 300;
-const CONN = 2;
-const VUS = 4;
+const { upstreamLatencyMs: UPSTREAM_LATENCY_MS, conn: CONN, vus: VUS } = LIMIT_CONN_CASE;
 const DURATION_S = 35;
-const LOOSE: RateWindow[] = [{ name: 'minute', limit: 6000, seconds: 60 }];
 
 let learned: RunResult;
 let given: RunResult;

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import type { RateWindow } from '../../src/api/plans.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
@@ -7,6 +6,10 @@ import {
   expectHeldByQueue,
   expectHeldBySlowDown,
   heldFigures as figures,
+  HELD_USERS,
+  QUEUE_LIMITER,
+  SLOW_DOWN_LIMITER,
+  UNBOUND,
 } from '../helpers/limiter-verdicts.ts';
 import { type RunningLimiter, startExpressSlowDown, startNginxLimitReq } from '../helpers/limiters.ts';
 
@@ -22,9 +25,7 @@ import { type RunningLimiter, startExpressSlowDown, startNginxLimitReq } from '.
  */
 
 const SECONDS = 8;
-/** A plan that does not bind: the limiter in front is all that slows the users. */
-const UNBOUND: RateWindow[] = [{ name: 'second', limit: 1000, seconds: 1 }];
-const workload = { executor: 'constant-vus', vus: 4, duration: `${SECONDS}s` } as const;
+const workload = { executor: 'constant-vus', vus: HELD_USERS, duration: `${SECONDS}s` } as const;
 
 let upstreams: RunningServer[] = [];
 let queued: RunResult;
@@ -37,16 +38,14 @@ beforeAll(async () => {
   ]);
   upstreams = [plain, forSlowDown];
   [queued, slowed] = await Promise.all([
-    through(await startNginxLimitReq({ upstream: plain.url, rate: '2r/s', burst: 5 })),
     through(
-      await startExpressSlowDown({
-        upstream: forSlowDown.url,
-        delayAfter: 10,
-        delayMs: 100,
-        windowMs: 60_000,
-        maxDelayMs: 1500,
+      await startNginxLimitReq({
+        upstream: plain.url,
+        rate: `${QUEUE_LIMITER.perSecond}r/s`,
+        burst: QUEUE_LIMITER.burst,
       }),
     ),
+    through(await startExpressSlowDown({ upstream: forSlowDown.url, ...SLOW_DOWN_LIMITER })),
   ]);
 }, 60_000);
 

@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RateWindow } from '../../src/api/plans.ts';
 import { formatSummary } from '../../src/cli/summary.ts';
 import type { Transport } from '../../src/client/client.ts';
 import type { RunResult } from '../../src/result/types.ts';
@@ -9,6 +8,10 @@ import {
   expectHeldByQueue,
   expectHeldBySlowDown,
   heldFigures as figures,
+  HELD_USERS,
+  QUEUE_LIMITER,
+  SLOW_DOWN_LIMITER,
+  UNBOUND,
 } from '../helpers/limiter-verdicts.ts';
 import { inSimulatedTime, simulatedServer } from '../helpers/simulated.ts';
 import { limitReq, slowDown } from '../helpers/simulated-limiters.ts';
@@ -22,9 +25,7 @@ import { limitReq, slowDown } from '../helpers/simulated-limiters.ts';
  */
 
 const SECONDS = 15;
-/** A plan that does not bind: the limiter in front is all that slows the users. */
-const UNBOUND: RateWindow[] = [{ name: 'second', limit: 1000, seconds: 1 }];
-const workload = { executor: 'constant-vus', vus: 4, duration: `${SECONDS}s` } as const;
+const workload = { executor: 'constant-vus', vus: HELD_USERS, duration: `${SECONDS}s` } as const;
 const PLAIN: ServerOptions = { rateLimit: false, seedData: 3 };
 
 let queued: RunResult;
@@ -53,12 +54,10 @@ async function through(
 
 beforeAll(async () => {
   // One after the other: the fake clock is the process's.
-  queued = await through(PLAIN, (u) => limitReq(u, { perSecond: 2, burst: 5 }));
-  slowed = await through(PLAIN, (u) =>
-    slowDown(u, { delayAfter: 10, delayMs: 100, windowMs: 60_000, maxDelayMs: 1500 }),
-  );
+  queued = await through(PLAIN, (u) => limitReq(u, QUEUE_LIMITER));
+  slowed = await through(PLAIN, (u) => slowDown(u, SLOW_DOWN_LIMITER));
   jittery = await through({ ...PLAIN, faults: { latencyMs: 200, jitterMs: 100 } });
-  refused = await through(PLAIN, (u) => limitReq(u, { perSecond: 2, burst: 5, nodelay: true }));
+  refused = await through(PLAIN, (u) => limitReq(u, { ...QUEUE_LIMITER, nodelay: true }));
 }, 120_000);
 
 describe('responses a model of a delaying limiter held', () => {

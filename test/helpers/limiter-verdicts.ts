@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { RateWindow } from '../../src/api/plans.ts';
 import { formatSummary } from '../../src/cli/summary.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
@@ -9,6 +10,14 @@ import { resultProblem } from '../../src/result/validate.ts';
  * simulated time (test/client/*-model.test.ts, third-party-models.test.ts). What differs between the
  * two, the length of the run above all, is passed in; so is a bound one of them holds alone.
  */
+
+/**
+ * The case the concurrency verdicts judge: nginx `limit_conn` of 2 per key over an upstream answering
+ * in 300 ms (at most 2 / 0.3 s = 6.67 requests a second), 4 users, and a plan that does not bind (100
+ * a second), so that the limit in flight is all that holds them.
+ */
+export const LIMIT_CONN_CASE = { upstreamLatencyMs: 300, conn: 2, vus: 4 } as const;
+export const LOOSE: RateWindow[] = [{ name: 'minute', limit: 6000, seconds: 60 }];
 
 /** The figures a concurrency verdict prints when it fails. */
 export const concurrencyFigures = (r: RunResult) =>
@@ -55,6 +64,21 @@ export function expectConcurrencyCutsInSummary(learned: RunResult, o: { conn: nu
   expect(cuts).toBeGreaterThanOrEqual(1);
   expect(cuts).toBeLessThanOrEqual(o.vus - o.conn);
 }
+
+/**
+ * The cases the verdicts on held responses judge: 4 users in raw mode, a plan that does not bind (the
+ * limiter in front is all that slows the users), through nginx `limit_req` as a queue or through
+ * express-slow-down.
+ */
+export const HELD_USERS = 4;
+export const UNBOUND: RateWindow[] = [{ name: 'second', limit: 1000, seconds: 1 }];
+export const QUEUE_LIMITER = { perSecond: 2, burst: 5 } as const;
+export const SLOW_DOWN_LIMITER = {
+  delayAfter: 10,
+  delayMs: 100,
+  windowMs: 60_000,
+  maxDelayMs: 1500,
+} as const;
 
 /** The figures a verdict on held responses prints when it fails. */
 export const heldFigures = (r: RunResult) =>
