@@ -1,12 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
-import { formatCapacityTable } from '../../src/capacity/table.ts';
-import { renderHtmlReport } from '../../src/report/html.ts';
-import { evaluateThreshold } from '../../src/report/threshold-evaluate.ts';
-import { parseThreshold } from '../../src/report/threshold-parse.ts';
-import { resultProblem } from '../../src/result/validate.ts';
 import type { ServerOptions } from '../../src/server/options.ts';
 import { type ProbeRun, probeSimulated } from '../helpers/capacity-cases.ts';
+import {
+  announcedEstimates,
+  expectConcurrencyAndQueueShown,
+  expectConcurrencyLimitFound,
+  expectQueueFound,
+  expectResultsValid,
+  probeWhy,
+} from '../helpers/capacity-verdicts.ts';
 import { limitConn, limitReq } from '../helpers/simulated-limiters.ts';
 
 /**
@@ -39,10 +42,6 @@ const REFERENCE_SCALE = 10;
 const REFERENCE_PLANS: PlanTable = {
   free: { name: 'free', windows: [{ name: 'minute', limit: 10, seconds: 60 }] },
 };
-
-/** "about 26 s in all": every estimate the probe announced, in ms. */
-const estimates = (log: string[]) =>
-  log.flatMap((line) => [...line.matchAll(/about (\d+) s in all/g)].map((m) => Number(m[1]) * 1000));
 
 const SLOW: ServerOptions = { rateLimit: false, seedData: 3, faults: { latencyMs: UPSTREAM_LATENCY_MS } };
 const QUICK: ServerOptions = { rateLimit: false, seedData: 3 };
@@ -81,30 +80,15 @@ beforeAll(async () => {
 
 describe('a model of nginx limit_conn 2 per key over a 300 ms upstream', () => {
   it('is a concurrency limit of 2 in flight, found in under 90 s and within 25% of the time announced', () => {
-    const { report: r, result, log } = get('limit_conn');
-    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
-    expect(r.limiter.type, why).toBe('concurrency');
-    expect(r.limiter.maxInFlight, why).toBe(CONN);
-    expect(r.durationMs).toBeLessThan(90_000);
-    const announced = estimates(log).at(-1) as number;
-    expect(announced, why).toBeGreaterThan(0);
-    expect(
-      Math.abs(announced - r.durationMs) / r.durationMs,
-      `announced ${announced} ms, took ${r.durationMs} ms`,
-    ).toBeLessThanOrEqual(0.25);
-    // Once the limit is known, nothing more is refused for it: the ramp's burst of 4 is all.
-    expect(result.overall.rateLimited).toBeLessThanOrEqual(CONN);
-    // 300 ms an answer, 2 in flight: the plan's 20 in 10 s are kept.
-    expect(r.rate.acceptedPerWindow).toEqual([20, 20]);
-    expect(r.reasons.join('; ')).not.toMatch(/fell behind/);
-    expect(r.violations).toBe(0);
+    expectConcurrencyLimitFound(get('limit_conn'), { conn: CONN, plan: CONN_PLAN });
   });
 });
 
 describe('a plan rate the latency cannot keep', () => {
   it('is one reason, the paced windows are not sent, and the time announced holds', () => {
-    const { report: r, log } = get('too-fast');
-    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
+    const run = get('too-fast');
+    const { report: r, log } = run;
+    const why = probeWhy(run);
     expect(r.limiter.type, why).toBe('concurrency');
     expect(r.limiter.maxInFlight, why).toBe(CONN);
     expect(
@@ -113,7 +97,7 @@ describe('a plan rate the latency cannot keep', () => {
     ).toHaveLength(1);
     expect(r.reasons.join('; ')).not.toMatch(/fell behind/);
     expect(r.rate.sent).toBe(0);
-    const announced = estimates(log).at(-1) as number;
+    const announced = announcedEstimates(log).at(-1) as number;
     expect(
       Math.abs(announced - r.durationMs) / r.durationMs,
       `announced ${announced} ms, took ${r.durationMs} ms`,
@@ -123,27 +107,18 @@ describe('a plan rate the latency cannot keep', () => {
 
 describe('a model of nginx limit_req 2r/s burst=5 without nodelay: a limiter that queues', () => {
   it('holds 5 and releases them at 2 a second (within 2%)', () => {
-    const { report: r, result, log } = get('queue');
-    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
-    expect(r.limiter.queue, why).toBe(QUEUE);
-    expect(r.limiter.type, why).toBe('gcra');
-    // Held answers are not requests in flight.
-    expect(r.limiter.maxInFlight ?? null, why).toBeNull();
-    const sustained = r.limiter.sustainedPerSecond as number;
-    expect(Math.abs(sustained - QUEUE_RATE_PER_S) / QUEUE_RATE_PER_S, why).toBeLessThanOrEqual(0.02);
-    expect(r.rate.acceptedPerWindow).toEqual([20, 20]);
-    expect(result.overall.rateLimited).toBeLessThanOrEqual(3);
-    expect(r.violations).toBe(0);
+    expectQueueFound(get('queue'), { queue: QUEUE, perSecond: QUEUE_RATE_PER_S, plan: QUEUE_PLAN });
   });
 });
 
 describe('a fixed window over a 300 ms upstream', () => {
   it('is measured within 25% of the time announced once its first answer came', () => {
-    const { report: r, log } = get('slow-window');
-    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
+    const run = get('slow-window');
+    const { report: r, log } = run;
+    const why = probeWhy(run);
     expect(r.limiter.type, why).toBe('fixed-window');
     expect(r.limiter.maxInFlight ?? null, why).toBeNull();
-    const announced = estimates(log).at(-1) as number;
+    const announced = announcedEstimates(log).at(-1) as number;
     expect(
       Math.abs(announced - r.durationMs) / r.durationMs,
       `announced ${announced} ms, took ${r.durationMs} ms`,
@@ -154,8 +129,9 @@ describe('a fixed window over a 300 ms upstream', () => {
 
 describe('a fixed window behind a model of limit_conn 2, over a 300 ms upstream', () => {
   it('is the window, its first 429 at limit + 1, and at most 2 in flight beside it', () => {
-    const { report: r, result, log } = get('window-and-conn');
-    const why = `${r.limiter.evidence.join('; ')} | ${r.reasons.join('; ')} | ${log.join(' / ')}`;
+    const run = get('window-and-conn');
+    const { report: r, result } = run;
+    const why = probeWhy(run);
     expect(r.limiter.type, why).toBe('fixed-window');
     expect(r.limiter.maxInFlight, why).toBe(CONN);
     expect(r.exhaust.first429At, why).toBe(11);
@@ -168,24 +144,12 @@ describe('a fixed window behind a model of limit_conn 2, over a 300 ms upstream'
 
 describe('the threshold, the summary and the report', () => {
   it('capacity.free.max_in_flight reads the concurrency limit; the table and the HTML show it and the queue', () => {
-    const conn = get('limit_conn');
-    const queue = get('queue');
-    const threshold = (text: string, run: ProbeRun) =>
-      evaluateThreshold(parseThreshold(text, 'cli', new Set()), run.result);
-    expect(threshold('capacity.free.max_in_flight==2', conn).passed).toBe(true);
-    expect(threshold('capacity.free.max_in_flight>=3', conn).passed).toBe(false);
-    // No concurrency limit seen: the figure was not measured, which fails the threshold.
-    expect(threshold('capacity.free.max_in_flight>=1', queue).passed).toBe(false);
-    expect(formatCapacityTable([conn.report])).toMatch(/concurrency, ≤2 in flight/);
-    expect(formatCapacityTable([queue.report])).toMatch(/gcra, queue 5/);
-    expect(renderHtmlReport(conn.result)).toMatch(/≤2 in flight/);
-    expect(renderHtmlReport(queue.result)).toMatch(/queue 5/);
+    expectConcurrencyAndQueueShown(get('limit_conn'), get('queue'), { conn: CONN, queue: QUEUE });
   });
 });
 
 describe('the results', () => {
   it('are valid', () => {
-    for (const [name, { result }] of runs.entries())
-      expect(resultProblem(JSON.parse(JSON.stringify(result))), name).toBeUndefined();
+    expectResultsValid(runs.entries());
   });
 });

@@ -1,13 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LimiterModelName } from '../../src/api/limiter-models.ts';
 import type { Plan, PlanTable } from '../../src/api/plans.ts';
-import { EXCESS_BOUND } from '../../src/capacity/exhaust.ts';
-import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/rate-search.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import type { CapacityReport } from '../../src/result/capacity-types.ts';
-import { resultProblem } from '../../src/result/validate.ts';
 import type { ServerOptions } from '../../src/server/options.ts';
 import { type ProbeRun, probeSimulated } from '../helpers/capacity-cases.ts';
+import {
+  expectBareGcraFound,
+  expectIetf8WindowFound,
+  expectResultsValid,
+  expectSecondsUntilWindowFound,
+  refusalBound,
+} from '../helpers/capacity-verdicts.ts';
 import { expressRateLimit, fastifyRateLimit, limitReq } from '../helpers/simulated-limiters.ts';
 
 /**
@@ -95,66 +99,28 @@ beforeAll(async () => {
   for (const [name, probe] of cases) runs.set(name, await probe());
 }, 120_000);
 
-/** 429s the whole probe met: the burst's, the search's (bounded) and at most one per paced window. */
-const refusalBound = (r: CapacityReport) => 1 + SEARCH_MAX_REFUSED + r.rate.windows;
-
 describe('a model of nginx limit_req, a GCRA with no headers at all', () => {
   it.each([
     ['nginx', 0],
     ['nginx-burst', 5],
   ])('%s: a GCRA of burst %i at 2 requests a second (within 2%), found with few 429s', (name, burst) => {
-    const { report: r, result } = get(name as string);
-    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('gcra');
-    expect(r.limiter.headerDialect).toBe('none');
-    expect(r.limiter.resetSemantics).toBe('none');
-    expect(r.limiter.burst).toBe(burst);
-    // Back to back, one at a time, each after the upstream's answer: on a busy machine the burst may
-    // last long enough for the bucket to refill once, which the burst figure accounts for.
-    expect(r.exhaust.first429At).toBeGreaterThanOrEqual((burst as number) + 2);
-    expect(r.exhaust.first429At).toBeLessThanOrEqual((burst as number) + 3);
-    const sustained = r.limiter.sustainedPerSecond as number;
-    expect(Math.abs(sustained - NGINX_RATE_PER_S) / NGINX_RATE_PER_S).toBeLessThanOrEqual(0.02);
-    const search = r.limiter.rateSearch;
-    expect(search?.probes).toBeLessThanOrEqual(SEARCH_MAX_PROBES);
-    expect(search?.refused).toBeLessThanOrEqual(SEARCH_MAX_REFUSED);
-    expect(result.overall.rateLimited).toBeLessThanOrEqual(refusalBound(r));
-    // Paced at the plan's spacing (a GCRA's rule binds between two sends), every request is admitted.
-    expect(r.rate.acceptedPerWindow).toEqual([30, 30]);
-    expect(r.violations).toBe(0);
-    expect(result.compliance.violations).toBe(0);
-    // What fails is the contract, not the rate: a bare 429 carries no Retry-After.
-    expect(r.reasons).toContain('the 429 carried no Retry-After');
+    expectBareGcraFound(get(name as string), {
+      burst: burst as number,
+      perSecond: NGINX_RATE_PER_S,
+      plan: NGINX_PLAN,
+    });
   });
 });
 
 describe('a model of @fastify/rate-limit, a fixed window telling the seconds until its reset', () => {
   it('a fixed window of 10 per 5 s, its reset read as seconds-until: the quota back within 1.1 s of it', () => {
-    const { report: r, result } = get('fastify');
-    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('fixed-window');
-    expect(r.limiter.headerDialect).toBe('seconds-until');
-    expect(r.limiter.resetSemantics).toBe('seconds-until');
-    expect(r.limiter.window).toEqual({ limit: FASTIFY.max, seconds: FASTIFY.windowMs / 1000 });
-    expect(r.limiter.burst).toBe(FASTIFY.max);
-    expect(r.limiter.sustainedPerSecond).toBeCloseTo(FASTIFY.max / (FASTIFY.windowMs / 1000), 6);
-    expect(r.exhaust.first429At).toBe(FASTIFY.max + 1);
-    expect(r.exhaust.sent).toBeLessThanOrEqual(FASTIFY.max + EXCESS_BOUND);
-    // Whole seconds until the reset, rounded up: the quota is back at most a second before it says.
-    expect(Math.abs(r.recovery.resetErrorMs as number)).toBeLessThanOrEqual(1100);
-    expect(r.rate.acceptedPerWindow).toEqual([FASTIFY.max, FASTIFY.max]);
-    expect(r.verdict, r.reasons.join('; ')).toBe('pass');
-    expect(result.compliance.violations).toBe(0);
+    expectSecondsUntilWindowFound(get('fastify'), FASTIFY);
   });
 });
 
 describe('a model of express-rate-limit speaking the IETF draft-8 fields only', () => {
   it('a fixed window of 10 per 5 s, its reset read from RateLimit t: the quota back within 1.1 s of it', () => {
-    const { report: r } = get('express-ietf-8');
-    expect(r.limiter.type, r.limiter.evidence.join('; ')).toBe('fixed-window');
-    expect(r.limiter.headerDialect).toBe('ietf-8');
-    expect(r.limiter.resetSemantics).toBe('seconds-until');
-    expect(r.limiter.window).toEqual({ limit: FASTIFY.max, seconds: FASTIFY.windowMs / 1000 });
-    expect(Math.abs(r.recovery.resetErrorMs as number)).toBeLessThanOrEqual(1100);
-    expect(r.verdict, r.reasons.join('; ')).toBe('pass');
+    expectIetf8WindowFound(get('express-ietf-8'), FASTIFY);
   });
 });
 
@@ -187,9 +153,7 @@ describe('the reference server under each --limiter model', () => {
 
 describe('the result and the report', () => {
   it('every result is valid, and the HTML table shows model, rate, burst and dialect', () => {
-    for (const [name, { result }] of runs.entries()) {
-      expect(resultProblem(JSON.parse(JSON.stringify(result))), name).toBeUndefined();
-    }
+    expectResultsValid(runs.entries());
     const html = renderHtmlReport(get('nginx').result);
     expect(html).toMatch(/gcra/);
     expect(html).toMatch(/sustained/);

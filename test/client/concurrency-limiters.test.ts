@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RateWindow } from '../../src/api/plans.ts';
-import { formatSummary } from '../../src/cli/summary.ts';
 import type { RunResult } from '../../src/result/types.ts';
-import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
+import {
+  expectConcurrencyCutsInSummary,
+  expectLearnedConcurrencyCap,
+  concurrencyFigures as figures,
+  LIMIT_CONN_CASE,
+  LOOSE,
+} from '../helpers/limiter-verdicts.ts';
 import { type RunningLimiter, startNginxLimitConn } from '../helpers/limiters.ts';
 
 /**
@@ -20,11 +24,8 @@ import { type RunningLimiter, startNginxLimitConn } from '../helpers/limiters.ts
  * nginx in simulated time, beside the cap told in advance.
  */
 
-const UPSTREAM_LATENCY_MS = 300;
-const CONN = 2;
-const VUS = 4;
+const { upstreamLatencyMs: UPSTREAM_LATENCY_MS, conn: CONN, vus: VUS } = LIMIT_CONN_CASE;
 const DURATION_S = 12;
-const LOOSE: RateWindow[] = [{ name: 'minute', limit: 6000, seconds: 60 }];
 
 let upstream: RunningServer;
 let limiter: RunningLimiter;
@@ -45,43 +46,16 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const figures = (r: RunResult) =>
-  JSON.stringify({
-    sent: r.overall.requests,
-    rate: r.overall.rate,
-    rateLimited: r.overall.rateLimited,
-    limiter: r.compliance.limiter,
-  });
-
 describe('real nginx limit_conn 2 per key over a 300 ms upstream, 4 virtual users for 12 s', () => {
   it('learned from real 429s: at most 2 of them, two kept in flight, the cap of 2 in the result', () => {
-    // Only the first four requests at once can be refused: at most VUS - CONN of them.
-    expect(learned.overall.rateLimited, figures(learned)).toBeLessThanOrEqual(VUS - CONN);
-    // One request in flight at a time gets 1000 / 300 = 3.33 a second at most: more is two kept.
+    expectLearnedConcurrencyCap(learned, { conn: CONN, vus: VUS });
+    // One request in flight at a time gets 1000 / 300 = 3.33 a second at most: more is two kept. Less
+    // than the model's 6.0: how close to the ceiling the client keeps is its scheduling's, which a
+    // loaded machine's slow sockets move.
     expect(learned.overall.rate, figures(learned)).toBeGreaterThan(1000 / UPSTREAM_LATENCY_MS);
-    expect(learned.compliance.limiter, figures(learned)).toMatchObject({
-      model: 'concurrency',
-      given: false,
-      maxInFlight: CONN,
-      // Not taken for a GCRA: no gap kept, no rate halved.
-      gapMs: 0,
-      rateCuts: 0,
-    });
-    expect(learned.compliance.violations).toBe(0);
-    expect(resultProblem(JSON.parse(JSON.stringify(learned)))).toBeUndefined();
   });
 
   it('the summary says what was kept, and how many 429s lowered it', () => {
-    const summary = formatSummary(learned, undefined);
-    const cut = summary.match(
-      /limiter: concurrency \(learned from 429s that came while others of the key were in flight\); at most 2 requests of the key in flight \((\d+) 429s? lowered it\)/,
-    );
-    expect(cut, summary).not.toBeNull();
-    // How many cuts depends on which of the first 429s arrives first (one that finds 3 in flight
-    // lowers the cap to 3, the next to 2); each cut is a 429 and lowers the cap by one at least, from
-    // the 4 users down to 2: at least one, at most VUS - CONN.
-    const cuts = Number(cut?.[1]);
-    expect(cuts).toBeGreaterThanOrEqual(1);
-    expect(cuts).toBeLessThanOrEqual(VUS - CONN);
+    expectConcurrencyCutsInSummary(learned, { conn: CONN, vus: VUS });
   });
 });

@@ -1,10 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RateWindow } from '../../src/api/plans.ts';
-import { formatSummary } from '../../src/cli/summary.ts';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
-import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { runListAgainst } from '../helpers/integration-run.ts';
+import {
+  expectHeldByQueue,
+  expectHeldBySlowDown,
+  heldFigures as figures,
+  HELD_USERS,
+  QUEUE_LIMITER,
+  SLOW_DOWN_LIMITER,
+  UNBOUND,
+} from '../helpers/limiter-verdicts.ts';
 import { type RunningLimiter, startExpressSlowDown, startNginxLimitReq } from '../helpers/limiters.ts';
 
 /**
@@ -19,9 +25,7 @@ import { type RunningLimiter, startExpressSlowDown, startNginxLimitReq } from '.
  */
 
 const SECONDS = 8;
-/** A plan that does not bind: the limiter in front is all that slows the users. */
-const UNBOUND: RateWindow[] = [{ name: 'second', limit: 1000, seconds: 1 }];
-const workload = { executor: 'constant-vus', vus: 4, duration: `${SECONDS}s` } as const;
+const workload = { executor: 'constant-vus', vus: HELD_USERS, duration: `${SECONDS}s` } as const;
 
 let upstreams: RunningServer[] = [];
 let queued: RunResult;
@@ -34,16 +38,14 @@ beforeAll(async () => {
   ]);
   upstreams = [plain, forSlowDown];
   [queued, slowed] = await Promise.all([
-    through(await startNginxLimitReq({ upstream: plain.url, rate: '2r/s', burst: 5 })),
     through(
-      await startExpressSlowDown({
-        upstream: forSlowDown.url,
-        delayAfter: 10,
-        delayMs: 100,
-        windowMs: 60_000,
-        maxDelayMs: 1500,
+      await startNginxLimitReq({
+        upstream: plain.url,
+        rate: `${QUEUE_LIMITER.perSecond}r/s`,
+        burst: QUEUE_LIMITER.burst,
       }),
     ),
+    through(await startExpressSlowDown({ upstream: forSlowDown.url, ...SLOW_DOWN_LIMITER })),
   ]);
 }, 60_000);
 
@@ -59,52 +61,14 @@ async function through(limiter: RunningLimiter): Promise<RunResult> {
   }
 }
 
-const figures = (r: RunResult) =>
-  JSON.stringify({
-    sent: r.overall.requests,
-    statuses: r.overall.statuses,
-    p50: r.overall.service.p50,
-    p99: r.overall.service.p99,
-    held: r.compliance.heldByLimiter && { ...r.compliance.heldByLimiter, unheldHistogram: undefined },
-  });
-
 describe('responses a real delaying limiter held', () => {
   it('nginx limit_req with a burst and no nodelay: a queue releasing 2/s, named in the result and the summary', () => {
-    const held = queued.compliance.heldByLimiter;
     console.log(`nginx queue: ${figures(queued)}`);
-    expect(resultProblem(queued)).toBeUndefined();
-    expect(held?.kind, figures(queued)).toBe('queue');
-    // Every answer but the very first waited in the queue: allow a few lost to a late wake-up.
-    const answered = queued.overall.statuses['200'] ?? 0;
-    expect(held?.responses).toBeGreaterThan(answered * 0.8);
-    expect(held?.responses).toBeLessThan(answered);
-    // The service time without them is every other response's: the first, at the service's own pace
-    // (its connection's set-up included: 2 to 112 ms measured), well below the held ones'.
-    expect((held?.unheld.count ?? 0) + (held?.responses ?? 0)).toBe(queued.overall.requests);
-    expect(held?.unheld.max).toBeLessThan(queued.overall.service.p50 / 2);
-    expect(held?.intervalMs).toBeGreaterThan(450);
-    expect(held?.intervalMs).toBeLessThan(550);
-    // Four users in a queue releasing one every 500 ms: each waited about four releases.
-    expect(held?.longestMs).toBeGreaterThan(1000);
-    expect(held?.longestMs).toBeLessThan(3000);
-    expect(formatSummary(queued, undefined)).toMatch(
-      /\n\d+ responses held by the target's limiter \(a queue releasing 2\/s\): [\d.]+ s in all, [\d.]+ s the longest — latency beyond the service's own, included in the latency percentiles; without them, service p50 [\d.]+ ms, p99 [\d.]+ ms\n/,
-    );
+    expectHeldByQueue(queued);
   });
 
   it('express-slow-down: a slow-down adding 100 ms a request, named with its step', () => {
-    const held = slowed.compliance.heldByLimiter;
     console.log(`express-slow-down: ${figures(slowed)}`);
-    expect(resultProblem(slowed)).toBeUndefined();
-    // Its cap (1.5 s) reached, four users are answered at a steady interval as if from a queue: still its.
-    expect(held?.kind, figures(slowed)).toBe('slow-down');
-    expect(held?.stepMs).toBeGreaterThan(90);
-    expect(held?.stepMs).toBeLessThan(110);
-    // Past its tenth request, every answer was slowed: most of them named.
-    const answered = slowed.overall.statuses['200'] ?? 0;
-    expect(held?.responses).toBeGreaterThan((answered - 10) * 0.7);
-    expect(held?.responses).toBeLessThanOrEqual(answered - 10);
-    expect((held?.unheld.count ?? 0) + (held?.responses ?? 0)).toBe(slowed.overall.requests);
-    expect(formatSummary(slowed, undefined)).toContain("held by the target's limiter (a slow-down adding");
+    expectHeldBySlowDown(slowed);
   });
 });
