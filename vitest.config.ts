@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { unit } from './vitest.unit.config.ts';
 
 /**
  * Files whose verdict depends on keeping a schedule against time-scaled windows (a paced window of
@@ -78,15 +79,28 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // `npm run test:unit`'s files, as that loop runs them: one module graph per thread.
+          name: 'unit',
+          include: unit,
+          pool: 'threads',
+          isolate: false,
+          maxWorkers: 2,
+          // Alone, first: it keeps both cores busy for its 20 s, and a neighbour's schedule would pay.
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'parallel',
           include: ['test/**/*.test.ts'],
-          exclude: [...TIMING, ...TIMING_LIGHT],
+          exclude: [...unit, ...TIMING, ...TIMING_LIGHT],
           // Three test files at a time on the 2-core CI machine: most of these files' time is child
           // processes starting and servers waiting on timers (a whole run of the suite kept 1.2 of
           // the 2 cores busy with two at a time), and what needs a core to keep a schedule runs in
           // the projects below; the simulated-time files need CPU but no schedule.
           maxWorkers: 3,
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -95,7 +109,7 @@ export default defineConfig({
           name: 'timing-light',
           include: TIMING_LIGHT,
           maxWorkers: 3,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -105,7 +119,7 @@ export default defineConfig({
           include: TIMING,
           maxWorkers: 1,
           fileParallelism: false,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

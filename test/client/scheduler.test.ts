@@ -7,9 +7,10 @@ const FAKE = { toFake: ['setTimeout', 'clearTimeout', 'performance'] } as Parame
   typeof vi.useFakeTimers
 >[0];
 
+// Mocks first: a spy taken on a faked setTimeout restores the fake, which real timers then replace.
 afterEach(() => {
-  vi.useRealTimers();
   vi.restoreAllMocks();
+  vi.useRealTimers();
 });
 
 /** Timers armed and cleared while `body` runs, and the most that were pending at once. */
