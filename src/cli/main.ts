@@ -1,12 +1,11 @@
 import { hideBin } from 'yargs/helpers';
 import { EXIT } from '../api/exit-codes.ts';
-import { InputError } from '../api/input-error.ts';
-import { commands } from './commands.ts';
+import { commandLine, failLine } from './command-line.ts';
 import { exitWithParent } from './tied-child.ts';
 
 /** Usage errors are one line on stderr and exit 2: pipelines read the code, people read the line. */
 function fail(message: string, exitCode: number = EXIT.USAGE): never {
-  process.stderr.write(`petstore-load: ${message}\n`);
+  process.stderr.write(failLine(message));
   process.exit(exitCode);
 }
 
@@ -20,9 +19,4 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-try {
-  await commands(hideBin(process.argv), fail).parseAsync();
-} catch (error) {
-  if (error instanceof InputError) fail(error.message, error.exitCode);
-  fail(`internal error: ${(error as Error).message}`, EXIT.INTERNAL);
-}
+await commandLine(hideBin(process.argv), fail);

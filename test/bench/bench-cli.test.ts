@@ -9,7 +9,8 @@ import { evaluateThresholds } from '../../src/report/threshold-evaluate.ts';
 import { parseThreshold } from '../../src/report/threshold-parse.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
-import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { type CliOutcome, killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
  * `petstore-load bench` as a user runs it: the embedded reference server on loopback (its own process,
@@ -107,7 +108,7 @@ describe('petstore-load bench (embedded server)', () => {
     expect(run.report.indexOf('data-rate-limited')).toBeLessThan(run.report.indexOf('data-verdict'));
   }, 60_000);
 
-  it.each([
+  const usageErrors: [string[], RegExp][] = [
     [['--rate', 'fast'], /--rate: 'fast' is not a rate/],
     [['--rate', '0'], /--rate: '0' is not a rate/],
     [['--rate', '12.5'], /--rate: '12.5' is not a rate/],
@@ -116,16 +117,22 @@ describe('petstore-load bench (embedded server)', () => {
     [['--operations', 'getPetById,nope'], /--operations: unknown operation 'nope'/],
     [['--connections', '0'], /--connections: expected a whole number/],
     [['--operations', 'deletePet', '--pipelining', '4'], /deletePet .* needs --pipelining 1/],
-  ])(
-    '%j is a usage error: exit 2, one line, before any traffic',
-    async (args, message) => {
-      const outcome = await runCli(['bench', ...args], 30_000);
-      expect(outcome.code).toBe(2);
-      expect(outcome.stderr).toMatch(message);
-      expect(outcome.stderr.trimEnd().split('\n')).toHaveLength(1);
-      expect(outcome.stderr).toMatch(/^petstore-load: /);
-      expect(outcome.stdout).toBe('');
-    },
-    40_000,
-  );
+  ];
+
+  function expectUsageError(outcome: CliOutcome, message: RegExp): void {
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(message);
+    expect(outcome.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(outcome.stderr).toMatch(/^petstore-load: /);
+    expect(outcome.stdout).toBe('');
+  }
+
+  it.each(usageErrors)('%j is a usage error: exit 2, one line, before any traffic', async (args, message) => {
+    expectUsageError(await cliInProcess(['bench', ...args]), message);
+  });
+
+  it('a usage error ends the process itself with exit 2 and that one line', async () => {
+    const [args, message] = usageErrors[0] as [string[], RegExp];
+    expectUsageError(await runCli(['bench', ...args], 30_000), message);
+  }, 40_000);
 });

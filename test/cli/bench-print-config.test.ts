@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { killAllClis, runCli } from '../helpers/integration-cli.ts';
 
 /**
@@ -71,7 +72,7 @@ describe('petstore-load bench --print-config', () => {
   });
 
   it('without --base-url: the embedded server is named, not started, and its key not shown', async () => {
-    const out = await runCli(['bench', '--print-config'], 30_000);
+    const out = await cliInProcess(['bench', '--print-config']);
     expect(out.code, out.stderr).toBe(0);
     const config = JSON.parse(out.stdout);
     expect(config.embedded).toBe(true);
@@ -96,7 +97,7 @@ describe('petstore-load bench --print-config', () => {
     [['--base-url', 'TARGET', '--key', 'k', '--rate', '1.5'], /^petstore-load: --rate: '1.5' is not a rate/],
   ])('refuses %j in one line with exit 2, before anything is sent', async (flags, message) => {
     const args = flags.map((f) => (f === 'TARGET' ? `${baseUrl}/api` : f));
-    const out = await runCli(['bench', ...args, '--print-config'], 30_000, { PETSTORE_API_KEY: undefined });
+    const out = await cliInProcess(['bench', ...args, '--print-config'], { PETSTORE_API_KEY: undefined });
     expect(out.code).toBe(2);
     expect(out.stderr).toMatch(message);
     expect(out.stderr.trim().split('\n')).toHaveLength(1);

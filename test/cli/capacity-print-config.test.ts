@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS, getPlan, scalePlan } from '../../src/api/plans.ts';
 import type { RunResult } from '../../src/result/types.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { cliWorkspace, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
@@ -56,9 +57,8 @@ describe('petstore-load capacity --print-config', () => {
   it("--tenants: the mix, its plans, the step and the file's tenants, keys as where they came from; sends nothing", async () => {
     const keys = join(workspace.fresh('keys'), 'keys.csv');
     writeFileSync(keys, `plan,key\npro,${KEY}\n`);
-    const outcome = await runCli(
+    const outcome = await cliInProcess(
       ['capacity', '--tenants', 'pro', '--base-url', baseUrl, '--tenants-file', keys, '--print-config'],
-      20_000,
       { PETSTORE_API_KEY: KEY },
     );
     expect(outcome.code).toBe(0);
@@ -78,10 +78,16 @@ describe('petstore-load capacity --print-config', () => {
   it('--tenants with a bad --tenants-file is refused in one line, exit 2, before anything is printed', async () => {
     const keys = join(workspace.fresh('bad-keys'), 'keys.csv');
     writeFileSync(keys, `plan,key\nfree,${KEY}\n`);
-    const outcome = await runCli(
-      ['capacity', '--tenants', 'pro', '--base-url', baseUrl, '--tenants-file', keys, '--print-config'],
-      20_000,
-    );
+    const outcome = await cliInProcess([
+      'capacity',
+      '--tenants',
+      'pro',
+      '--base-url',
+      baseUrl,
+      '--tenants-file',
+      keys,
+      '--print-config',
+    ]);
     expect(outcome.code).toBe(2);
     expect(outcome.stdout).toBe('');
     expectNoKey(outcome);
@@ -91,12 +97,9 @@ describe('petstore-load capacity --print-config', () => {
     expect(requests).toBe(0);
   });
 
-  // Two CLI calls of up to 20 s each, one after the other: more than vitest's default 30 s.
-  it('--timeout 10 (no unit) is refused in one line, exit 2, before anything is printed', {
-    timeout: 50_000,
-  }, async () => {
+  it('--timeout 10 (no unit) is refused in one line, exit 2, before anything is printed', async () => {
     for (const extra of [[], ['--tenants', 'pro']]) {
-      const outcome = await runCli(['capacity', ...extra, '--timeout', '10', '--print-config'], 20_000);
+      const outcome = await cliInProcess(['capacity', ...extra, '--timeout', '10', '--print-config']);
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
       expect(outcome.stderr.trim().split('\n')).toEqual([
@@ -108,7 +111,7 @@ describe('petstore-load capacity --print-config', () => {
   it('a run does what was printed: the same plan, time scale, windows and timeout in its result', async () => {
     const out = workspace.fresh('run');
     const flags = ['--key', 'free=free-demo-key', '--windows', '1', '--time-scale', '30', '--timeout', '3s'];
-    const shown = await runCli(['capacity', ...flags, '--print-config'], 20_000);
+    const shown = await cliInProcess(['capacity', ...flags, '--print-config']);
     expect(shown.code).toBe(0);
     const printed = JSON.parse(shown.stdout);
     const run = await runCli(['capacity', ...flags, '--quiet', '--out', out], 50_000);
@@ -126,6 +129,6 @@ describe('petstore-load capacity --print-config', () => {
     // And what was printed is what the flags asked for.
     expect(printed.plans.free.scaledWindows).toEqual(scalePlan(getPlan(DEFAULT_PLANS, 'free'), 30).windows);
     expect(printed.timeoutMs).toBe(3000);
-    // The test's timeout covers its two CLI calls' own bounds (20 s and 50 s), past the default 30 s.
-  }, 80_000);
+    // The test's timeout covers the run's own bound (50 s), past the default 30 s.
+  }, 60_000);
 });

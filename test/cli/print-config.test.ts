@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { cliWorkspace, nonEmptyLines, outcomeContext, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
@@ -31,7 +32,8 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
 
-// Side by side: each is mostly a child process starting (~1.5 s of CPU) and waiting.
+// Side by side: a spawned CLI is mostly starting (~1.5 s of CPU) and waiting; the in-process
+// command lines take turns meanwhile.
 describe.concurrent('run --print-config', () => {
   it(
     'prints the resolved workload, the plan windows and the thresholds, exits 0, and shows no key',
@@ -61,9 +63,8 @@ describe.concurrent('run --print-config', () => {
     'sends nothing to the target it names, and shows the target without its credentials',
     async () => {
       const withCredentials = targetUrl.replace('http://', 'http://admin:pw-hidden@');
-      const r = await runCli(
+      const r = await cliInProcess(
         ['run', 'catalogue-browse', '--plan', 'pro', '--base-url', withCredentials, '--print-config'],
-        USAGE_TIMEOUT_MS,
         { PETSTORE_API_KEY: KEY },
       );
       expect(r.code, outcomeContext(r)).toBe(0);
@@ -79,10 +80,13 @@ describe.concurrent('run --print-config', () => {
   it(
     'a bad flag is still refused with one line and exit 2, before anything is printed',
     async () => {
-      const r = await runCli(
-        ['run', 'catalogue-browse', '--print-config', '--auth-header', 'not a header'],
-        USAGE_TIMEOUT_MS,
-      );
+      const r = await cliInProcess([
+        'run',
+        'catalogue-browse',
+        '--print-config',
+        '--auth-header',
+        'not a header',
+      ]);
       expect(r.code, outcomeContext(r)).toBe(2);
       expect(r.stdout).toBe('');
       const lines = nonEmptyLines(r.stderr);
@@ -96,10 +100,7 @@ describe.concurrent('run --print-config', () => {
     'shows a ramping workload as --duration makes it run: 5s and 60s print different stages',
     async () => {
       const print = async (duration: string) => {
-        const r = await runCli(
-          ['run', 'shopper-checkout', '--duration', duration, '--print-config'],
-          USAGE_TIMEOUT_MS,
-        );
+        const r = await cliInProcess(['run', 'shopper-checkout', '--duration', duration, '--print-config']);
         expect(r.code, outcomeContext(r)).toBe(0);
         return (JSON.parse(r.stdout) as { workload: { durationMs: number; stages: { ms: number }[] } })
           .workload;
@@ -129,7 +130,7 @@ describe.concurrent('run --print-config', () => {
         '4242',
         '--quiet',
       ];
-      const shown = await runCli([...flags, '--print-config'], USAGE_TIMEOUT_MS, {
+      const shown = await cliInProcess([...flags, '--print-config'], {
         PETSTORE_API_KEY: undefined,
       });
       expect(shown.code, outcomeContext(shown)).toBe(0);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
@@ -47,24 +48,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const gated = (out: string, extra: string[]) => [
+  'run',
+  scenarioFile,
+  '--base-url',
+  server.url,
+  '--api-key',
+  'free-demo-key',
+  '--time-scale',
+  '10',
+  '--out',
+  out,
+  ...extra,
+];
 const run = (out: string, extra: string[], env: Record<string, string> = {}) =>
-  runCli(
-    [
-      'run',
-      scenarioFile,
-      '--base-url',
-      server.url,
-      '--api-key',
-      'free-demo-key',
-      '--time-scale',
-      '10',
-      '--out',
-      out,
-      ...extra,
-    ],
-    RUN_TIMEOUT_MS,
-    env,
-  );
+  runCli(gated(out, extra), RUN_TIMEOUT_MS, env);
+/** A command line refused before any traffic, in this process (the runs above start the bin). */
+const refused = (out: string, extra: string[]) => cliInProcess(gated(out, extra));
 
 describe.concurrent('run as a CI gate', () => {
   it(
@@ -130,7 +130,7 @@ describe.concurrent('run as a CI gate', () => {
       parallel(async () => {
         const out = fresh('malformed');
         const before = server.store.listPets({}, { limit: 1000, offset: 0 }).length;
-        const result = await run(out, ['--threshold', 'p99<fast']);
+        const result = await refused(out, ['--threshold', 'p99<fast']);
         expect(result.code).toBe(2);
         const lines = result.stderr.split('\n').filter((l) => l.trim() !== '');
         expect(lines).toEqual([
@@ -174,7 +174,7 @@ describe.concurrent('run as a CI gate', () => {
           [['--baseline', notResult, '--max-regression', 'p99=10'], /p99=10/],
         ] as const) {
           const out = fresh('bad-baseline');
-          const result = await run(out, [...extra]);
+          const result = await refused(out, [...extra]);
           expect(result.code, `${extra.join(' ')}: ${result.stderr}`).toBe(2);
           const lines = result.stderr.split('\n').filter((l) => l.trim() !== '');
           expect(lines).toHaveLength(1);

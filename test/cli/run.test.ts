@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { startServer } from '../../src/server/index.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import {
   type CliOutcome,
   cliWorkspace,
@@ -284,6 +285,17 @@ describe.concurrent('run: bad input', () => {
   it.each(cases)(
     '%s: one line on stderr, the exit code',
     async (_, args, code, mentions) => {
+      const out = freshDir('bad');
+      expectOneLineError(await cliInProcess([...args(), '--out', out]), code, mentions, out);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  // The process's own end, and a scenario file compiled by the bin's loader rather than this one's.
+  it(
+    'a scenario file with a syntax error ends the process itself: that one line, exit 2',
+    async () => {
+      const [, args, code, mentions] = cases[1] as (typeof cases)[number];
       const out = freshDir('bad');
       const result = await parallel(() => runCli([...args(), '--out', out], USAGE_TIMEOUT_MS));
       expectOneLineError(result, code, mentions, out);

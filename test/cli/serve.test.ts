@@ -11,6 +11,7 @@ import { RATE_LIMIT_HEADER } from '../../src/api/rate-limit-headers.ts';
 import { mintedKey, TENANT_SEED_ENV } from '../../src/api/tenants.ts';
 import { serveOptions } from '../../src/cli/command-options.ts';
 import { parseTenantKeys, serve, serverOptionsFromArgs } from '../../src/cli/serve.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call } from '../helpers/http.ts';
 import { type Cli, killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 
@@ -257,8 +258,12 @@ describe.concurrent('serve: bad flags and files', () => {
   ];
 
   it.each(cases)('%s: one line on stderr and exit code 2', async (_, args, mentions) => {
-    const result = await parallel(() => runToExit(['serve', '--port', '0', ...args()]));
-    expectUsageError(result, mentions);
+    expectUsageError(await cliInProcess(['serve', '--port', '0', ...args()]), mentions);
+  });
+
+  it('a bad flag ends the process itself: one line on stderr and exit code 2', async () => {
+    const [, args, mentions] = cases[0] as (typeof cases)[number];
+    expectUsageError(await parallel(() => runToExit(['serve', '--port', '0', ...args()])), mentions);
   });
 });
 

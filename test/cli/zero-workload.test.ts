@@ -1,24 +1,20 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import {
   cliWorkspace,
   outcomeContext as context,
   nonEmptyLines as lines,
   readTree,
-  runCli,
 } from '../helpers/integration-cli.ts';
 
 /**
  * `run` with a workload of size zero, as a new user might ask for one. Apart from
  * test/cli/hostile-targets.test.ts, which runs one at a time for its bounds in seconds: these only
- * start a process and read its one line.
+ * read a command line's one line, in this process (test/cli/run.test.ts ends the bin on a refusal).
  */
-
-/** Children at once: each start is ~1.5 s of CPU, and CI machines have 2 cores. */
-const parallel = pLimit(2);
-const TEST_TIMEOUT_MS = 90_000;
+const TEST_TIMEOUT_MS = 30_000;
 
 const freshDir = cliWorkspace('zero').fresh;
 
@@ -41,22 +37,21 @@ describe.concurrent('run with a workload of size zero', () => {
     ],
   ])(
     '%j: one line, exit 2, nothing run or written',
-    (args, message) =>
-      parallel(async () => {
-        const out = freshDir('zero');
-        const flags = [...args];
-        if (flags[0]?.startsWith('export default')) {
-          const file = join(freshDir('scenario'), 'zero.ts');
-          writeFileSync(file, flags[0]);
-          flags[0] = file;
-        }
-        const r = await runCli(['run', ...flags, '--out', out], 20_000);
-        expect(r.code, context(r)).toBe(2);
-        expect(lines(r.stderr), context(r)).toHaveLength(1);
-        expect(r.stderr).toMatch(message);
-        expect(r.stdout).toBe('');
-        expect(readTree(out)).toEqual([]);
-      }),
+    async (args, message) => {
+      const out = freshDir('zero');
+      const flags = [...args];
+      if (flags[0]?.startsWith('export default')) {
+        const file = join(freshDir('scenario'), 'zero.ts');
+        writeFileSync(file, flags[0]);
+        flags[0] = file;
+      }
+      const r = await cliInProcess(['run', ...flags, '--out', out]);
+      expect(r.code, context(r)).toBe(2);
+      expect(lines(r.stderr), context(r)).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+      expect(readTree(out)).toEqual([]);
+    },
     TEST_TIMEOUT_MS,
   );
 });

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { cliWorkspace, readTree, runCli } from '../helpers/integration-cli.ts';
 
 /**
@@ -164,10 +165,17 @@ describe.concurrent('run --spec: the key where each operation says', () => {
   it('--print-config says where the key goes per operation, sends nothing and shows no key', async () => {
     const mock = await startMock(DOCUMENT);
     servers.push(mock.server);
-    const printed = await runCli(
-      ['run', '--spec', FIXTURE, '--base-url', mock.url, '--api-key', KEY, '--print-config', scenarioPath],
-      50_000,
-    );
+    const printed = await cliInProcess([
+      'run',
+      '--spec',
+      FIXTURE,
+      '--base-url',
+      mock.url,
+      '--api-key',
+      KEY,
+      '--print-config',
+      scenarioPath,
+    ]);
     expect(printed.code, printed.stderr).toBe(0);
     expect(`${printed.stdout}${printed.stderr}`.includes(KEY)).toBe(false);
     const config = JSON.parse(printed.stdout) as { auth: Record<string, string>; apiKey: string };

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 import { type PrometheusProcess, SKIP_PROMETHEUS, startPrometheus } from '../helpers/prometheus.ts';
 
@@ -80,7 +81,8 @@ describe.concurrent('--metrics refused on capacity and bench as on run', () => {
     ],
   ];
   it.each(cases)('%s: one line, exit 2, nothing sent', async (_, args, message) => {
-    const outcome = await runCli(args(), 30_000);
+    // In this process: a refusal is the command line's, and capacity and bench below start the bin.
+    const outcome = await cliInProcess(args());
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr).toMatch(message);
     expect(outcome.stderr.trimEnd().split('\n')).toHaveLength(1);

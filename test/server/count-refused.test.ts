@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { type ServerOptions, startServer } from '../../src/server/index.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
@@ -106,7 +107,7 @@ describe('petstore-load serve --count-refused', () => {
   });
 
   it('with any limiter but sliding: one line, exit code 2', async () => {
-    const { code, stdout, stderr } = await runToExit(['serve', '--port', '0', '--count-refused']);
+    const { code, stdout, stderr } = await cliInProcess(['serve', '--port', '0', '--count-refused']);
     expect(stderr.trim()).toMatch(
       /^petstore-load: --count-refused applies to the sliding limiter only, not to fixed$/,
     );

@@ -4,6 +4,7 @@ import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api
 import { DIALECTS, readRateLimit } from '../../src/api/rate-limit-dialect.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { type ServerOptions, startServer } from '../../src/server/index.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
@@ -279,7 +280,7 @@ describe('petstore-load serve --limiter --burst', () => {
       /^petstore-load: --limiter gcra keeps its state in memory: only fixed works with --quota-store$/,
     ],
   ])('serve %j: one line, exit code 2', async (flags, message) => {
-    const { code, stdout, stderr } = await runToExit(['serve', '--port', '0', ...flags]);
+    const { code, stdout, stderr } = await cliInProcess(['serve', '--port', '0', ...flags]);
     expect(stderr.trim()).toMatch(message);
     expect(stdout).not.toContain('listening on');
     expect(code).toBe(2);
