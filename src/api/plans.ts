@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { InputError } from './input-error.ts';
 
 /** One quota: at most `limit` requests per fixed window of `seconds`. */
@@ -66,7 +66,9 @@ const planFileSchema = {
   },
 } as const;
 
-const validatePlanFile = new Ajv({ allErrors: false }).compile(planFileSchema);
+// Compiled when a plans file is read, not when this module loads: every process (the CLI, the
+// embedded server, each worker thread) loads it, and few read a plans file.
+let validatePlanFile: ValidateFunction | undefined;
 
 interface PlanEntry {
   perMinute?: number;
@@ -86,6 +88,7 @@ export function applyPlanOverrides(
   overrides: unknown,
   source = 'plans',
 ): PlanTable {
+  validatePlanFile ??= new Ajv({ allErrors: false }).compile(planFileSchema);
   if (!validatePlanFile(overrides)) {
     const error = validatePlanFile.errors?.[0];
     const where = error?.instancePath ? ` at ${error.instancePath}` : '';

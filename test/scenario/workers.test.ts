@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-load-workers-'));
@@ -86,7 +87,8 @@ describe('run --workers 2 (embedded server, Free plan)', () => {
     [['--shard', '4/3'], /--shard: expected I\/N with 1 <= I <= N/],
     [['--quota-store', 'http://x'], /--quota-store: only redis:\/\/, rediss:\/\/ and redis\+sentinel:\/\//],
   ])('refuses %j in one line, exit 2', async (args, message) => {
-    const outcome = await runCli(['run', ...args, '--quiet'], 30_000);
+    // In this process: a refusal is the command line's (test/cli/run.test.ts ends the bin on one).
+    const outcome = await cliInProcess(['run', ...args, '--quiet']);
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toMatch(message);
     expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
