@@ -6,6 +6,7 @@ import { mintedKey } from '../../src/api/tenants.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { startServer } from '../../src/server/index.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { killAllClis, readJson, runCli } from '../helpers/integration-cli.ts';
 
 /**
@@ -43,10 +44,10 @@ describe('petstore-load capacity --tenants pro (embedded server)', () => {
   });
 
   it('refuses a plan it does not know, and keys of a file without a target of its own', async () => {
-    const unknown = await runCli(['capacity', '--tenants', 'gold'], 15_000);
+    const unknown = await cliInProcess(['capacity', '--tenants', 'gold']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("--tenants: plan 'gold' is not in the plan table");
-    const file = await runCli(['capacity', '--tenants', 'pro', '--tenants-file', 'keys.csv'], 15_000);
+    const file = await cliInProcess(['capacity', '--tenants', 'pro', '--tenants-file', 'keys.csv']);
     expect(file.code).toBe(2);
     expect(file.stderr).toContain('--tenants-file names keys of your own target: give --base-url too');
   });

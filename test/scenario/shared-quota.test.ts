@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
-import { killAllClis, readJson, runCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+import { cliInProcess } from '../helpers/cli-in-process.ts';
+import { killAllClis, readJson, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
 import { type RedisProcess, startRedis } from '../helpers/redis.ts';
 
 /**
@@ -77,15 +78,12 @@ describe('one Free key shared by three generators through Redis', () => {
       expect(r.overall.requests).toBeGreaterThan(20);
     });
 
-    const merged = await runCli(
-      [
-        'merge',
-        ...shards.map((_, i) => join(dir, `shard-${i + 1}`, 'result.json')),
-        '--out',
-        join(dir, 'merged.json'),
-      ],
-      30_000,
-    );
+    const merged = await cliInProcess([
+      'merge',
+      ...shards.map((_, i) => join(dir, `shard-${i + 1}`, 'result.json')),
+      '--out',
+      join(dir, 'merged.json'),
+    ]);
     expect(merged.code, merged.stderr).toBe(0);
     const all = readJson(join(dir, 'merged.json')) as RunResult;
     expect(all.overall.requests).toBe(shards.reduce((n, r) => n + r.overall.requests, 0));
