@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { InputError } from './input-error.ts';
 
 /**
@@ -80,6 +80,8 @@ export interface ConnectOptions {
  * while disconnected: a quota that cannot be read must fail the request that needs it.
  */
 export async function connectRedis(url: string, o: ConnectOptions = {}): Promise<Redis> {
+  // Loaded here, not with this module: only a run with --quota-store (or a server with one) needs it.
+  const { Redis: Client } = await import('ioredis');
   const timeoutMs = o.timeoutMs ?? 3000;
   const options: RedisOptions = {
     lazyConnect: true,
@@ -98,8 +100,8 @@ export async function connectRedis(url: string, o: ConnectOptions = {}): Promise
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
   };
   const redis = url.startsWith(`${SENTINEL}//`)
-    ? new Redis({ ...options, ...sentinelOptions(url) })
-    : new Redis(url, options);
+    ? new Client({ ...options, ...sentinelOptions(url) })
+    : new Client(url, options);
   let last: Error | undefined;
   // Errors are answered by the calls that meet them; without a listener ioredis would print them.
   redis.on('error', (error: Error) => {

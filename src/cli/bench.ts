@@ -13,7 +13,6 @@ import { unlimitedPlansFile } from '../bench/unlimited-plans.ts';
 import { publicTarget } from '../config/base-url.ts';
 import { type BenchArgs, type BenchConfig, benchOperations, resolveBenchConfig } from '../config/bench.ts';
 import { configJson } from '../config/print.ts';
-import { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import type { RunTick } from '../scenario/execute.ts';
@@ -139,14 +138,13 @@ async function drive(
       `bench: ${settings.target}${config.embedded ? ' (embedded reference server, unlimited enterprise key)' : ''}, ${totalConnections(settings)} connections${rate === undefined ? ', flat out' : `, ${rate} requests/s`}, for ${config.duration}\n`,
     );
   // The run's identity on every series: never the key (the target without credentials).
-  const pushing = session.useMetrics(
-    config.metrics &&
-      new LiveMetrics({
-        sinks: [...config.metrics.sinks],
-        intervalMs: config.metrics.intervalMs,
-        identity: { scenario: 'bench', target: settings.target, plan: settings.plan },
-        windows: settings.windows,
-      }),
+  const pushing = await session.useMetrics(
+    config.metrics && {
+      sinks: [...config.metrics.sinks],
+      intervalMs: config.metrics.intervalMs,
+      identity: { scenario: 'bench', target: settings.target, plan: settings.plan },
+      windows: settings.windows,
+    },
   );
   const startedAt = Date.now();
   let previous = 0;

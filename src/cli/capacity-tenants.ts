@@ -8,7 +8,7 @@ import { formatTenantCapacity } from '../capacity/table.ts';
 import { keysNeeded, MAX_BISECT_STEPS } from '../capacity/tenant-ramp.ts';
 import { evaluateTenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
 import type { TenantRampConfig } from '../config/capacity.ts';
-import { LiveMetrics } from '../metrics/live-metrics.ts';
+import type { LiveMetricsOptions } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { reachable } from './reachable.ts';
@@ -83,7 +83,7 @@ export function capacityTenants(s: TenantRampConfig): Promise<number> {
       throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
     if (!s.quiet) process.stderr.write(announcement(s, max));
-    const live = session.useMetrics(liveMetrics(s, target));
+    const live = await session.useMetrics(liveMetrics(s, target));
     const result = await runTenantCapacity({
       mix: s.mix,
       plans: s.plans,
@@ -121,14 +121,13 @@ export function capacityTenants(s: TenantRampConfig): Promise<number> {
  * every step. Tiers are labelled by their own plan, as in `run --tenants`; no quota utilisation of
  * the run's plan is pushed, the tiers' is.
  */
-function liveMetrics(s: TenantRampConfig, target: string): LiveMetrics | undefined {
+function liveMetrics(s: TenantRampConfig, target: string): LiveMetricsOptions | undefined {
   return (
-    s.metrics &&
-    new LiveMetrics({
+    s.metrics && {
       ...s.metrics,
       identity: { scenario: 'capacity-tenants', target, plan: Object.keys(s.mix).join(',') },
       windows: [],
-    })
+    }
   );
 }
 

@@ -11,7 +11,7 @@ import { EMBEDDED_BAN_DURATION, type PlanProbeConfig, resolveCapacityConfig } fr
 import type { CapacityArgs } from '../config/capacity-flags.ts';
 import { printable } from '../config/capacity-print.ts';
 import { configJson } from '../config/print.ts';
-import { LiveMetrics } from '../metrics/live-metrics.ts';
+import type { LiveMetricsOptions } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import { capacityTenants } from './capacity-tenants.ts';
@@ -99,15 +99,18 @@ function announce(c: PlanProbeConfig, targets: readonly CapacityTarget[], ban: C
  * Every plan's probe records into one recorder: one set of series, `plan` naming them all. A
  * window's utilisation is a plan's own, so it is pushed only when one plan is probed.
  */
-function liveMetrics(c: PlanProbeConfig, target: string, targets: readonly CapacityTarget[]) {
+function liveMetrics(
+  c: PlanProbeConfig,
+  target: string,
+  targets: readonly CapacityTarget[],
+): LiveMetricsOptions | undefined {
   const only = targets.length === 1 ? (targets[0] as CapacityTarget) : undefined;
   return (
-    c.metrics &&
-    new LiveMetrics({
+    c.metrics && {
       ...c.metrics,
       identity: { scenario: 'capacity', target, plan: targets.map((t) => t.plan.name).join(',') },
       windows: only ? scalePlan(only.plan, only.timeScale).windows : [],
-    })
+    }
   );
 }
 
@@ -118,7 +121,7 @@ function probePlans(c: PlanProbeConfig): Promise<number> {
     const { target, targets, ban } = await openTargets(c, session);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
     if (!c.quiet) announce(c, targets, ban);
-    const live = session.useMetrics(liveMetrics(c, target, targets));
+    const live = await session.useMetrics(liveMetrics(c, target, targets));
     const outcome = await runCapacity({
       target,
       embeddedTarget: c.baseUrl === undefined,

@@ -9,7 +9,7 @@ import { publicTarget } from '../config/base-url.ts';
 import { configJson } from '../config/print.ts';
 import { type RunArgs, type RunConfig, resolveRunConfig } from '../config/run.ts';
 import { printable } from '../config/run-printable.ts';
-import { LiveMetrics } from '../metrics/live-metrics.ts';
+import type { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { SetupError } from '../scenario/engine.ts';
@@ -141,13 +141,12 @@ function execute(config: RunConfig): Promise<number> {
     const sharedQuota = await connectQuota(config, session);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
     // The run's identity on every series: never a key (the target is shown without credentials).
-    const metrics = session.useMetrics(
-      config.metrics &&
-        new LiveMetrics({
-          ...config.metrics,
-          identity: { scenario: config.scenario.name, target: publicTarget(baseUrl), plan: config.planName },
-          windows: config.windows,
-        }),
+    const metrics = await session.useMetrics(
+      config.metrics && {
+        ...config.metrics,
+        identity: { scenario: config.scenario.name, target: publicTarget(baseUrl), plan: config.planName },
+        windows: config.windows,
+      },
     );
     session.defer(() => checkpoints.stop());
     const run: RunState = {

@@ -1,6 +1,6 @@
 import { EXIT } from '../api/exit-codes.ts';
 import { stopMetrics } from '../metrics/cli.ts';
-import type { LiveMetrics } from '../metrics/live-metrics.ts';
+import type { LiveMetrics, LiveMetricsOptions } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import type { ServerProcess } from './embedded-server.ts';
 import { Interrupt } from './interrupt.ts';
@@ -61,10 +61,15 @@ export class Session<W extends Outputs> {
     this.cleanups.push(cleanup);
   }
 
-  /** The command's live metrics (undefined without `--metrics`), stopped before its result is written. */
-  useMetrics(metrics: LiveMetrics | undefined): LiveMetrics | undefined {
-    this.metrics = metrics;
-    return metrics;
+  /**
+   * The command's live metrics (undefined without `--metrics`), stopped before its result is written.
+   * Their code (protobufjs, snappyjs) is loaded here, only when `--metrics` asked for them.
+   */
+  async useMetrics(options: LiveMetricsOptions | undefined): Promise<LiveMetrics | undefined> {
+    if (!options) return undefined;
+    const { LiveMetrics } = await import('../metrics/live-metrics.ts');
+    this.metrics = new LiveMetrics(options);
+    return this.metrics;
   }
 
   /** Given by the work once it runs: the result as it stands, for a second signal to write. */
