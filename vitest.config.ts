@@ -41,12 +41,12 @@ const TIMING_PAIRED = [
 ];
 
 /**
- * Timing files that spend their time waiting: a few requests a second against real limiters and
- * time-scaled windows, under a quarter of a core each (measured: 9% to 29% of their wall time in
- * CPU, start-up included). Each keeps its schedule beside two busy-looping processes, so beside one
- * another they lose nothing, and three at a time they take a third as long.
+ * Real third-party limiters probed from this process (nginx, express, fastify in front of the
+ * reference server), whose verdicts read delays of 100 ms to a few ms: three at a time, beside one
+ * another only. Beside files that start CLIs (each start a second or two of a core), an answer
+ * delayed by a neighbour's start read as a queue, and express-slow-down as "both".
  */
-const TIMING_LIGHT = [
+const TIMING_LIMITERS = [
   // Real nginx limit_req, @fastify/rate-limit and express-rate-limit, probed side by side at 500 ms
   // between requests; the same probes against their models run in simulated time.
   'test/capacity/real-limiters.test.ts',
@@ -58,13 +58,24 @@ const TIMING_LIGHT = [
   'test/client/real-limiters.test.ts',
   // Real nginx limit_conn over a 300 ms upstream: 4 virtual users for 12 s learn its cap from its 429s.
   'test/client/concurrency-limiters.test.ts',
+  // Real nginx's queue and express-slow-down for 8 s, 2 to 10 answers a second each, told from timing.
+  'test/client/delaying-limiters.test.ts',
+  // Real nginx and third-party limiters: back-to-back requests must land inside one window.
+  'test/helpers/limiters.test.ts',
+];
+
+/**
+ * Timing files that spend their time waiting: a few requests a second from CLIs against time-scaled
+ * windows, under a quarter of a core each (measured: 9% to 29% of their wall time in CPU, start-up
+ * included). Each keeps its schedule beside two busy-looping processes, so beside one another they
+ * lose nothing, and three at a time they take a third as long.
+ */
+const TIMING_LIGHT = [
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
   // Two generators over a Redis that is killed, restarted or failed over mid-run: 10 requests a
   // second between them, judged on 429s and on the share of each window they used.
   'test/scenario/store-outage.test.ts',
-  // Real nginx's queue and express-slow-down for 8 s, 2 to 10 answers a second each, told from timing.
-  'test/client/delaying-limiters.test.ts',
   // Ctrl-C mid-run: exit 130 within 6 s of the signal (a 2 s teardown grace; one child, mostly waiting).
   'test/cli/run-sigint.test.ts',
   // --abort-on-fail: a 30 s run ended at its first failing second.
@@ -73,8 +84,6 @@ const TIMING_LIGHT = [
   'test/bench/bench-rate.test.ts',
   // A run that ends when its workload is due (1.5 s), not after the 2 s grace.
   'test/scenario/held-past-end.test.ts',
-  // Real nginx and third-party limiters: back-to-back requests must land inside one window.
-  'test/helpers/limiters.test.ts',
   // A tenant ramp's verdict is p99 < 300 ms at each step; two worker threads each at their keys' rate.
   'test/capacity/tenant-ramp-cli.test.ts',
   'test/scenario/workers.test.ts',
@@ -113,7 +122,7 @@ export default defineConfig({
         test: {
           name: 'parallel',
           include: ['test/**/*.test.ts'],
-          exclude: [...unit, ...TIMING, ...TIMING_PAIRED, ...TIMING_LIGHT, ...ISOLATED],
+          exclude: [...unit, ...TIMING, ...TIMING_PAIRED, ...TIMING_LIMITERS, ...TIMING_LIGHT, ...ISOLATED],
           // A process per worker, not per file: each file importing the source again cost about 2 s of
           // CPU (the project ran in 168 s instead of 211). A file leaves the process as it found it:
           // its servers closed, its CLIs killed, its mocks and timers restored.
@@ -138,10 +147,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'timing-limiters',
+          include: TIMING_LIMITERS,
+          maxWorkers: 3,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'timing-light',
           include: TIMING_LIGHT,
           maxWorkers: 3,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
       {
@@ -151,7 +169,7 @@ export default defineConfig({
           include: TIMING,
           maxWorkers: 1,
           fileParallelism: false,
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
         },
       },
       {
@@ -160,7 +178,7 @@ export default defineConfig({
           name: 'timing-paired',
           include: TIMING_PAIRED,
           maxWorkers: 2,
-          sequence: { groupOrder: 4 },
+          sequence: { groupOrder: 5 },
         },
       },
     ],
