@@ -23,7 +23,7 @@ const TIMING = [
   'test/scenario/tenant-mix.test.ts',
   'test/capacity/tenant-ramp.test.ts',
   // Real nginx's queue and express-slow-down for 8 s, told apart from the answers' timing alone: a
-  // slow-down at its cap answers three users at a steady interval, as a queue does, and what tells
+  // slow-down at its cap answers its four users at a steady interval, as a queue does, and what tells
   // the two apart is where the climb stopped. With neighbours it read as "both" in two of four
   // clean-clone runs; alone it has not.
   'test/client/delaying-limiters.test.ts',
