@@ -3,16 +3,16 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { RunResult } from './types.ts';
 
-let validate: ValidateFunction<RunResult> | undefined;
+let compiled: ValidateFunction<RunResult> | undefined;
 
 /** Compiled on first use, not on import: a run that reads no result (no --baseline) never needs it. */
 function validator(): ValidateFunction<RunResult> {
-  if (validate) return validate;
+  if (compiled) return compiled;
   const schema = JSON.parse(readFileSync(new URL('./result.schema.json', import.meta.url), 'utf8'));
   const ajv = new Ajv({ allErrors: false, strict: false });
   addFormats.default(ajv);
-  validate = ajv.compile<RunResult>(schema);
-  return validate;
+  compiled = ajv.compile<RunResult>(schema);
+  return compiled;
 }
 
 /** Undefined when `value` follows the result contract, else the first problem in one line. */

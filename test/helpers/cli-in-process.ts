@@ -63,8 +63,9 @@ type Sink = (chunk: unknown) => void;
 function swap(env: Record<string, string | undefined>, to: { out: Sink; err: Sink }): () => void {
   const writes = [process.stdout.write, process.stderr.write];
   const exitCode = process.exitCode;
-  const saved = Object.fromEntries(Object.keys({ NO_COLOR: '1', ...env }).map((k) => [k, process.env[k]]));
-  for (const [k, v] of Object.entries({ NO_COLOR: '1', ...env })) setEnv(k, v);
+  const vars = { NO_COLOR: '1', ...env };
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  for (const [k, v] of Object.entries(vars)) setEnv(k, v);
   process.exitCode = undefined;
   const writer = (sink: Sink) =>
     ((chunk: unknown, ...rest: unknown[]) => {
