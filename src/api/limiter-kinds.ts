@@ -3,16 +3,18 @@ import type { LimiterModelName } from './limiter-models.ts';
 
 /**
  * The limiter algorithms a client meets, by the names capacity reports them under: a fixed window
- * (the seed's reading of X-RateLimit-Reset), a sliding window (log or counter), a token bucket
- * (burst, then a steady refill), and GCRA, the leaky bucket as a meter (nginx `limit_req`, Envoy,
- * most gateways), which rejects a request that comes sooner than 1/rate after the one before beyond
- * its burst; and a concurrency limit (nginx `limit_conn`, Stripe's concurrency limiter, GitHub's
+ * (the seed's reading of X-RateLimit-Reset), a sliding window (a log), a sliding counter (the
+ * previous period's count weighted in, as gateways and CDNs compute it), a token bucket (burst,
+ * then a steady refill), and GCRA, the leaky bucket as a meter (nginx `limit_req`, Envoy, most
+ * gateways), which rejects a request that comes sooner than 1/rate after the one before beyond its
+ * burst; and a concurrency limit (nginx `limit_conn`, Stripe's concurrency limiter, GitHub's
  * secondary limits), which refuses a request while too many of the key's are in flight, whatever
  * the rate.
  */
 export const LIMITER_KINDS = [
   'fixed-window',
   'sliding-window',
+  'sliding-counter',
   'token-bucket',
   'gcra',
   'concurrency',
@@ -26,6 +28,7 @@ export const isSpacingLimiter = (kind: LimiterKind): boolean => kind === 'token-
 export const KIND_OF_MODEL: Readonly<Record<LimiterModelName, LimiterKind>> = {
   fixed: 'fixed-window',
   sliding: 'sliding-window',
+  'sliding-counter': 'sliding-counter',
   'token-bucket': 'token-bucket',
   gcra: 'gcra',
 };

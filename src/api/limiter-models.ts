@@ -16,7 +16,7 @@
  * `execEvenly` delays answers rather than modelling anything), so the others are written here.
  */
 
-export const LIMITER_MODELS = ['fixed', 'sliding', 'token-bucket', 'gcra'] as const;
+export const LIMITER_MODELS = ['fixed', 'sliding', 'sliding-counter', 'token-bucket', 'gcra'] as const;
 export type LimiterModelName = (typeof LIMITER_MODELS)[number];
 
 /** The models that take a burst: a bucket's size (token-bucket) or extra requests (gcra). */
@@ -44,7 +44,7 @@ export interface ModelSettings {
   windowMs: number;
   /** token-bucket: the bucket's size (default `limit`); gcra: extra requests tolerated (default 0). */
   burst?: number;
-  /** sliding: refused requests count too, and age out a window after they came. */
+  /** sliding, sliding-counter: refused requests count too, and age out as admitted ones do. */
   countRefused?: boolean;
 }
 
@@ -245,6 +245,95 @@ export class SlidingLog extends PerKeyModel<TimeRing> {
   }
 }
 
+/** "Below the limit" for a count that falls continuously: by this much, so that a time exists at which it is. */
+const BELOW = 1e-6;
+
+interface CounterState {
+  /** The current period's start: a multiple of the window on the clock. */
+  start: number;
+  previous: number;
+  current: number;
+}
+
+/**
+ * Sliding counter, as several gateways and CDNs compute a rate (Cloudflare's, for one): fixed
+ * periods of `windowMs` aligned to the clock, and a request admitted while the current period's
+ * count plus the previous one's, weighted by the share of it that the window ending now still
+ * covers, is below `limit`. Two counts per key, not a log; it admits a little more or less than a
+ * sliding log where the previous period's traffic was uneven, and the plan rate evenly spaced for
+ * ever. With `countRefused` every request it sees counts, as a proxy counting requests rather than
+ * admissions does: a client that knocks while refused keeps the estimate up and stays refused.
+ *
+ * `retryAfterMs` is when the estimate has fallen below `limit` (the previous period's weight falls
+ * linearly across the current one), `resetMs` when it is 0: the end of the period after the one
+ * holding the key's newest counted request.
+ */
+export class SlidingCounter extends PerKeyModel<CounterState> {
+  readonly name = 'sliding-counter';
+  readonly capacity: number;
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+    readonly countRefused = false,
+  ) {
+    super();
+    checkSettings(limit, windowMs);
+    this.capacity = limit;
+  }
+
+  protected fresh(): CounterState {
+    return { start: Number.NEGATIVE_INFINITY, previous: 0, current: 0 };
+  }
+
+  protected restoredAt(s: CounterState): number {
+    if (s.current > 0) return s.start + 2 * this.windowMs;
+    return s.previous > 0 ? s.start + this.windowMs : Number.NEGATIVE_INFINITY;
+  }
+
+  /** The state as the period holding `nowMs` sees it. */
+  private rolled(s: CounterState, nowMs: number): CounterState {
+    const start = Math.floor(nowMs / this.windowMs) * this.windowMs;
+    if (start <= s.start) return s;
+    const previous = start - s.start === this.windowMs ? s.current : 0;
+    return { start, previous, current: 0 };
+  }
+
+  private estimate(s: CounterState, nowMs: number): number {
+    return s.previous * (1 - (nowMs - s.start) / this.windowMs) + s.current;
+  }
+
+  protected decide(state: CounterState, nowMs: number, commit: boolean): Admission {
+    const s = this.rolled(state, nowMs);
+    const room = this.limit - BELOW;
+    const allowed = this.estimate(s, nowMs) <= room + EPSILON;
+    const counted = allowed || this.countRefused;
+    const after: CounterState = counted ? { ...s, current: s.current + 1 } : s;
+    if (counted && commit) Object.assign(state, after);
+    // Requests that would still be admitted now: while the estimate, one more each, stays below.
+    const estimate = this.estimate(after, nowMs);
+    const remaining = estimate <= room + EPSILON ? Math.floor(room + EPSILON - estimate) + 1 : 0;
+    return {
+      allowed,
+      remaining,
+      resetMs: Math.max(0, this.restoredAt(after) - nowMs),
+      retryAfterMs: remaining > 0 ? 0 : this.admitsAt(after, room) - nowMs,
+    };
+  }
+
+  /** When the estimate of `s` (nothing more counted) first falls to `room`. */
+  private admitsAt(s: CounterState, room: number): number {
+    const W = this.windowMs;
+    // Within the current period, the previous one's weight falling.
+    if (s.current <= room && s.previous > 0) {
+      const at = s.start + W * (1 - (room - s.current) / s.previous);
+      if (at < s.start + W) return at;
+    }
+    // In the next, the current count as the previous one, its weight falling from 1.
+    return s.start + W + (s.current > room ? W * (1 - room / s.current) : 0);
+  }
+}
+
 /**
  * The generic cell rate algorithm (virtual scheduling, ITU-T I.371), as nginx's limit_req with
  * `burst=N nodelay` applies it: one request per emission interval T = windowMs / limit, with a
@@ -324,13 +413,17 @@ export function createLimiterModel(name: LimiterModelName, settings: ModelSettin
   const { limit, windowMs, burst, countRefused } = settings;
   if (burst !== undefined && !BURST_MODELS.includes(name))
     throw new RangeError(`burst applies to ${BURST_MODELS.join(' and ')} only, not to ${name}`);
-  if (countRefused && name !== 'sliding')
-    throw new RangeError(`counting refused requests applies to the sliding log only, not to ${name}`);
+  if (countRefused && name !== 'sliding' && name !== 'sliding-counter')
+    throw new RangeError(
+      `counting refused requests applies to the sliding log and counter only, not to ${name}`,
+    );
   switch (name) {
     case 'fixed':
       return new FixedWindow(limit, windowMs);
     case 'sliding':
       return new SlidingLog(limit, windowMs, countRefused ?? false);
+    case 'sliding-counter':
+      return new SlidingCounter(limit, windowMs, countRefused ?? false);
     case 'token-bucket':
       return new TokenBucket(limit, windowMs, burst ?? limit);
     case 'gcra':

@@ -70,7 +70,7 @@ export const RUN_FLAGS = {
   limiter: {
     type: 'string',
     describe:
-      "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window or sliding-window learn no gap; concurrency:N (nginx limit_conn, Stripe, GitHub's secondary limits) keeps at most N requests of the key in flight, concurrency alone learns N from the 429s. Default: learned from the server's 429s (a 429 that came while others of the key were in flight lowers the key's in-flight cap)",
+      "The target's limiter, when known: gcra or token-bucket (nginx limit_req, most gateways) keep the plan's spacing between any two sends from the start; fixed-window, sliding-window or sliding-counter learn no gap; concurrency:N (nginx limit_conn, Stripe, GitHub's secondary limits) keeps at most N requests of the key in flight, concurrency alone learns N from the 429s. Default: learned from the server's 429s (a 429 that came while others of the key were in flight lowers the key's in-flight cap)",
   },
   contract: {
     choices: CONTRACTS,

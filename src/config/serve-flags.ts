@@ -77,7 +77,7 @@ export const SERVE_FLAGS = {
     choices: [...LIMITER_MODELS],
     default: 'fixed',
     describe:
-      "Algorithm of each plan's shortest window (longer ones, the day, stay fixed windows): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
+      "Algorithm of each plan's shortest window (longer ones, the day, stay fixed windows): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), sliding-counter (periods aligned to the clock, the previous one's count weighted by how much of it the window still covers, as gateways and CDNs count), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
     requiresArg: true,
     group: 'Server:',
   },
@@ -91,7 +91,7 @@ export const SERVE_FLAGS = {
   'count-refused': {
     type: 'boolean',
     describe:
-      'sliding: refused requests count too, each for a window after it came (as gateways that count every request): a client that keeps knocking never gets in',
+      'sliding, sliding-counter: refused requests count too, as admitted ones do (as gateways that count every request): a client that keeps knocking never gets in',
     group: 'Server:',
   },
   headers: {

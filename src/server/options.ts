@@ -53,7 +53,7 @@ export interface ServerOptions {
   limiter?: LimiterModelName;
   /** token-bucket: the bucket's size (default the window's limit); gcra: extra requests (default 0). */
   burst?: number;
-  /** sliding: refused requests count too, as gateways that count every request they see. */
+  /** sliding, sliding-counter: refused requests count too, as gateways that count every request they see. */
   countRefused?: boolean;
 }
 
@@ -181,8 +181,10 @@ function validateLimiter(options: ServerOptions): void {
     if (!(Number.isInteger(options.burst) && options.burst >= least))
       throw new InputError(`burst must be a whole number >= ${least} for the ${limiter} limiter`);
   }
-  if (options.countRefused && limiter !== 'sliding')
-    throw new InputError(`countRefused applies to the sliding limiter only, not to ${limiter}`);
+  if (options.countRefused && limiter !== 'sliding' && limiter !== 'sliding-counter')
+    throw new InputError(
+      `countRefused applies to the sliding and sliding-counter limiters only, not to ${limiter}`,
+    );
   // The other models keep their state in this process; sharing it would need them in Redis's Lua.
   if (options.quotaStore !== undefined && limiter !== 'fixed')
     throw new InputError(`limiter ${limiter} keeps its state in memory: only fixed works with a quotaStore`);

@@ -7,6 +7,7 @@ import {
   Gcra,
   LIMITER_MODELS,
   type LimiterModel,
+  SlidingCounter,
   SlidingLog,
   TokenBucket,
 } from '../../src/api/limiter-models.ts';
@@ -160,6 +161,47 @@ describe('every model', () => {
   });
 });
 
+describe('sliding counter', () => {
+  it("weighs the previous period's count by how much of it the window still covers", () => {
+    // 4 per 1000 ms, periods aligned to the clock: [0, 1000), [1000, 2000), ...
+    const model = new SlidingCounter(4, 1000);
+    const d = run(model, [100, 200, 300, 900, 950, 1000, 1250, 1500, 1500, 1760]);
+    // At 1000 the estimate is 4 (the previous period whole): refused. At 1250, 4 * 0.75 = 3: admitted,
+    // and then 4; at 1500, 4 * 0.5 + 1 = 3: admitted once, then 4; at 1760, 4 * 0.24 + 2 = 2.96.
+    expect(statuses(d)).toEqual([200, 200, 200, 200, 429, 429, 200, 200, 429, 200]);
+    // After the request at 1760 the estimate is 3.96: one more is admitted now, and none after it.
+    expect(d.map((x) => x.remaining)).toEqual([3, 2, 1, 0, 0, 0, 0, 0, 0, 1]);
+    // Refused at 950 with 4 in the period: the estimate falls below 4 just after the next begins.
+    expect(d[4]?.retryAfterMs).toBeCloseTo(50, 2);
+    // Refused at 1500 (4 * 0.5 + 2 = 4): below 4 once the previous period's weight has fallen a hair.
+    expect(d[8]?.retryAfterMs).toBeCloseTo(0, 2);
+    expect(d[8]?.retryAfterMs).toBeGreaterThan(0);
+    // The whole quota back once the newest counted request's period has been a whole window past.
+    expect(d[3]?.resetMs).toBe(1100);
+    expect(d[9]?.resetMs).toBe(1240);
+  });
+
+  it('counting refusals, a client that keeps knocking keeps the estimate up; one that waits gets in', () => {
+    const knocking = new SlidingCounter(2, 1000, true);
+    // 0, 10 admitted; 500 refused and counted (3 in the period); at 1200 the estimate is 3 * 0.8 = 2.4,
+    // refused and counted; at 1600, 3 * 0.4 + 1 = 2.2.
+    expect(statuses(run(knocking, [0, 10, 500, 1200, 1600]))).toEqual([200, 200, 429, 429, 429]);
+    // Not counting refusals, or not knocking: 2 * 0.4 = 0.8 at 1600.
+    expect(statuses(run(new SlidingCounter(2, 1000), [0, 10, 500, 1200, 1600]))).toEqual([
+      200, 200, 429, 200, 200,
+    ]);
+    expect(statuses(run(new SlidingCounter(2, 1000, true), [0, 10, 500, 1600]))).toEqual([
+      200, 200, 429, 200,
+    ]);
+  });
+
+  it('admits the plan rate, evenly spaced, for ever', () => {
+    const model = new SlidingCounter(10, 10_000);
+    const times = Array.from({ length: 100 }, (_, i) => 50 + i * 1000);
+    expect(statuses(run(model, times)).every((s) => s === 200)).toBe(true);
+  });
+});
+
 // Arrival sequences: sorted integer times from gaps, so that they look like traffic (bursts, pauses).
 const arrivals = (maxGap: number) =>
   fc.array(fc.nat({ max: maxGap }), { minLength: 1, maxLength: 120 }).map((gaps) => {
@@ -211,6 +253,26 @@ describe('properties, for every arrival sequence', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('sliding counter: admitted exactly while the weighted count of what it counted is below L', () => {
+    fc.assert(
+      fc.property(settings, fc.boolean(), arrivals(400), ({ limit, windowMs }, countRefused, times) => {
+        const decided = run(new SlidingCounter(limit, windowMs, countRefused), times);
+        const counted: number[] = [];
+        for (const d of decided) {
+          const period = Math.floor(d.at / windowMs);
+          const inPeriod = (p: number) => counted.filter((t) => Math.floor(t / windowMs) === p).length;
+          const weight = 1 - (d.at - period * windowMs) / windowMs;
+          const estimate = inPeriod(period - 1) * weight + inPeriod(period);
+          // Within a millionth of the limit, either answer is the model's to give.
+          if (Math.abs(estimate - limit) > 1e-5) expect(d.allowed).toBe(estimate < limit);
+          if (d.allowed || countRefused) counted.push(d.at);
+          if (!countRefused) expect(inPeriod(period)).toBeLessThanOrEqual(limit);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 

@@ -80,11 +80,44 @@ describe('a sliding log that counts refused requests', () => {
     },
   );
 
-  it('only the sliding log counts refused requests', async () => {
+  it('only the sliding log and counter count refused requests', async () => {
     await expect(startServer({ countRefused: true })).rejects.toThrow(
-      /countRefused applies to the sliding limiter only, not to fixed/,
+      /countRefused applies to the sliding and sliding-counter limiters only, not to fixed/,
     );
   });
+});
+
+describe('a sliding counter that counts refused requests', () => {
+  it.each([
+    [false, true],
+    [true, false],
+  ])(
+    'countRefused %s: knocking every 100 ms for two periods after a spent burst gets in: %s',
+    async (countRefused, getsIn) => {
+      const s = await server({
+        timeScale: 30,
+        plans,
+        limiter: 'sliding-counter',
+        countRefused: countRefused || undefined,
+      });
+      await inSimulatedTime(async () => {
+        expect(statuses(await burst(s, 4))).toEqual([200, 200, 200, 429]);
+        const knocks: number[] = [];
+        for (let i = 0; i < (2 * W) / 100; i++) {
+          knocks.push((await call(s.url, '/pets?limit=1')).status);
+          await sleep(100);
+        }
+        // Not counted, the knocks get in as the previous period's weight falls; counted, each
+        // one keeps the estimate at the limit.
+        expect(knocks.includes(200)).toBe(getsIn);
+        // Either way Retry-After is truthful: waited out, the next request is admitted.
+        const last = await call(s.url, '/pets?limit=1');
+        if (last.status !== 429) return;
+        await sleep(Number(last.headers['retry-after']) * 1000);
+        expect((await call(s.url, '/pets?limit=1')).status).toBe(200);
+      });
+    },
+  );
 });
 
 describe('petstore-load serve --count-refused', () => {
@@ -106,10 +139,10 @@ describe('petstore-load serve --count-refused', () => {
     expect(stdout).toMatch(/--count-refused[\s\S]*refused requests count too/);
   });
 
-  it('with any limiter but sliding: one line, exit code 2', async () => {
+  it('with any limiter but sliding and sliding-counter: one line, exit code 2', async () => {
     const { code, stdout, stderr } = await cliInProcess(['serve', '--port', '0', '--count-refused']);
     expect(stderr.trim()).toMatch(
-      /^petstore-load: --count-refused applies to the sliding limiter only, not to fixed$/,
+      /^petstore-load: --count-refused applies to the sliding and sliding-counter limiters only, not to fixed$/,
     );
     expect(stdout).not.toContain('listening on');
     expect(code).toBe(2);
