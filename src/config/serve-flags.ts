@@ -117,6 +117,13 @@ export const SERVE_FLAGS = {
     requiresArg: true,
     group: 'Server:',
   },
+  block: {
+    type: 'string',
+    describe:
+      "Block a key for this long at its first excess (scaled by --time-scale), as proxies and rate-limiter-flexible's blockDuration do: every request refused until it ends, Retry-After telling it (e.g. 30s). Default: no block",
+    requiresArg: true,
+    group: 'Server:',
+  },
   'fault-latency': {
     type: 'string',
     describe: 'Add a fixed latency to every response (e.g. 50ms)',

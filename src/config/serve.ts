@@ -28,6 +28,7 @@ export type ServeArgs = {
   headers: string;
   banAfter: number;
   banDuration: string;
+  block?: string;
   faultLatency?: string | undefined;
   faultJitter?: string | undefined;
   faultStall?: string | undefined;
@@ -157,6 +158,7 @@ export function serverOptionsFromArgs(args: ServeArgs, env: NodeJS.ProcessEnv = 
     quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
     banAfter: number('ban-after', args.banAfter),
     banDurationMs: parseDuration(args.banDuration, '--ban-duration'),
+    blockMs: args.block === undefined ? undefined : parseDuration(args.block, '--block'),
     faults: {
       latencyMs:
         args.faultLatency === undefined ? undefined : parseDuration(args.faultLatency, '--fault-latency'),
@@ -195,6 +197,7 @@ const FLAG_OF: Record<string, string> = {
   timeScale: '--time-scale',
   banDurationMs: '--ban-duration',
   banAfter: '--ban-after',
+  blockMs: '--block',
   seedData: '--seed-data',
   port: '--port',
   'fault errorRate': '--fault-error-rate',

@@ -186,6 +186,7 @@ function planLimiter(
       countRefused: options.countRefused,
     },
     faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
+    options.blockMs === undefined ? undefined : { seconds: options.blockMs / 1000 / timeScale },
   );
 }
 

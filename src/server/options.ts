@@ -33,6 +33,11 @@ export interface ServerOptions {
   rateLimit?: boolean;
   /** Requests after a 429 before the ban; default 5. */
   banAfter?: number;
+  /**
+   * A key refused once is refused for this long (scaled by `timeScale`), whatever its windows say,
+   * as a proxy's block after the first excess; Retry-After tells it. Default: no block.
+   */
+  blockMs?: number;
   /** Ban length in unscaled ms; default 10 minutes. */
   banDurationMs?: number;
   faults?: FaultOptions;
@@ -95,7 +100,11 @@ export function validateServerOptions(options: ServerOptions): void {
   if (!plans.free)
     throw new InputError("plans: a 'free' plan is required (it limits unauthenticated requests)");
   validateTenantKeys(options, plans);
-  const positive = { timeScale: options.timeScale, banDurationMs: options.banDurationMs };
+  const positive = {
+    timeScale: options.timeScale,
+    banDurationMs: options.banDurationMs,
+    blockMs: options.blockMs,
+  };
   for (const [name, value] of Object.entries(positive)) {
     if (value !== undefined && !(Number.isFinite(value) && value > 0))
       throw new InputError(`${name} must be a positive number`);

@@ -39,6 +39,15 @@ export interface BanPolicy {
   seconds: number;
 }
 
+/**
+ * `--block`: a key refused once is refused for this long (already time-scaled seconds), whatever its
+ * windows say, as rate-limiter-flexible's `blockDuration` and several proxies do; Retry-After tells it.
+ * A request during the block does not prolong it.
+ */
+export interface BlockPolicy {
+  seconds: number;
+}
+
 /** A shared bucket's burst: n keys' worth (a GCRA admits its burst plus one at once). */
 function poolBurst(choice: LimiterChoice, n: number): number | undefined {
   if (choice.name === 'gcra') return n * ((choice.burst ?? 0) + 1) - 1;
@@ -71,6 +80,8 @@ export class PlanLimiter {
   /** sharedBucket fault: each plan's one bucket for all its keys. */
   private readonly pools = new Map<Plan, WindowLimiter[]>();
   private readonly strikes: RateLimiterAbstract | undefined;
+  private readonly blocks: RateLimiterAbstract | undefined;
+  private readonly block: BlockPolicy | undefined;
 
   constructor(
     plans: Readonly<PlanTable>,
@@ -86,6 +97,7 @@ export class PlanLimiter {
      * count, for the headers.
      */
     sharedKeys?: Readonly<Record<string, number>>,
+    block?: BlockPolicy,
   ) {
     if (redis && choice.name !== 'fixed')
       throw new Error(`the ${choice.name} limiter keeps its state in memory; only fixed windows use Redis`);
@@ -114,6 +126,10 @@ export class PlanLimiter {
           blockDuration: ban.seconds,
         })
       : undefined;
+    this.block = block;
+    this.blocks = block
+      ? limiter({ keyPrefix: `block:${block.seconds}`, points: 1, duration: block.seconds })
+      : undefined;
   }
 
   /**
@@ -128,6 +144,12 @@ export class PlanLimiter {
     if (banned !== undefined) {
       const first = plan.windows[0] as RateWindow;
       return { outcome: 'banned', limit: first.limit, remaining: 0, resetAt: banned, retryAt: banned };
+    }
+    const blocked = await this.blockedUntil(key);
+    if (blocked !== undefined) {
+      const first = plan.windows[0] as RateWindow;
+      const decision = { limit: first.limit, remaining: 0, resetAt: now + blocked, retryAt: now + blocked };
+      return this.strike(key, { outcome: 'rate_limited', ...decision, policy: first.name }, now);
     }
     const pool = pooled ? this.pools.get(plan) : undefined;
     if (pool) return this.admitPooled(key, limiters, pool, now);
@@ -186,7 +208,11 @@ export class PlanLimiter {
     now: number,
   ): Promise<LimitDecision> {
     const { worst, described } = await latestRefusal(limiters, key, rejectedBy, refusal, now);
-    const retryAt = worst.retryAt;
+    let retryAt = worst.retryAt;
+    if (this.blocks && this.block) {
+      await this.blocks.block(key, this.block.seconds);
+      retryAt = Math.max(retryAt, now + this.block.seconds * 1000);
+    }
     return this.strike(
       key,
       {
@@ -215,6 +241,13 @@ export class PlanLimiter {
       const until = now + error.msBeforeNext;
       return { ...decision, outcome: 'banned', resetAt: until, retryAt: until };
     }
+  }
+
+  /** Ms left of the key's block, if it is blocked. */
+  private async blockedUntil(key: string): Promise<number | undefined> {
+    const state = await this.blocks?.get(key);
+    if (!state || state.consumedPoints <= 1 || state.msBeforeNext <= 0) return undefined;
+    return state.msBeforeNext;
   }
 
   private async bannedUntil(key: string, now: number): Promise<number | undefined> {
