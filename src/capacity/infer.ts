@@ -38,6 +38,8 @@ export interface LimiterObservations {
   search: RateSearch | undefined;
   estimate: { intervalMs: number; burst: number } | null;
   returnRangeMs: { low: number; high: number } | null;
+  /** The excess was met by a block: the quota's return after it is the block's end, not the window's. */
+  blocked?: boolean;
   /** Tolerance of a return probed at an announcement (whole seconds, probe steps), ms. */
   returnSlackMs: number;
   /** Requests a limiter held and released at its rate: `search` then tells their release, not a search. */
@@ -134,6 +136,13 @@ function windowModel(o: LimiterObservations, evidence: string[]) {
  * else the plan's, that fits the measurement is the one reported.
  */
 function windowSeconds(o: LimiterObservations, evidence: string[]): number | null {
+  if (o.blocked) {
+    const seconds = o.declaredWindowSeconds ?? o.plan.seconds;
+    evidence.push(
+      `the quota came back when the block ended, which hides the window's own return: a window of ${seconds} s, as ${o.declaredWindowSeconds === undefined ? 'the plan says' : 'the headers declare'}`,
+    );
+    return seconds;
+  }
   let low: number;
   let high: number;
   if (o.atOnceFrom === 'counted' && o.returnRangeMs) {

@@ -1,5 +1,6 @@
 import type { Dialect } from '../api/rate-limit-dialect.ts';
 import type { DailyWalk } from '../result/capacity-types.ts';
+import type { BlockProbe } from './block.ts';
 import type { Ramp } from './concurrency.ts';
 import type { Exhausted } from './exhaust.ts';
 import type { Family } from './infer.ts';
@@ -33,6 +34,8 @@ export interface PhasesMeasured {
   queued?: { queue: number; intervalMs: number; lastReleaseAt: number };
   /** Why the paced windows were not sent (the plan rate cannot be kept at the latency seen). */
   infeasible: string | undefined;
+  /** The excess's refusal told a wait longer than the window, within --max-wait: the block probed. */
+  block?: BlockProbe;
 }
 
 /** The whole probe: its phases, and what the run as a whole told. */

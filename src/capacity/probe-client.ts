@@ -155,8 +155,9 @@ export class ProbeClient {
   }
 
   /**
-   * `insidePause`: leave at once even inside a Retry-After. Only the ban probe asks for it, on the
-   * key the user named for being banned.
+   * `insidePause`: leave at once even inside a Retry-After, on purpose: the ban probe, on the key
+   * the user named for being banned, and the one request inside a block (probeBlock). Such a request
+   * is not recorded: it is no client's conduct to judge, and what it found is in the report.
    */
   async request(index: number, insidePause = false): Promise<ProbeReply> {
     // In flight from now, not from when it leaves: a request waiting out a pause holds its slot, so
@@ -193,6 +194,7 @@ export class ProbeClient {
     writtenAt.delete(id);
     this.lastWrittenAt = Math.max(this.lastWrittenAt, written);
     const reply = this.reply(index, status, sentAt, written, receivedAt, headers, text);
+    if (insidePause) return reply;
     this.o.sink?.record({
       operation: this.o.operation,
       attempt: 1,

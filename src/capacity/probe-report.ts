@@ -1,6 +1,7 @@
 import type { Plan, RateWindow } from '../api/plans.ts';
 import type { Dialect } from '../api/rate-limit-dialect.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
+import { blockEvidence, measuredBlock } from './block.ts';
 import { judgeDaily } from './daily.ts';
 import { inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import type { Measured } from './measured.ts';
@@ -117,6 +118,12 @@ function recoveryFigures(m: Measured): CapacityReport['recovery'] {
 
 function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
   const report = inferred(m, setup);
+  if (m.block) {
+    const { block, evidence } = m.block;
+    report.block =
+      block && m.exhausted.refusal ? measuredBlock(block, m.exhausted.refusal, m.recovery.back) : null;
+    report.evidence.push(report.block ? blockEvidence(report.block) : evidence);
+  }
   const ramp = m.ramp;
   if (!ramp) return report;
   report.evidence.push(...ramp.evidence);
@@ -159,6 +166,7 @@ function inferred(m: Measured, setup: ProbeSetup) {
       ? { intervalMs: queued.intervalMs, burst: 0 }
       : (m.search?.candidates.estimate() ?? null),
     returnRangeMs: m.returnRangeMs,
+    blocked: m.block?.block !== undefined,
     returnSlackMs: 2 * recoveryStepMs(setup.timeScale),
     queue: queued?.queue,
   });

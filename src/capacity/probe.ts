@@ -4,12 +4,14 @@ import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
+import { type BlockProbe, probeBlock } from './block.ts';
 import { type Ramp, rampFromRest } from './concurrency.ts';
 import { dailyWindow, walkDaily } from './daily.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
 import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from './exhaust.ts';
 import type { Family } from './infer.ts';
 import { firstLook, type Look } from './look.ts';
+import { defaultMaxWaitMs } from './max-wait.ts';
 import type { Measured, PhasesMeasured } from './measured.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedWindows } from './paced-window.ts';
@@ -39,6 +41,8 @@ export interface CapacityProbeOptions {
   daily?: boolean;
   /** Requests in flight at most (the gate lowers it as the window runs out). */
   maxInFlight?: number;
+  /** `--max-wait`: the longest single wait the probe accepts (default: defaultMaxWaitMs). */
+  maxWaitMs?: number;
   timeoutMs?: number;
   /** Told what the probe is about to do when it decides a longer phase (the rate search). */
   log?: (line: string) => void;
@@ -60,6 +64,7 @@ export class CapacityProbe {
   private readonly window: RateWindow;
   private readonly windowMs: number;
   private readonly guardMs: number;
+  private readonly maxWaitMs: number;
   /** Set by the first refusal whose wait outlives the window: every phase after it stops. */
   private stalledBy: string | undefined;
   private started = 0;
@@ -72,6 +77,7 @@ export class CapacityProbe {
     this.window = w;
     this.windowMs = w.seconds * 1000;
     this.guardMs = Math.max(10, this.windowMs * 0.05);
+    this.maxWaitMs = o.maxWaitMs ?? defaultMaxWaitMs(o.plan);
     this.client = new ProbeClient({
       baseUrl: o.baseUrl,
       apiKey: o.apiKey,
@@ -132,15 +138,43 @@ export class CapacityProbe {
   }
 
   /**
-   * A refusal whose wait outlives the window is not the window's (a spent day, a ban): waiting it
-   * out could take hours, so the probe stops and says so.
+   * A refusal whose wait outlives the window is not the window's (a spent day, a block): past
+   * `--max-wait`, or where it is no block (probeBlock), the probe stops and says so.
    */
   private stalled = (): boolean => {
     const wait = this.client.pauseUntil - now();
-    if (this.stalledBy === undefined && wait > this.windowMs + HEADER_GRANULARITY_MS + this.guardMs)
-      this.stalledBy = `a 429 announced a wait of ${Math.round(wait / 100) / 10} s, longer than the ${this.window.seconds} s ${this.window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
+    if (this.stalledBy === undefined && this.longerThanWindow(wait)) {
+      const told = `a 429 announced a wait of ${Math.round(wait / 100) / 10} s`;
+      this.stalledBy =
+        wait > this.maxWaitMs
+          ? `${told}, longer than --max-wait (${Math.round(this.maxWaitMs / 1000)} s): a longer quota (the day's?) is spent or the key is blocked, and the probe stopped rather than wait`
+          : `${told}, longer than the ${this.window.seconds} s ${this.window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
+    }
     return this.stalledBy !== undefined;
   };
+
+  private longerThanWindow(waitMs: number): boolean {
+    return waitMs > this.windowMs + HEADER_GRANULARITY_MS + this.guardMs;
+  }
+
+  /**
+   * The window's excess refused with a wait longer than the window, within --max-wait: a block,
+   * probed and waited out (probeBlock). A 429 before the window's limit was reached is a longer
+   * quota's, and one past --max-wait is not waited for: stalled() stops the probe at either.
+   */
+  private async blockAfter(exhausted: Exhausted): Promise<BlockProbe | undefined> {
+    const refusal = exhausted.refusal;
+    const wait = refusal?.retryAfterMs;
+    if (!refusal || wait === undefined || this.o.signal?.aborted || !this.longerThanWindow(wait))
+      return undefined;
+    if (exhausted.accepted < this.window.limit || wait > this.maxWaitMs) return undefined;
+    return probeBlock(this.client, refusal, {
+      excess: exhausted.accepted + 1 - this.window.limit,
+      maxWaitMs: this.maxWaitMs,
+      index: exhausted.sent + 1,
+      signal: this.o.signal,
+    });
+  }
 
   /** The plan-rate windows from `anchor`, unless the plan rate cannot be kept (`infeasible`). */
   private paced(
@@ -192,6 +226,7 @@ export class CapacityProbe {
       });
     }
     const exhaustMs = now() - exhaustStart;
+    const block = await this.blockAfter(exhausted);
     const recovery = await probeRecovery(client, exhausted, {
       windowMs: this.windowMs,
       stepMs: recoveryStepMs(this.o.timeScale),
@@ -226,6 +261,7 @@ export class CapacityProbe {
       dailyAnchor,
       ramp,
       infeasible: undefined,
+      block,
     };
   }
 
@@ -280,6 +316,11 @@ export class CapacityProbe {
           halt: slowDown.observe,
         });
     const exhaustMs = now() - exhaustStart;
+    const block = await this.blockAfter(exhausted);
+    // Told nothing of its window, a limiter's return after an excess is hidden behind its block:
+    // measuring it would take another excess, and another block.
+    if (block?.block)
+      this.stalledBy = `${block.evidence}: its return after an excess is hidden behind the block, and its model was not measured`;
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
     client.shots = undefined;
@@ -287,7 +328,7 @@ export class CapacityProbe {
     const pace = model.family === 'spacing' ? 'spaced' : 'spread';
     const paced = await this.paced(anchor, pace, model.recovery.nextIndex, infeasible);
     const dailyAnchor = Math.max(paced.next, now());
-    return { look, paced, exhausted, exhaustMs, ...model, dailyAnchor, slowDown, ramp, infeasible };
+    return { look, paced, exhausted, exhaustMs, ...model, dailyAnchor, slowDown, ramp, infeasible, block };
   }
 
   /**

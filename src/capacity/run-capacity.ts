@@ -21,6 +21,8 @@ export interface CapacityTarget {
   timeScale: number;
   /** How its requests are sent: a socket to `baseUrl` by default, or a test's simulated target. */
   transport?: Transport;
+  /** `--max-wait`: the longest single wait its probe accepts (default: the probe's). */
+  maxWaitMs?: number;
 }
 
 export interface CapacityInput {
@@ -122,6 +124,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         windows: input.windows,
         daily: input.daily,
         timeoutMs: input.timeoutMs,
+        maxWaitMs: t.maxWaitMs,
         log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
         transport: t.transport,

@@ -49,13 +49,13 @@ async function openTargets(
   if (c.baseUrl === undefined) {
     // One server per time scale: a plan too fast for this machine at the asked scale gets a slower one.
     const byScale = new Map<number, string>();
-    for (const { plan, key, timeScale } of c.keys) {
+    for (const { plan, key, timeScale, maxWaitMs } of c.keys) {
       let url = byScale.get(timeScale);
       if (url === undefined) {
         url = await embeddedServer(timeScale);
         byScale.set(timeScale, url);
       }
-      targets.push({ plan, apiKey: key.reveal(), baseUrl: url, timeScale });
+      targets.push({ plan, apiKey: key.reveal(), baseUrl: url, timeScale, maxWaitMs });
     }
     // Its own server: the ban and the deliberate requests inside Retry-After touch nothing else.
     if (c.ban) {
@@ -67,8 +67,8 @@ async function openTargets(
   const url = c.baseUrl;
   const target = `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
   if (!(await reachable(url))) throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
-  for (const { plan, key, timeScale } of c.keys)
-    targets.push({ plan, apiKey: key.reveal(), baseUrl: url.href, timeScale });
+  for (const { plan, key, timeScale, maxWaitMs } of c.keys)
+    targets.push({ plan, apiKey: key.reveal(), baseUrl: url.href, timeScale, maxWaitMs });
   if (c.ban)
     ban = { plan: c.ban.plan, apiKey: c.ban.key.reveal(), baseUrl: url.href, timeScale: c.ban.timeScale };
   return { target, targets, ban };

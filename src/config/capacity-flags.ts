@@ -54,6 +54,12 @@ export const CAPACITY_FLAGS = {
     describe:
       "Also walk each plan's daily quota at the plan rate to its 429 (day / minute limit windows: hours against a real server; the time is said before starting)",
   },
+  'max-wait': {
+    type: 'string',
+    requiresArg: true,
+    describe:
+      "The longest single wait a plan's probe accepts (e.g. 90s, 10m): a 429 that tells a longer one stops that plan's probe, saying which; a shorter one is waited out and measured (a block after the first excess). Default: the plan's longest window as the target runs it, at least 1m and at most 10m",
+  },
   'probe-ban': {
     type: 'boolean',
     default: false,

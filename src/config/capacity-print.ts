@@ -57,7 +57,9 @@ export function printable(config: CapacityConfig): Record<string, unknown> {
     daily: config.daily,
     maxRate: config.maxRate,
     timeScale: config.timeScale,
-    plans: Object.fromEntries(config.keys.map((k) => [k.plan.name, probedView(k)])),
+    plans: Object.fromEntries(
+      config.keys.map((k) => [k.plan.name, { ...probedView(k), maxWaitMs: k.maxWaitMs }]),
+    ),
     ban: config.ban && { ...probedView(config.ban), maxWaitMs: config.ban.maxWaitMs },
     thresholds: config.thresholds.map((t) => t.expression),
   };

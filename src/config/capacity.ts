@@ -11,10 +11,12 @@ import {
   type Plan,
   type PlanTable,
   planRate,
+  scalePlan,
 } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { MAX_TENANT_KEYS } from '../api/tenants.ts';
 import { dailyWindow } from '../capacity/daily.ts';
+import { defaultMaxWaitMs } from '../capacity/max-wait.ts';
 import { parseTenantMix } from '../capacity/tenant-ramp.ts';
 import { parseTenantCapacityThreshold, type TenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
@@ -35,6 +37,8 @@ export interface ProbedKey {
   plan: Plan;
   key: Secret;
   timeScale: number;
+  /** `--max-wait`, or the plan's default at its time scale. */
+  maxWaitMs: number;
 }
 
 /** What both kinds of `capacity` share. */
@@ -104,6 +108,7 @@ const PROBE_ONLY_FLAGS = [
   ['daily', '--daily'],
   ['probeBan', '--probe-ban'],
   ['banKey', '--ban-key'],
+  ['maxWait', '--max-wait'],
 ] as const;
 
 /**
@@ -133,19 +138,22 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
   // A plan too fast for this machine at the asked scale gets a slower embedded server, unless the scale was given.
   const scaleFor = (plan: Plan) =>
     embedded && args.timeScale === undefined ? feasibleScale(plan, timeScale, args.maxRate) : timeScale;
+  const maxWait = args.maxWait === undefined ? undefined : parseDuration(args.maxWait, '--max-wait');
+  const probed = (plan: Plan, key: Secret): ProbedKey => {
+    const scale = scaleFor(plan);
+    return { plan, key, timeScale: scale, maxWaitMs: maxWait ?? defaultMaxWaitMs(scalePlan(plan, scale)) };
+  };
   const given = parseKeys(args.apiKey ?? [], plans);
   if (given.size === 0 && !embedded) throw new InputError('--api-key PLAN=KEY is required with --base-url');
   const keys: ProbedKey[] =
     given.size > 0
-      ? [...given].map(([name, key]) =>
-          probed(getPlan(plans, name), new Secret(key, `--api-key ${name}`), scaleFor),
-        )
+      ? [...given].map(([name, key]) => probed(getPlan(plans, name), new Secret(key, `--api-key ${name}`)))
       : Object.keys(DEFAULT_PLANS).map((name) =>
-          probed(getPlan(plans, name), new Secret(demoKeyFor(name) as string, demoSource(name)), scaleFor),
+          probed(getPlan(plans, name), new Secret(demoKeyFor(name) as string, demoSource(name))),
         );
   const banChoice = args.probeBan ? parseBanKey(args.banKey, embedded, given, plans) : undefined;
   const ban = banChoice && {
-    ...probed(banChoice.plan, banChoice.key, scaleFor),
+    ...probed(banChoice.plan, banChoice.key),
     maxWaitMs,
     banMaxWait: args.banMaxWait,
   };
@@ -253,10 +261,6 @@ export function feasibleScale(plan: Plan, scale: number, maxRate: number): numbe
   const unscaled = planRate(plan.windows);
   if (unscaled * scale <= maxRate * (1 + 1e-9)) return scale;
   return Math.max(1, Math.floor((maxRate / unscaled) * (1 + 1e-9)));
-}
-
-function probed(plan: Plan, key: Secret, scaleFor: (plan: Plan) => number): ProbedKey {
-  return { plan, key, timeScale: scaleFor(plan) };
 }
 
 function demoSource(plan: string): string {

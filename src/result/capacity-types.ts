@@ -59,6 +59,21 @@ export interface LimiterReport {
    * step for each request past a threshold (null: none seen; absent in results written before).
    */
   slowDown?: SlowDown | null;
+  /**
+   * A key refused for a fixed time after its first excess, longer than the window, then back to its
+   * rate: a proxy's block, the temporary ban as limiters in the wild apply it (null or absent: none seen).
+   */
+  block?: Block | null;
+}
+
+/** A block after an excess, as the probe measured it. */
+export interface Block {
+  /** How long the key was refused, from the excess to the quota's return. */
+  seconds: number;
+  /** Requests past the window's limit that started it (1: the first excess). */
+  afterExcessOf: number;
+  /** Whether the one request sent inside it prolonged it (null: none was sent). */
+  extendedByProbes: boolean | null;
 }
 
 /** Requests answered at once from rest, and how much longer each one past them was held, ms. */

@@ -51,7 +51,24 @@ describe('petstore-load capacity --print-config', () => {
     expect(printed.plans.pro.key).toBe('from --api-key pro');
     expect(printed.plans.pro.windows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(printed.auth.listPets.placement).toBe('header authorization: Bearer');
+    // Without --max-wait: the plan's longest window (a day, unscaled), capped at 10 minutes.
+    expect(printed.plans.pro.maxWaitMs).toBe(600_000);
     expect(requests).toBe(0);
+  });
+
+  it('--max-wait: the longest wait each plan accepts, as given; by default its longest window, at least a minute', async () => {
+    const given = await cliInProcess(['capacity', '--key', 'free=k', '--max-wait', '90s', '--print-config']);
+    expect(given.code).toBe(0);
+    expect(JSON.parse(given.stdout).plans.free.maxWaitMs).toBe(90_000);
+    // The embedded server at time scale 10 000: a day of 8.64 s, so the floor of a minute.
+    const fast = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '10000', '--print-config']);
+    expect(JSON.parse(fast.stdout).plans.free.maxWaitMs).toBe(60_000);
+    // At time scale 100, the day's 864 s is past the cap of 10 minutes.
+    const slow = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '100', '--print-config']);
+    expect(JSON.parse(slow.stdout).plans.free.maxWaitMs).toBe(600_000);
+    // At time scale 1000, 86.4 s: the day itself.
+    const day = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '1000', '--print-config']);
+    expect(JSON.parse(day.stdout).plans.free.maxWaitMs).toBe(86_400);
   });
 
   it("--tenants: the mix, its plans, the step and the file's tenants, keys as where they came from; sends nothing", async () => {

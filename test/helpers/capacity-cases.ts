@@ -49,6 +49,7 @@ export async function probeSimulated(
   plan: Plan,
   timeScale = 1,
   limiter: (upstream: Transport) => Transport = (upstream) => upstream,
+  maxWaitMs?: number,
 ): Promise<ProbeRun> {
   const spec = await loadSpec();
   const target = await simulatedServer(server);
@@ -60,7 +61,7 @@ export async function probeSimulated(
       const { result, reports } = await runCapacity({
         target: target.url,
         embeddedTarget: false,
-        targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale, transport }],
+        targets: [{ plan, apiKey: 'free-demo-key', baseUrl: target.url, timeScale, transport, maxWaitMs }],
         windows: 2,
         operations: spec.operations,
         spec: 'built in',

@@ -29,6 +29,11 @@ export function limiterExtras(r: CapacityReport): string[] {
   // A limiter that delays rather than refuses is named by what it does, beside whatever type it has.
   if (l.slowDown)
     extras.push(`delays +${l.slowDown.delayPerRequestMs} ms/request after ${l.slowDown.threshold}`);
+  // A block is a finding of its own, what the seed's temporary ban looks like in the wild.
+  if (l.block)
+    extras.push(
+      `blocks ${l.block.seconds} s at ${l.block.afterExcessOf === 1 ? 'its first excess' : `an excess of ${l.block.afterExcessOf}`}`,
+    );
   return extras;
 }
 
