@@ -78,7 +78,9 @@ describe('a longer window spent before the excess', () => {
   it('is not taken for a block: the probe stops, saying a longer quota is spent', () => {
     const { report: r } = get('longer-window');
     expect(r.limiter.block ?? null).toBeNull();
-    expect(r.reasons[0], r.reasons.join(' / ')).toMatch(/longer than the 10 s short window: a longer quota \(the day's\?\) is spent/);
+    expect(r.reasons[0], r.reasons.join(' / ')).toMatch(
+      /longer than the 10 s short window: a longer quota \(the day's\?\) is spent/,
+    );
     expect(r.verdict).toBe('fail');
     expect(r.violations).toBe(0);
   });

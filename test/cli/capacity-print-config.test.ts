@@ -61,7 +61,14 @@ describe('petstore-load capacity --print-config', () => {
     expect(given.code).toBe(0);
     expect(JSON.parse(given.stdout).plans.free.maxWaitMs).toBe(90_000);
     // The embedded server at time scale 10 000: a day of 8.64 s, so the floor of a minute.
-    const fast = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '10000', '--print-config']);
+    const fast = await cliInProcess([
+      'capacity',
+      '--key',
+      'free=k',
+      '--time-scale',
+      '10000',
+      '--print-config',
+    ]);
     expect(JSON.parse(fast.stdout).plans.free.maxWaitMs).toBe(60_000);
     // At time scale 100, the day's 864 s is past the cap of 10 minutes.
     const slow = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '100', '--print-config']);

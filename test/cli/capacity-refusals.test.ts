@@ -19,7 +19,10 @@ const refusals: [string[], RegExp][] = [
   ],
   [['--probe-ban', '--ban-max-wait', '5'], /--ban-max-wait: '5' is not a duration/],
   [['--max-wait', 'soon'], /--max-wait: 'soon' is not a duration/],
-  [['--tenants', 'free=1', '--max-wait', '1m'], /--max-wait measures one key per plan: it does not go with --tenants/],
+  [
+    ['--tenants', 'free=1', '--max-wait', '1m'],
+    /--max-wait measures one key per plan: it does not go with --tenants/,
+  ],
   // A duration with its unit, as run's --timeout: a bare number is refused, not read as ms.
   [['--timeout', '10'], /--timeout: '10' is not a duration/],
   [['--tenants', 'free=1', '--timeout', '10'], /--timeout: '10' is not a duration/],
