@@ -1,5 +1,7 @@
+import type { RateWindow } from '../api/plans.ts';
 import { sleepUntil } from '../client/clock.ts';
 import type { Block } from '../result/capacity-types.ts';
+import type { Exhausted } from './exhaust.ts';
 import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 import { HEADER_GRANULARITY_MS } from './verdict.ts';
 
@@ -9,6 +11,49 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
 export interface BlockProbe {
   block: Block | undefined;
   evidence: string;
+  /** The request inside the block, refused: where it prolonged the block, its wait is the one to judge the return by. */
+  knock?: ProbeReply;
+}
+
+/** A wait no window of `windowMs` tells (whole-second headers and the probe's guard allowed for). */
+export const longerThanWindow = (waitMs: number, windowMs: number, guardMs: number): boolean =>
+  waitMs > windowMs + HEADER_GRANULARITY_MS + guardMs;
+
+/**
+ * The window's excess refused with a wait longer than the window, within --max-wait: a block,
+ * probed and waited out (probeBlock). A 429 before the window's limit was reached is a longer
+ * quota's, and one past --max-wait is not waited for: the probe's stall stops it at either.
+ */
+export async function blockAfter(
+  client: ProbeClient,
+  exhausted: Exhausted,
+  o: {
+    window: RateWindow;
+    guardMs: number;
+    maxWaitMs: number;
+    log?: (line: string) => void;
+    signal?: AbortSignal;
+  },
+): Promise<BlockProbe | undefined> {
+  const refusal = exhausted.refusal;
+  const wait = refusal?.retryAfterMs;
+  if (!refusal || wait === undefined || o.signal?.aborted) return undefined;
+  if (!longerThanWindow(wait, o.window.seconds * 1000, o.guardMs)) return undefined;
+  if (exhausted.accepted < o.window.limit || wait > o.maxWaitMs) return undefined;
+  o.log?.(
+    `the 429 at the window's first excess told a wait of ${seconds(wait)} s, longer than the window: probed as a block and waited out (within --max-wait)`,
+  );
+  return probeBlock(client, refusal, {
+    excess: exhausted.accepted + 1 - o.window.limit,
+    maxWaitMs: o.maxWaitMs,
+    index: exhausted.sent + 1,
+    signal: o.signal,
+  });
+}
+
+/** The refusal the quota's return is judged by: a block the probe's own request prolonged, by what that request was told. */
+export function returnJudgedBy(exhausted: Exhausted, block: BlockProbe | undefined): Exhausted {
+  return block?.block?.extendedByProbes && block.knock ? { ...exhausted, refusal: block.knock } : exhausted;
 }
 
 /**
@@ -42,7 +87,7 @@ export async function probeBlock(
   // Waited out here, as far as --max-wait goes: the phases after it then find no wait longer than a window.
   if (client.pauseUntil - refusal.receivedAt <= o.maxWaitMs)
     await sleepUntil(client.pauseUntil + 1, o.signal);
-  return { block: found, evidence: blockEvidence(found) };
+  return { block: found, evidence: blockEvidence(found), knock };
 }
 
 export function blockEvidence(b: Block): string {

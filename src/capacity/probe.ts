@@ -4,7 +4,7 @@ import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
-import { type BlockProbe, probeBlock } from './block.ts';
+import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy } from './block.ts';
 import { type Ramp, rampFromRest } from './concurrency.ts';
 import { dailyWindow, walkDaily } from './daily.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
@@ -154,24 +154,15 @@ export class CapacityProbe {
   };
 
   private longerThanWindow(waitMs: number): boolean {
-    return waitMs > this.windowMs + HEADER_GRANULARITY_MS + this.guardMs;
+    return longerThanWindow(waitMs, this.windowMs, this.guardMs);
   }
 
-  /**
-   * The window's excess refused with a wait longer than the window, within --max-wait: a block,
-   * probed and waited out (probeBlock). A 429 before the window's limit was reached is a longer
-   * quota's, and one past --max-wait is not waited for: stalled() stops the probe at either.
-   */
-  private async blockAfter(exhausted: Exhausted): Promise<BlockProbe | undefined> {
-    const refusal = exhausted.refusal;
-    const wait = refusal?.retryAfterMs;
-    if (!refusal || wait === undefined || this.o.signal?.aborted || !this.longerThanWindow(wait))
-      return undefined;
-    if (exhausted.accepted < this.window.limit || wait > this.maxWaitMs) return undefined;
-    return probeBlock(this.client, refusal, {
-      excess: exhausted.accepted + 1 - this.window.limit,
+  private blockAfter(exhausted: Exhausted): Promise<BlockProbe | undefined> {
+    return blockAfter(this.client, exhausted, {
+      window: this.window,
+      guardMs: this.guardMs,
       maxWaitMs: this.maxWaitMs,
-      index: exhausted.sent + 1,
+      log: this.o.log,
       signal: this.o.signal,
     });
   }
@@ -227,7 +218,7 @@ export class CapacityProbe {
     }
     const exhaustMs = now() - exhaustStart;
     const block = await this.blockAfter(exhausted);
-    const recovery = await probeRecovery(client, exhausted, {
+    const recovery = await probeRecovery(client, returnJudgedBy(exhausted, block), {
       windowMs: this.windowMs,
       stepMs: recoveryStepMs(this.o.timeScale),
       stalled: this.stalled,

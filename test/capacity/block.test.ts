@@ -4,6 +4,7 @@ import { renderHtmlReport } from '../../src/report/html.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import type { ServerOptions } from '../../src/server/options.ts';
 import { type ProbeRun, probeSimulated } from '../helpers/capacity-cases.ts';
+import { blocking } from '../helpers/simulated-limiters.ts';
 
 /**
  * `capacity` against a key blocked for 30 s at its first excess (the reference server's `--block`,
@@ -30,6 +31,13 @@ beforeAll(async () => {
   runs.set('seed', await probeSimulated(blocked(), PLAN));
   runs.set('short', await probeSimulated(blocked(), PLAN, 1, undefined, 10_000));
   runs.set('silent', await probeSimulated(blocked({ headerDialect: 'none' }), PLAN));
+  // A proxy whose block starts anew at each request inside it, in front of an unlimited server.
+  runs.set(
+    'extending',
+    await probeSimulated({ rateLimit: false, seedData: 3 }, PLAN, 1, (u) =>
+      blocking(u, { limit: 10, windowMs: 10_000, blockMs: BLOCK_S * 1000, extends: true }),
+    ),
+  );
   // No block, but a second window of 15 per 100 s, spent in the second paced window.
   const twoWindows: Plan = {
     name: 'free',
@@ -71,6 +79,20 @@ describe('a block of 30 s at the first excess, the window told in headers', () =
     expect(r.reasons[0]).toMatch(/announced a wait of \d+(\.\d)? s, longer than --max-wait \(10 s\)/);
     expect(r.verdict).toBe('fail');
     expect(elapsedMs).toBeLessThan(get('seed').elapsedMs - 20_000);
+  });
+});
+
+describe('a block that each request inside it starts anew', () => {
+  it('is reported as prolonged by the one request sent inside it, and waited out after that', () => {
+    const { report: r, result } = get('extending');
+    const why = `${r.reasons.join('; ')} | ${r.limiter.evidence.join('; ')}`;
+    expect(r.limiter.block?.extendedByProbes, why).toBe(true);
+    expect(r.limiter.block?.seconds).toBe(BLOCK_S);
+    expect(r.limiter.evidence.join('; ')).toContain('a request inside it prolonged it');
+    // Waited out from the request inside it, and the return judged by what that request was told.
+    expect(r.recovery.quotaBackAt).not.toBeNull();
+    expect(r.verdict, why).toBe('pass');
+    expect(result.compliance.violations).toBe(0);
   });
 });
 

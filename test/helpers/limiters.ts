@@ -10,12 +10,13 @@ import express from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { slowDown } from 'express-slow-down';
 import Fastify from 'fastify';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { Agent, type Dispatcher, request } from 'undici';
 import { freePort } from './free-port.ts';
 
 /**
- * Real third-party rate limiters (@fastify/rate-limit, express-rate-limit, nginx limit_req and
- * limit_conn) in front of an upstream, on loopback: what the toolkit meets in the wild, to test its
+ * Real third-party rate limiters (@fastify/rate-limit, express-rate-limit, rate-limiter-flexible,
+ * nginx limit_req and limit_conn) in front of an upstream, on loopback: what the toolkit meets in the wild, to test its
  * reading of their headers against the limiters themselves rather than against our emulation of them.
  */
 export interface RunningLimiter {
@@ -162,6 +163,45 @@ export async function startExpressRateLimit(options: ExpressRateLimitOptions): P
       validate: { keyGeneratorIpFallback: false },
     }),
   );
+  return serveBehind(app, options.upstream);
+}
+
+export interface FlexibleBlockOptions {
+  upstream: string;
+  points: number;
+  durationS: number;
+  blockDurationS: number;
+}
+
+/**
+ * rate-limiter-flexible's memory limiter with `blockDuration`, in an express app wired as its README
+ * wires one: X-RateLimit-Limit, -Remaining and -Reset (a Unix time) on every answer, Retry-After in
+ * whole seconds on a 429. A key past its points is blocked for `blockDurationS` from its first excess
+ * (the library blocks once: a request inside the block does not prolong it).
+ */
+export async function startFlexibleBlock(options: FlexibleBlockOptions): Promise<RunningLimiter> {
+  const limiter = new RateLimiterMemory({
+    points: options.points,
+    duration: options.durationS,
+    blockDuration: options.blockDurationS,
+  });
+  const app = express();
+  app.use(async (req, res, next) => {
+    const tell = (r: RateLimiterRes) => {
+      res.setHeader('X-RateLimit-Limit', String(options.points));
+      res.setHeader('X-RateLimit-Remaining', String(r.remainingPoints));
+      res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
+    };
+    try {
+      tell(await limiter.consume(keyOf(req.headers.authorization, req.ip ?? '127.0.0.1')));
+      next();
+    } catch (rejected) {
+      if (!(rejected instanceof RateLimiterRes)) return next(rejected);
+      tell(rejected);
+      res.setHeader('Retry-After', String(Math.ceil(rejected.msBeforeNext / 1000)));
+      res.status(429).json({ code: 'rate_limited', message: 'Too Many Requests' });
+    }
+  });
   return serveBehind(app, options.upstream);
 }
 

@@ -227,3 +227,50 @@ export function fastifyRateLimit(upstream: Transport, model: FastifyRateLimitMod
     return { ...reply, headers: { ...headers, ...reply.headers } };
   };
 }
+
+export interface BlockingModel {
+  limit: number;
+  windowMs: number;
+  blockMs: number;
+  /** Every request during the block starts it again, as some proxies' blocks do. */
+  extends?: boolean;
+}
+
+/**
+ * A proxy's block after the first excess, as rate-limiter-flexible's `blockDuration` wired by its
+ * README tells it: a fixed window per key from its first request, X-RateLimit-Limit, -Remaining and
+ * -Reset (a Unix time) on every answer, and at the first request past the limit the key refused for
+ * `blockMs`, Retry-After telling what is left (with `extends`, each refused request starts it anew).
+ */
+export function blocking(upstream: Transport, model: BlockingModel): Transport {
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  const blockedUntil = new Map<string, number>();
+  const told = (limit: number, remaining: number, resetAt: number, retryAt?: number) => ({
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(remaining),
+    'x-ratelimit-reset': String(Math.ceil(resetAt / 1000)),
+    ...(retryAt === undefined ? {} : { 'retry-after': String(Math.ceil((retryAt - Date.now()) / 1000)) }),
+  });
+  const refuse = (key: string, until: number) => {
+    blockedUntil.set(key, until);
+    return { status: 429, headers: told(model.limit, 0, until, until), text: '{"code":"rate_limited"}' };
+  };
+  return async (pool, request) => {
+    const now = Date.now();
+    const key = keyOf(request);
+    const blocked = blockedUntil.get(key) ?? 0;
+    if (blocked > now) return refuse(key, model.extends ? now + model.blockMs : blocked);
+    let w = windows.get(key);
+    if (!w || w.resetAt <= now) {
+      w = { count: 0, resetAt: now + model.windowMs };
+      windows.set(key, w);
+    }
+    if (w.count >= model.limit) return refuse(key, now + model.blockMs);
+    w.count++;
+    const reply = passedOn(await upstream(pool, request));
+    return {
+      ...reply,
+      headers: { ...reply.headers, ...told(model.limit, model.limit - w.count, w.resetAt) },
+    };
+  };
+}

@@ -1,0 +1,74 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/result/types.ts';
+import { resultProblem } from '../../src/result/validate.ts';
+import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { cliWorkspace, readJson, runCli } from '../helpers/integration-cli.ts';
+import { type RunningLimiter, startFlexibleBlock } from '../helpers/limiters.ts';
+
+/**
+ * `capacity` through the CLI against the real rate-limiter-flexible with `blockDuration`, in an express
+ * app as its README wires one (X-RateLimit-* on every answer, Retry-After on a 429): 10 per 4 s, a key
+ * blocked 12 s at its first excess. The block is measured and named, the window under it reported,
+ * and the verdict passes. The same probe against the reference server's `--block` in simulated time
+ * is test/capacity/block.test.ts.
+ */
+
+const LIMIT = { points: 10, durationS: 4, blockDurationS: 12 };
+const workspace = cliWorkspace('real-block');
+let upstream: RunningServer;
+let limiter: RunningLimiter;
+
+beforeAll(async () => {
+  upstream = await startServer({ rateLimit: false, seedData: 3 });
+  limiter = await startFlexibleBlock({ upstream: upstream.url, ...LIMIT });
+});
+afterAll(async () => {
+  await limiter?.stop();
+  await upstream?.close();
+});
+
+describe('rate-limiter-flexible with blockDuration: a key blocked at its first excess', () => {
+  it('capacity measures the block within 1.5 s, reports the window under it, and passes', async () => {
+    const dir = workspace.fresh('run');
+    const plans = join(dir, 'plans.json');
+    writeFileSync(
+      plans,
+      JSON.stringify({
+        free: { windows: [{ name: 'short', limit: LIMIT.points, seconds: LIMIT.durationS }] },
+      }),
+    );
+    const out = join(dir, 'out');
+    const outcome = await runCli(
+      [
+        'capacity',
+        '--base-url',
+        limiter.url,
+        '--api-key',
+        'free=free-demo-key',
+        '--plans',
+        plans,
+        '--out',
+        out,
+      ],
+      90_000,
+    );
+    const result = readJson(join(out, 'result.json')) as RunResult;
+    const r = result.capacity?.[0];
+    const why = `${outcome.stdout}\n${outcome.stderr}\n${r?.limiter.evidence.join('; ')}`;
+    expect(outcome.code, why).toBe(0);
+    expect(resultProblem(result)).toBeUndefined();
+    expect(Math.abs((r?.limiter.block?.seconds ?? 0) - LIMIT.blockDurationS), why).toBeLessThanOrEqual(1.5);
+    expect(r?.limiter.block?.afterExcessOf).toBe(1);
+    // The library blocks once: the request inside the block does not prolong it.
+    expect(r?.limiter.block?.extendedByProbes).toBe(false);
+    expect(r?.limiter.window).toEqual({ limit: LIMIT.points, seconds: LIMIT.durationS });
+    expect(r?.exhaust.first429At).toBe(LIMIT.points + 1);
+    expect(r?.rate.acceptedPerWindow).toEqual([LIMIT.points, LIMIT.points]);
+    expect(r?.verdict, why).toBe('pass');
+    expect(result.compliance.violations).toBe(0);
+    // The table names the block beside the model.
+    expect(outcome.stdout).toMatch(/blocks 1\d(\.\d)? s at its first excess/);
+  }, 100_000);
+});
