@@ -6,6 +6,7 @@ import type { Exhausted } from './exhaust.ts';
 import type { Family } from './infer.ts';
 import type { Look } from './look.ts';
 import type { PacedPhase } from './paced-window.ts';
+import type { Shot } from './probe-client.ts';
 import type { SearchState } from './rate-search.ts';
 import type { Recovery } from './recovery.ts';
 import type { SlowDownWatch } from './slow-down.ts';
@@ -46,6 +47,8 @@ export interface Measured extends PhasesMeasured {
   dialects: ReadonlyMap<Dialect | 'none', number>;
   /** The dialects that announced a reset, over the same answers. */
   resetDialects: ReadonlySet<Dialect>;
+  /** Every answer while the limiter was measured, as written and admitted or not: what its model must predict. */
+  answers: readonly Shot[];
   /** `--daily`: the walk, or why it was not walked; undefined when not asked for. */
   daily: { walk: DailyWalk } | { notWalked: string } | undefined;
   /** Requests sent inside a Retry-After (a bug of the probe's). */

@@ -61,6 +61,9 @@ export const admitted = (status: number) => status !== 0 && status !== 429 && st
 export const QUIET_BACKOFF_FACTOR = 1.5;
 const QUIET_BACKOFF_MIN_MS = 10;
 
+/** Answers kept for the replay: the phases that measure the limiter send far fewer (a daily walk may send more). */
+const HISTORY_MAX = 20_000;
+
 const EMPTY_STATE: RateLimitState = { limit: undefined, remaining: undefined, reset: undefined };
 
 /**
@@ -106,6 +109,8 @@ export class ProbeClient {
   quietBackoff: 'window' | 'gap' = 'window';
   /** When given, every answered request is appended: the rate search replays them. */
   shots: Shot[] | undefined;
+  /** Every answered request of the probe, up to HISTORY_MAX: what a model must predict (replay.ts). */
+  readonly history: Shot[] = [];
   /** When the latest answered request was written, and when the latest admitted one was sent. */
   lastWrittenAt = 0;
   lastAdmittedAt = 0;
@@ -231,6 +236,7 @@ export class ProbeClient {
       this.dialects.set(view.dialect, (this.dialects.get(view.dialect) ?? 0) + 1);
       if (view.dialect !== 'none' && view.resetSeconds !== undefined) this.resetDialects.add(view.dialect);
       this.shots?.push({ at: written, admitted: admitted(status) });
+      if (this.history.length < HISTORY_MAX) this.history.push({ at: written, admitted: admitted(status) });
     }
     // Nothing admitted yet: no gap was probed, and a window is the safe wait.
     const gap = this.lastAdmittedAt > 0 ? sentAt - this.lastAdmittedAt : this.o.windowMs;

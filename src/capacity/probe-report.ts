@@ -9,6 +9,7 @@ import { searchSummary } from './rate-search.ts';
 import { recoveryStepMs } from './recovery.ts';
 import { withSlowDown } from './slow-down.ts';
 import { judge } from './verdict.ts';
+import { checkedModel } from './replay.ts';
 import { refusalsCountEvidence } from './window-refusals.ts';
 
 /** A release timed by a timer on each side may be off by this much; the interval, by it over the releases. */
@@ -117,7 +118,15 @@ function recoveryFigures(m: Measured): CapacityReport['recovery'] {
 }
 
 function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
-  const report = inferred(m, setup);
+  const paced = {
+    admitted: m.paced.acceptedPerWindow.reduce((a, b) => a + b, 0),
+    spanSeconds: m.paced.acceptedPerWindow.length * setup.window.seconds,
+  };
+  const limit = m.exhausted.refusal ? m.exhausted.accepted : setup.window.limit;
+  const report = checkedModel(inferred(m, setup), paced, m.answers, {
+    limit,
+    seconds: setup.window.seconds,
+  });
   if (m.block) {
     const { block, evidence } = m.block;
     report.block =

@@ -102,8 +102,10 @@ export class CapacityProbe {
       // answers come after, and would only repeat them.
       const dialects = new Map(this.client.dialects);
       const resetDialects = new Set(this.client.resetDialects);
+      const answers = [...this.client.history];
       const measured: Measured = {
         ...phases,
+        answers,
         stalledBy: this.stalledBy,
         dialects,
         resetDialects,

@@ -47,7 +47,9 @@ export function judge(
   // limiter that delays rather than refuses.
   if (r.recovery.quotaBackAt === null && r.exhaust.first429At !== null && !slowDown)
     reasons.push(`the quota was not back after ${r.recovery.probes} probes`);
-  if (!spacing) reasons.push(...resetReasons(r, tolerance));
+  // A sliding counter's reset announces the whole quota two periods out, and its quota comes back
+  // gradually: its promise is the paced windows', judged above.
+  if (!spacing && type !== 'sliding-counter') reasons.push(...resetReasons(r, tolerance));
   if (r.recovery.retryAfterAccuracyMs !== null && r.recovery.retryAfterAccuracyMs > tolerance)
     reasons.push(`the quota came back ${r.recovery.retryAfterAccuracyMs} ms after Retry-After announced`);
   if (spacing) reasons.push(...rateReasons(r));
