@@ -7,9 +7,9 @@ import { inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import type { Measured } from './measured.ts';
 import { searchSummary } from './rate-search.ts';
 import { recoveryStepMs } from './recovery.ts';
+import { checkedModel } from './replay.ts';
 import { withSlowDown } from './slow-down.ts';
 import { judge } from './verdict.ts';
-import { checkedModel } from './replay.ts';
 import { refusalsCountEvidence } from './window-refusals.ts';
 
 /** A release timed by a timer on each side may be off by this much; the interval, by it over the releases. */
