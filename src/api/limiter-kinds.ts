@@ -24,6 +24,14 @@ export type LimiterKind = (typeof LIMITER_KINDS)[number];
 /** Kinds whose rule binds between two sends, not only over a window: the client keeps a gap. */
 export const isSpacingLimiter = (kind: LimiterKind): boolean => kind === 'token-bucket' || kind === 'gcra';
 
+/**
+ * Kinds a client named them for paces by the plan's gap between any two sends: the spacing kinds,
+ * and a sliding counter, which admits the plan's rate evenly spaced for ever, while a burst after a
+ * busy period meets the previous period's weight.
+ */
+export const pacedByGap = (kind: LimiterKind): boolean =>
+  isSpacingLimiter(kind) || kind === 'sliding-counter';
+
 /** The reference server's `--limiter` models by the names capacity reports. */
 export const KIND_OF_MODEL: Readonly<Record<LimiterModelName, LimiterKind>> = {
   fixed: 'fixed-window',

@@ -1,4 +1,4 @@
-import { isSpacingLimiter, type LimiterKind } from '../api/limiter-kinds.ts';
+import { type LimiterKind, pacedByGap } from '../api/limiter-kinds.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
@@ -59,9 +59,7 @@ export class PacerPlan {
     const given = options.limiter;
     this.spacingStart = {
       floorMs:
-        given && isSpacingLimiter(given) && shortest
-          ? withMargin((shortest.seconds * 1000) / shortest.limit)
-          : 0,
+        given && pacedByGap(given) && shortest ? withMargin((shortest.seconds * 1000) / shortest.limit) : 0,
       learnFloor: given === undefined,
       ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
       learnConcurrency: given === undefined || given === 'concurrency',
@@ -324,14 +322,16 @@ export class Pacer {
    * Where the limiter is given (`--limiter`) as other than a fixed window, a spent budget holds only
    * until the next send it admits, not until its Reset: a GCRA's or token bucket's Remaining is its
    * burst headroom and Reset when the bucket is full (whole seconds rounded up, or more than one
-   * emission interval away), and a sliding log's Reset is when its newest request ages out, while
-   * the oldest frees a slot sooner. Held to Reset, either paces at a fraction of its rate. A model
+   * emission interval away), a sliding counter's Reset is when the next period has passed (its
+   * estimate falls continuously, and the plan's gap keeps below it), and a sliding log's Reset is
+   * when its newest request ages out, while the oldest frees a slot sooner. Held to Reset, each
+   * paces at a fraction of its rate. A model
    * only learned from a 429 does not count: a window's plan told too high draws one too, and its
    * Remaining 0 must hold until Reset.
    */
   private heldNoLongerThan(until: number): number {
     const model = this.options.limiter;
-    if (model === 'gcra' || model === 'token-bucket') return Math.min(until, this.spacing.earliest());
+    if (model && pacedByGap(model)) return Math.min(until, this.spacing.earliest());
     if (model === 'sliding-window' && this.plan.logWindows.length > 0)
       return Math.min(until, this.log.earliest());
     return until;
