@@ -3,6 +3,7 @@ import { now } from '../client/clock.ts';
 import type { DailyWalk } from '../result/capacity-types.ts';
 import { windowFirstEstimateMs } from './estimate.ts';
 import { EXCESS_BOUND } from './exhaust.ts';
+import type { Measured, PhasesMeasured } from './measured.ts';
 import { nextAnchor, pacedWindow } from './paced-window.ts';
 import type { ProbeClient, ProbeReply } from './probe-client.ts';
 import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
@@ -214,4 +215,30 @@ export function judgeDaily(d: DailyWalk): string[] {
   }
   if (d.rateLimited > 0) reasons.push(`${d.rateLimited} 429(s) at the plan rate before the day ran out`);
   return reasons;
+}
+
+/** `--daily`: the rest of the day at the plan rate after the probe's phases, until the day's 429; or why it was not walked. */
+export async function walkDayAfter(
+  client: ProbeClient,
+  plan: Plan,
+  minute: RateWindow,
+  m: PhasesMeasured,
+  signal?: AbortSignal,
+): Promise<Measured['daily']> {
+  const day = dailyWindow(plan);
+  if (day && m.recovery.back && !signal?.aborted) {
+    const walk = await walkDaily(client, {
+      minute,
+      day,
+      anchor: m.dailyAnchor,
+      firstIndex: m.recovery.nextIndex + m.paced.sent,
+      signal,
+    });
+    return { walk };
+  }
+  return {
+    notWalked: day
+      ? 'the daily quota was not walked: the minute quota never came back'
+      : `plan '${plan.name}' has no window longer than its ${minute.name}: no daily quota to walk`,
+  };
 }

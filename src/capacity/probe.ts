@@ -6,7 +6,7 @@ import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
 import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy } from './block.ts';
 import { type Ramp, rampFromRest } from './concurrency.ts';
-import { dailyWindow, walkDaily } from './daily.ts';
+import { walkDayAfter } from './daily.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
 import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from './exhaust.ts';
 import type { Family } from './infer.ts';
@@ -109,7 +109,9 @@ export class CapacityProbe {
         stalledBy: this.stalledBy,
         dialects,
         resetDialects,
-        daily: this.o.daily ? await this.walkDay(phases) : undefined,
+        daily: this.o.daily
+          ? await walkDayAfter(this.client, this.o.plan, this.window, phases, this.o.signal)
+          : undefined,
         violations: this.client.violations,
         durationMs: 0,
       };
@@ -202,11 +204,12 @@ export class CapacityProbe {
     const signal = this.o.signal;
     client.shots = undefined;
     const paced = await this.paced(look.first.sentAt, 'spread', 1, undefined, look.first);
+    const longerBack = this.longerWindowsBack(paced);
     // A server whose windows are aligned to the clock may still count the last paced window at the
     // anchor: its reset says when that window ends. Exhausting before then would meet the 429 early.
     const lastReset = paced.last && paced.last.resets.length > 0 ? Math.max(...paced.last.resets) : undefined;
     const end = this.windowEnd(lastReset);
-    const anchor = end > paced.next ? end + 1 : paced.next;
+    const anchor = Math.max(end > paced.next ? end + 1 : paced.next, longerBack);
     if (!this.stalled()) await sleepUntil(anchor, signal);
     client.shots = [];
     const exhaustStart = now();
@@ -256,6 +259,23 @@ export class CapacityProbe {
       infeasible: undefined,
       block,
     };
+  }
+
+  /**
+   * The plan's longer windows (within --max-wait: not a day) counted the paced requests too: the
+   * window is exhausted once every one of them has left the longest, or its first 429 would be a
+   * longer window's. 0: none to wait for.
+   */
+  private longerWindowsBack(paced: PacedPhase): number {
+    const longer = this.o.plan.windows
+      .map((w) => w.seconds * 1000)
+      .filter((ms) => ms > this.windowMs && ms <= this.maxWaitMs);
+    if (longer.length === 0 || paced.sent === 0 || this.stalled()) return 0;
+    const longest = Math.max(...longer);
+    this.o.log?.(
+      `the plan's ${Math.round(longest / 100) / 10} s window counted the paced requests: the window is exhausted once they have left it`,
+    );
+    return now() + longest + this.guardMs;
   }
 
   /**
@@ -416,26 +436,6 @@ export class CapacityProbe {
       stalled: this.stalled,
       log: this.o.log,
       signal: this.o.signal,
-    };
-  }
-
-  /** `--daily`: the rest of the day at the plan rate, until the day's 429; or why it was not walked. */
-  private async walkDay(m: PhasesMeasured): Promise<Measured['daily']> {
-    const dayWindow = dailyWindow(this.o.plan);
-    if (dayWindow && m.recovery.back && !this.o.signal?.aborted) {
-      const walk = await walkDaily(this.client, {
-        minute: this.window,
-        day: dayWindow,
-        anchor: m.dailyAnchor,
-        firstIndex: m.recovery.nextIndex + m.paced.sent,
-        signal: this.o.signal,
-      });
-      return { walk };
-    }
-    return {
-      notWalked: dayWindow
-        ? 'the daily quota was not walked: the minute quota never came back'
-        : `plan '${this.o.plan.name}' has no window longer than its ${this.window.name}: no daily quota to walk`,
     };
   }
 }
