@@ -49,6 +49,8 @@ export interface Measured extends PhasesMeasured {
   resetDialects: ReadonlySet<Dialect>;
   /** Every answer while the limiter was measured, as written and admitted or not: what its model must predict. */
   answers: readonly Shot[];
+  /** Every Limit the headers told meanwhile, smallest first. */
+  limitsTold: readonly number[];
   /** `--daily`: the walk, or why it was not walked; undefined when not asked for. */
   daily: { walk: DailyWalk } | { notWalked: string } | undefined;
   /** Requests sent inside a Retry-After (a bug of the probe's). */

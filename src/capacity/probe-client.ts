@@ -111,6 +111,8 @@ export class ProbeClient {
   shots: Shot[] | undefined;
   /** Every answered request of the probe, up to HISTORY_MAX: what a model must predict (replay.ts). */
   readonly history: Shot[] = [];
+  /** Every Limit the headers told: more than one where several windows are enforced at once. */
+  readonly limitsTold = new Set<number>();
   /** When the latest answered request was written, and when the latest admitted one was sent. */
   lastWrittenAt = 0;
   lastAdmittedAt = 0;
@@ -237,6 +239,7 @@ export class ProbeClient {
       if (view.dialect !== 'none' && view.resetSeconds !== undefined) this.resetDialects.add(view.dialect);
       this.shots?.push({ at: written, admitted: admitted(status) });
       if (this.history.length < HISTORY_MAX) this.history.push({ at: written, admitted: admitted(status) });
+      if (rateLimit.limit !== undefined) this.limitsTold.add(rateLimit.limit);
     }
     // Nothing admitted yet: no gap was probed, and a window is the safe wait.
     const gap = this.lastAdmittedAt > 0 ? sentAt - this.lastAdmittedAt : this.o.windowMs;

@@ -133,6 +133,10 @@ function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
       block && m.exhausted.refusal ? measuredBlock(block, m.exhausted.refusal, m.recovery.back) : null;
     report.evidence.push(report.block ? blockEvidence(report.block) : evidence);
   }
+  if (m.limitsTold.length > 1)
+    report.evidence.push(
+      `the headers told limits of ${m.limitsTold.join(' and ')}: several windows at once, each answer telling the one nearer to spent`,
+    );
   const ramp = m.ramp;
   if (!ramp) return report;
   report.evidence.push(...ramp.evidence);

@@ -17,7 +17,7 @@ import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedWindows } from './paced-window.ts';
 import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
 import { capacityReport } from './probe-report.ts';
-import { announced, probeRecovery, type Recovery, recoveryStepMs } from './recovery.ts';
+import { announced, probeRecovery, type Recovery, recoveryStepMs, returnedLimit } from './recovery.ts';
 import { SlowDownWatch } from './slow-down.ts';
 import { HEADER_GRANULARITY_MS } from './verdict.ts';
 import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
@@ -106,6 +106,7 @@ export class CapacityProbe {
       const measured: Measured = {
         ...phases,
         answers,
+        limitsTold: [...this.client.limitsTold].sort((a, b) => a - b),
         stalledBy: this.stalledBy,
         dialects,
         resetDialects,
@@ -229,7 +230,7 @@ export class CapacityProbe {
       stalled: this.stalled,
       signal,
     });
-    const limit = recovery.back?.rateLimit.limit ?? exhausted.accepted;
+    const limit = returnedLimit(exhausted, recovery.back);
     recovery.refusedBefore = refusedWithinWindow(client.shots, recovery.back, this.windowMs);
     const family = familyWithRefusals(recovery.atOnce, limit, recovery.refusedBefore);
     const search =

@@ -86,3 +86,17 @@ export async function probeRecovery(
     nextIndex: index + 1,
   };
 }
+
+/**
+ * The limit of the window that came back, to read the return's Remaining against: the one its
+ * headers tell, unless they told another limit while it was exhausted. Limiters that enforce
+ * several windows at once tell whichever is nearer to spent, and at the return that may be a longer
+ * one (its Remaining then still counts the probe's earlier requests): the exhausted window's own
+ * limit is what the burst admitted.
+ */
+export function returnedLimit(exhausted: Exhausted, back: ProbeReply | undefined): number {
+  const told = back?.rateLimit.limit;
+  const exhaustedTold = exhausted.last?.rateLimit.limit;
+  if (told === undefined) return exhausted.accepted;
+  return exhaustedTold === undefined || told === exhaustedTold ? told : exhausted.accepted;
+}
