@@ -185,7 +185,9 @@ describe.skipIf(SKIP_PROMETHEUS).concurrent('capacity and bench into a real Prom
     const pushed = await pushedOf(prom, result.meta.runId as string);
     expect(pushed.requests, context).toEqual(requestsOf(result));
     expect(Object.keys(pushed.requests).sort()).toEqual(['getPetById', 'listPets']);
-    expect(result.overall.requests).toBeGreaterThan(100);
+    // Sends, whatever their number: how many fit in 2 s is the machine's (CI once managed 38 beside
+    // two other files); a count against the clock is bench-rate's, in a timing project.
+    expect(result.overall.requests).toBeGreaterThan(0);
     for (const labels of pushed.series) {
       expect(labels).toMatchObject({ scenario: 'bench', plan: 'enterprise' });
       expect(JSON.stringify(labels)).not.toContain('enterprise-demo-key');
