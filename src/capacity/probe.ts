@@ -263,12 +263,15 @@ export class CapacityProbe {
   }
 
   /**
-   * The plan's longer windows (within --max-wait: not a day) counted the paced requests too: the
-   * window is exhausted once every one of them has left the longest, or its first 429 would be a
-   * longer window's. 0: none to wait for.
+   * The plan's longer windows (within --max-wait, and small enough for the paced requests and the
+   * burst to fill: not a day) counted the paced requests too: the window is exhausted once every one
+   * of them has left the longest, or its first 429 would be a longer window's. 0: none to wait for.
    */
   private longerWindowsBack(paced: PacedPhase): number {
+    // Only a window the paced requests and the burst to come could fill: a day's 1000 cannot.
+    const most = paced.sent + this.window.limit + EXCESS_BOUND + 1;
     const longer = this.o.plan.windows
+      .filter((w) => w.limit < most)
       .map((w) => w.seconds * 1000)
       .filter((ms) => ms > this.windowMs && ms <= this.maxWaitMs);
     if (longer.length === 0 || paced.sent === 0 || this.stalled()) return 0;

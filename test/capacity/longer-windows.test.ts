@@ -37,3 +37,22 @@ describe('a plan of two windows, the longer spent by the paced windows', () => {
     // What it does not do yet: measure the longer window itself, and report each window.
   }, 60_000);
 });
+
+describe('a plan whose longer window the probe cannot fill', () => {
+  it('is not waited for: 1000 per 60 s beside 10 per 10 s', async () => {
+    const roomy: Plan = {
+      name: 'free',
+      windows: [
+        { name: 'ten', limit: 10, seconds: 10 },
+        { name: 'minute', limit: 1000, seconds: 60 },
+      ],
+    };
+    const { report: r, log } = await probeSimulated(
+      { plans: { free: roomy }, keys: { 'free-demo-key': 'free' }, seedData: 3 },
+      roomy,
+    );
+    expect(r.exhaust.first429At).toBe(11);
+    expect(log.join('\n')).not.toContain('counted the paced requests');
+    expect(r.verdict, r.reasons.join('; ')).toBe('pass');
+  }, 60_000);
+});
