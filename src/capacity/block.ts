@@ -19,6 +19,14 @@ export interface BlockProbe {
 export const longerThanWindow = (waitMs: number, windowMs: number, guardMs: number): boolean =>
   waitMs > windowMs + HEADER_GRANULARITY_MS + guardMs;
 
+/** Why a wait longer than the window stopped the probe: past --max-wait, or no block's. */
+export function stallReason(waitMs: number, maxWaitMs: number, window: RateWindow): string {
+  const told = `a 429 announced a wait of ${Math.round(waitMs / 100) / 10} s`;
+  return waitMs > maxWaitMs
+    ? `${told}, longer than --max-wait (${Math.round(maxWaitMs / 1000)} s): a longer quota (the day's?) is spent or the key is blocked, and the probe stopped rather than wait`
+    : `${told}, longer than the ${window.seconds} s ${window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
+}
+
 /**
  * The window's excess refused with a wait longer than the window, within --max-wait: a block,
  * probed and waited out (probeBlock). A 429 before the window's limit was reached is a longer

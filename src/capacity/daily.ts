@@ -27,12 +27,13 @@ export function dailyWindow(plan: Plan): RateWindow | undefined {
  * any answer told the latency: the paced windows, then one exhausted and the quota's return. The
  * probe says it again once its first answers told the latency and the order.
  */
-export function capacityEstimateMs(minute: RateWindow, pacedWindows: number): number {
+export function capacityEstimateMs(minute: RateWindow, pacedWindows: number, longerMs = 0): number {
   return windowFirstEstimateMs({
     windowMs: minute.seconds * 1000,
     limit: minute.limit,
     windows: pacedWindows,
     latencyMs: 0,
+    longerMs,
   });
 }
 

@@ -69,13 +69,18 @@ export function windowFirstEstimateMs(o: {
   limit: number;
   windows: number;
   latencyMs: number;
+  /** The longest of the plan's longer windows within reach (0: none): waited for, then spent. */
+  longerMs?: number;
 }): number {
   const guard = Math.max(10, o.windowMs * 0.05);
   const paced = o.windows * (o.windowMs + guard + o.latencyMs);
   const bursts = Math.ceil(Math.log2(Math.max(2, o.limit))) + 1;
   const exhaust = bursts * o.latencyMs;
   const recovery = Math.max(o.windowMs - exhaust, 0) + o.windowMs / 10 + 2 * o.latencyMs;
-  return paced + exhaust + recovery;
+  const longer = o.longerMs ?? 0;
+  // Its paced requests waited out before the exhaustion; then it is spent from there to its return.
+  const spent = longer > 0 ? longer + guard + Math.max(0, longer - exhaust - recovery) : 0;
+  return paced + exhaust + recovery + spent;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { BlockProbe } from './block.ts';
 import type { Ramp } from './concurrency.ts';
 import type { Exhausted } from './exhaust.ts';
 import type { Family } from './infer.ts';
+import type { LongerMeasure } from './longer-windows.ts';
 import type { Look } from './look.ts';
 import type { PacedPhase } from './paced-window.ts';
 import type { Shot } from './probe-client.ts';
@@ -37,6 +38,8 @@ export interface PhasesMeasured {
   infeasible: string | undefined;
   /** The excess's refusal told a wait longer than the window, within --max-wait: the block probed. */
   block?: BlockProbe;
+  /** A longer window of the plan, spent after the shorter one's return (window-first only). */
+  longer?: LongerMeasure;
 }
 
 /** The whole probe: its phases, and what the run as a whole told. */

@@ -1,5 +1,8 @@
 import { now, sleepUntil } from '../client/clock.ts';
+import type { Family } from './infer.ts';
 import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import type { Recovery } from './recovery.ts';
+import { HEADER_GRANULARITY_MS } from './verdict.ts';
 
 /** Share of a window its requests are spread over: the rest absorbs timer and event-loop lag. */
 export const SPREAD = 0.9;
@@ -187,4 +190,30 @@ export async function pacedWindows(
     out.next = nextAnchor(client, w, out.next, windowMs);
   }
   return out;
+}
+
+/** The reset `at`, when it announces the window's end within a window from now (not a longer quota's); else 0. */
+export function windowEnd(windowMs: number, at: number | undefined): number {
+  return at !== undefined && at <= now() + windowMs + HEADER_GRANULARITY_MS ? at : 0;
+}
+
+/**
+ * The plan rate starts on a whole quota: after the announced reset (or, told nothing, a window
+ * after the quota's return) for a window; at once for a limiter that refills continuously, whose
+ * pacing keeps the spacing from the last request anyway.
+ */
+export function pacedAnchorAfterModel(
+  model: { family: Family; recovery: Recovery; returnRangeMs: { low: number; high: number } | null },
+  o: { earliest: number; windowMs: number; guardMs: number },
+): number {
+  if (model.family !== 'window') return o.earliest;
+  const end = windowEnd(o.windowMs, model.recovery.wholeAgainAt);
+  if (end > 0) return Math.max(o.earliest, end + 1);
+  const back = model.recovery.back?.sentAt ?? now();
+  const range = model.returnRangeMs;
+  const windowMs =
+    range && o.windowMs >= range.low && o.windowMs <= range.high * 1.01
+      ? o.windowMs
+      : (range?.high ?? o.windowMs);
+  return Math.max(o.earliest, back + windowMs + o.guardMs);
 }

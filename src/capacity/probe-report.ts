@@ -4,6 +4,7 @@ import type { CapacityReport } from '../result/capacity-types.ts';
 import { blockEvidence, measuredBlock } from './block.ts';
 import { judgeDaily } from './daily.ts';
 import { inferLimiter, RESET_SEMANTICS } from './infer.ts';
+import { limiterWindows, windowReasons } from './longer-windows.ts';
 import type { Measured } from './measured.ts';
 import { searchSummary } from './rate-search.ts';
 import { recoveryStepMs } from './recovery.ts';
@@ -39,6 +40,10 @@ export function capacityReport(m: Measured, setup: ProbeSetup): CapacityReport {
     report.daily = m.daily.walk;
     report.reasons.push(...judgeDaily(m.daily.walk));
   } else if (m.daily) report.reasons.push(m.daily.notWalked);
+  if (setup.plan.windows.length > 1) {
+    report.limiter.windows = limiterWindows(report, setup.plan, setup.window, m.longer, m.limitsTold);
+    report.reasons.push(...windowReasons(report.limiter.windows, setup.plan, setup.window));
+  }
   report.violations = m.violations;
   if (m.violations > 0)
     report.reasons.push(`${m.violations} request(s) sent inside a Retry-After (a bug of ours)`);

@@ -4,22 +4,21 @@ import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
-import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy } from './block.ts';
+import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy, stallReason } from './block.ts';
 import { type Ramp, rampFromRest } from './concurrency.ts';
 import { walkDayAfter } from './daily.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
 import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from './exhaust.ts';
-import type { Family } from './infer.ts';
+import { longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
 import { firstLook, type Look } from './look.ts';
 import { defaultMaxWaitMs } from './max-wait.ts';
 import type { Measured, PhasesMeasured } from './measured.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
-import { type PacedPhase, pacedWindows } from './paced-window.ts';
+import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
 import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
 import { capacityReport } from './probe-report.ts';
 import { announced, probeRecovery, type Recovery, recoveryStepMs, returnedLimit } from './recovery.ts';
 import { SlowDownWatch } from './slow-down.ts';
-import { HEADER_GRANULARITY_MS } from './verdict.ts';
 import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
@@ -131,11 +130,13 @@ export class CapacityProbe {
   /** Told once the first answer announced a window: the rest of the probe is then known. */
   private announceWindowFirst(look: Look): void {
     const latencyMs = look.first.receivedAt - look.first.sentAt;
+    const windows = this.o.windows ?? 2;
     const about = windowFirstEstimateMs({
       windowMs: this.windowMs,
       limit: this.window.limit,
-      windows: this.o.windows ?? 2,
+      windows,
       latencyMs,
+      longerMs: longestWithinReachMs(this.o.plan, this.window, windows * this.window.limit, this.maxWaitMs),
     });
     this.o.log?.(
       `the first answer took ${Math.round(latencyMs)} ms and announced a window: about ${seconds(now() - this.started + about)} in all`,
@@ -148,13 +149,8 @@ export class CapacityProbe {
    */
   private stalled = (): boolean => {
     const wait = this.client.pauseUntil - now();
-    if (this.stalledBy === undefined && this.longerThanWindow(wait)) {
-      const told = `a 429 announced a wait of ${Math.round(wait / 100) / 10} s`;
-      this.stalledBy =
-        wait > this.maxWaitMs
-          ? `${told}, longer than --max-wait (${Math.round(this.maxWaitMs / 1000)} s): a longer quota (the day's?) is spent or the key is blocked, and the probe stopped rather than wait`
-          : `${told}, longer than the ${this.window.seconds} s ${this.window.name} window: a longer quota (the day's?) is spent, and the probe stopped rather than wait`;
-    }
+    if (this.stalledBy === undefined && this.longerThanWindow(wait))
+      this.stalledBy = stallReason(wait, this.maxWaitMs, this.window);
     return this.stalledBy !== undefined;
   };
 
@@ -194,22 +190,18 @@ export class CapacityProbe {
     });
   }
 
-  /** The reset of `at`, when it announces the window's end within a window from now (not a longer quota's). */
-  private windowEnd(at: number | undefined): number {
-    return at !== undefined && at <= now() + this.windowMs + HEADER_GRANULARITY_MS ? at : 0;
-  }
-
   /** A window: the plan rate first, then one fresh window exhausted, then its return. */
   private async windowFirst(look: Look): Promise<PhasesMeasured> {
     const client = this.client;
     const signal = this.o.signal;
     client.shots = undefined;
     const paced = await this.paced(look.first.sentAt, 'spread', 1, undefined, look.first);
-    const longerBack = this.longerWindowsBack(paced);
+    const reach = windowsWithinReach(this.o.plan, this.window, paced.sent, this.maxWaitMs);
+    const longerBack = this.longerWindowsBack(reach, paced);
     // A server whose windows are aligned to the clock may still count the last paced window at the
     // anchor: its reset says when that window ends. Exhausting before then would meet the 429 early.
     const lastReset = paced.last && paced.last.resets.length > 0 ? Math.max(...paced.last.resets) : undefined;
-    const end = this.windowEnd(lastReset);
+    const end = windowEnd(this.windowMs, lastReset);
     const anchor = Math.max(end > paced.next ? end + 1 : paced.next, longerBack);
     if (!this.stalled()) await sleepUntil(anchor, signal);
     client.shots = [];
@@ -238,7 +230,20 @@ export class CapacityProbe {
         ? await searchRateAfter(client, exhausted, recovery.nextIndex, this.modelOptions())
         : undefined;
     client.shots = undefined;
-    const wholeAgain = this.windowEnd(recovery.wholeAgainAt);
+    const { guardMs, maxWaitMs } = this;
+    const longer =
+      family === 'window' && longerBack > 0 && !this.stalledBy
+        ? await spendLonger(client, {
+            short: this.window,
+            guardMs,
+            freshAt: exhausted.startedAt,
+            reach,
+            maxWaitMs,
+            log: this.o.log,
+            signal,
+          })
+        : undefined;
+    const wholeAgain = windowEnd(this.windowMs, recovery.wholeAgainAt);
     // After the window the return's probes counted in, as before exhausting.
     const dailyAnchor = Math.max(
       now() + this.windowMs / 10,
@@ -259,23 +264,17 @@ export class CapacityProbe {
       ramp,
       infeasible: undefined,
       block,
+      longer,
     };
   }
 
   /**
-   * The plan's longer windows (within --max-wait, and small enough for the paced requests and the
-   * burst to fill: not a day) counted the paced requests too: the window is exhausted once every one
-   * of them has left the longest, or its first 429 would be a longer window's. 0: none to wait for.
+   * The plan's longer windows within reach counted the paced requests too: the window is exhausted
+   * once every one of them has left the longest, or its first 429 would be a longer window's. 0: none.
    */
-  private longerWindowsBack(paced: PacedPhase): number {
-    // Only a window the paced requests and the burst to come could fill: a day's 1000 cannot.
-    const most = paced.sent + this.window.limit + EXCESS_BOUND + 1;
-    const longer = this.o.plan.windows
-      .filter((w) => w.limit < most)
-      .map((w) => w.seconds * 1000)
-      .filter((ms) => ms > this.windowMs && ms <= this.maxWaitMs);
-    if (longer.length === 0 || paced.sent === 0 || this.stalled()) return 0;
-    const longest = Math.max(...longer);
+  private longerWindowsBack(reach: readonly RateWindow[], paced: PacedPhase): number {
+    if (reach.length === 0 || paced.sent === 0 || this.stalled()) return 0;
+    const longest = Math.max(...reach.map((w) => w.seconds * 1000));
     this.o.log?.(
       `the plan's ${Math.round(longest / 100) / 10} s window counted the paced requests: the window is exhausted once they have left it`,
     );
@@ -341,7 +340,11 @@ export class CapacityProbe {
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
     client.shots = undefined;
-    const anchor = this.pacedAnchorAfterModel(model.family, model.recovery, model.returnRangeMs);
+    const anchor = pacedAnchorAfterModel(model, {
+      earliest: Math.max(now(), client.pauseUntil),
+      windowMs: this.windowMs,
+      guardMs: this.guardMs,
+    });
     const pace = model.family === 'spacing' ? 'spaced' : 'spread';
     const paced = await this.paced(anchor, pace, model.recovery.nextIndex, infeasible);
     const dailyAnchor = Math.max(paced.next, now());
@@ -409,28 +412,6 @@ export class CapacityProbe {
     });
     this.o.log?.(line);
     return infeasible;
-  }
-
-  /**
-   * The plan rate starts on a whole quota: after the announced reset (or, told nothing, a window
-   * after the quota's return) for a window; at once for a limiter that refills continuously, whose
-   * pacing keeps the spacing from the last request anyway.
-   */
-  private pacedAnchorAfterModel(
-    family: Family,
-    recovery: Recovery,
-    range: { low: number; high: number } | null,
-  ): number {
-    const earliest = Math.max(now(), this.client.pauseUntil);
-    if (family !== 'window') return earliest;
-    const end = this.windowEnd(recovery.wholeAgainAt);
-    if (end > 0) return Math.max(earliest, end + 1);
-    const back = recovery.back?.sentAt ?? now();
-    const windowMs =
-      range && this.windowMs >= range.low && this.windowMs <= range.high * 1.01
-        ? this.windowMs
-        : (range?.high ?? this.windowMs);
-    return Math.max(earliest, back + windowMs + this.guardMs);
   }
 
   private modelOptions() {

@@ -4,6 +4,8 @@ import { InputError } from '../api/input-error.ts';
 import { scalePlan, shortestWindow } from '../api/plans.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
 import { capacityEstimateMs, dailyEstimateMs, dailyWindow } from '../capacity/daily.ts';
+import { longestWithinReachMs } from '../capacity/longer-windows.ts';
+import { defaultMaxWaitMs } from '../capacity/max-wait.ts';
 import { rateSearchBoundMs, SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../capacity/rate-search.ts';
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/table.ts';
@@ -80,8 +82,12 @@ function announce(c: PlanProbeConfig, targets: readonly CapacityTarget[], ban: C
   for (const t of targets) {
     const scaled = scalePlan(t.plan, t.timeScale);
     const w = shortestWindow(scaled.windows);
+    const longerMs = w
+      ? longestWithinReachMs(scaled, w, c.windows * w.limit, t.maxWaitMs ?? defaultMaxWaitMs(scaled))
+      : 0;
+    const longer = longerMs > 0 ? `, then its ${humanDuration(longerMs)} window waited out and spent` : '';
     process.stderr.write(
-      `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${c.windows} windows at the plan rate, then one exhausted: about ${w ? humanDuration(capacityEstimateMs(w, c.windows)) : '?'} against a window that announces its reset (said again once the first answers tell the latency and the order)${w ? `; a limiter that tells no wait or refills continuously adds a search for its rate: at most ${SEARCH_MAX_PROBES} requests, ${SEARCH_MAX_REFUSED} of them refused, and ${humanDuration(rateSearchBoundMs(w.seconds * 1000, w.limit))}` : ''}\n`,
+      `capacity: ${t.plan.name}: ${w?.limit} per ${w?.seconds} s (time scale ${t.timeScale}), ${c.windows} windows at the plan rate, then one exhausted${longer}: about ${w ? humanDuration(capacityEstimateMs(w, c.windows, longerMs)) : '?'} against a window that announces its reset (said again once the first answers tell the latency and the order)${w ? `; a limiter that tells no wait or refills continuously adds a search for its rate: at most ${SEARCH_MAX_PROBES} requests, ${SEARCH_MAX_REFUSED} of them refused, and ${humanDuration(rateSearchBoundMs(w.seconds * 1000, w.limit))}` : ''}\n`,
     );
     const day = dailyWindow(scaled);
     if (c.daily && w && day)

@@ -64,6 +64,20 @@ export interface LimiterReport {
    * rate: a proxy's block, the temporary ban as limiters in the wild apply it (null or absent: none seen).
    */
   block?: Block | null;
+  /**
+   * Every window of the plan, shortest first (`window` above is the first): each measured or not,
+   * and how (absent in results written before).
+   */
+  windows?: LimiterWindow[];
+}
+
+/** One window of the plan, as the probe measured it (or the plan's figures, unmeasured, saying why). */
+export interface LimiterWindow {
+  limit: number;
+  seconds: number;
+  type: LimiterType;
+  measured: boolean;
+  evidence: string;
 }
 
 /** A block after an excess, as the probe measured it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Plan } from '../../src/api/plans.ts';
+import type { Plan, RateWindow } from '../../src/api/plans.ts';
 import { probeSimulated } from '../helpers/capacity-cases.ts';
 
 /**
@@ -21,6 +21,7 @@ describe('a plan of two windows, the longer spent by the paced windows', () => {
       report: r,
       result,
       log,
+      elapsedMs,
     } = await probeSimulated({ plans: { free: PLAN }, keys: { 'free-demo-key': 'free' }, seedData: 3 }, PLAN);
     const why = `${r.reasons.join('; ')} | ${r.limiter.evidence.join('; ')}`;
     expect(r.rate.acceptedPerWindow).toEqual([10, 10]);
@@ -34,7 +35,30 @@ describe('a plan of two windows, the longer spent by the paced windows', () => {
     );
     expect(r.verdict, why).toBe('pass');
     expect(result.compliance.violations).toBe(0);
-    // What it does not do yet: measure the longer window itself, and report each window.
+    // Each window measured, shortest first: the longer one spent from the exhaustion to its return.
+    const [ten, thirty] = r.limiter.windows ?? [];
+    expect(ten).toMatchObject({ limit: 10, seconds: 10, measured: true });
+    expect(thirty?.measured, thirty?.evidence).toBe(true);
+    expect(thirty?.limit).toBe(20);
+    expect(Math.abs((thirty?.seconds ?? 0) - 30)).toBeLessThanOrEqual(3);
+    // Within 3 windows of 30 s and 30 s, and the time said at the start within 25%.
+    expect(elapsedMs).toBeLessThanOrEqual(3 * 30_000 + 30_000);
+    const said = Number(/about (\d+) s in all/.exec(log.join('\n'))?.[1]) * 1000;
+    expect(Math.abs(said - elapsedMs)).toBeLessThanOrEqual(0.25 * elapsedMs);
+  }, 60_000);
+
+  it('fails the plan whose longer window admits fewer than it promises', async () => {
+    const promised: Plan = {
+      ...PLAN,
+      windows: [PLAN.windows[0] as RateWindow, { name: 'thirty', limit: 25, seconds: 30 }],
+    };
+    const { report: r } = await probeSimulated(
+      { plans: { free: PLAN }, keys: { 'free-demo-key': 'free' }, seedData: 3 },
+      promised,
+    );
+    expect(r.limiter.windows?.[1]).toMatchObject({ limit: 20, measured: true });
+    expect(r.verdict).toBe('fail');
+    expect(r.reasons.join('; ')).toContain('the thirty window admitted 20, fewer than the plan');
   }, 60_000);
 });
 
@@ -54,5 +78,8 @@ describe('a plan whose longer window the probe cannot fill', () => {
     expect(r.exhaust.first429At).toBe(11);
     expect(log.join('\n')).not.toContain('counted the paced requests');
     expect(r.verdict, r.reasons.join('; ')).toBe('pass');
+    // Listed as the plan's, unmeasured, saying why.
+    expect(r.limiter.windows?.[1]).toMatchObject({ limit: 1000, seconds: 60, measured: false });
+    expect(r.limiter.windows?.[1]?.evidence).toContain('cannot be filled');
   }, 60_000);
 });

@@ -29,6 +29,9 @@ export function limiterExtras(r: CapacityReport): string[] {
   // A limiter that delays rather than refuses is named by what it does, beside whatever type it has.
   if (l.slowDown)
     extras.push(`delays +${l.slowDown.delayPerRequestMs} ms/request after ${l.slowDown.threshold}`);
+  // Every longer window measured beside the one the phases measured (the table shows that one).
+  for (const w of (l.windows ?? []).slice(1))
+    if (w.measured) extras.push(`and ${w.limit} per ${w.seconds} s`);
   // A block is a finding of its own, what the seed's temporary ban looks like in the wild.
   if (l.block)
     extras.push(

@@ -1,0 +1,223 @@
+import type { Plan, RateWindow } from '../api/plans.ts';
+import { now, sleepUntil } from '../client/clock.ts';
+import type { CapacityReport, LimiterWindow } from '../result/capacity-types.ts';
+import { longerThanWindow } from './block.ts';
+import { EXCESS_BOUND, exhaustWindow } from './exhaust.ts';
+import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+
+/**
+ * A plan's windows longer than the one the phases measured (10 per 10 s beside 20 per 30 s; a
+ * minute beside a day). Each one that bursts at the shorter window's rate can fill within its
+ * length, and whose length is within --max-wait, is measured: from a moment it held nothing, the
+ * shorter window is spent at each of its returns until a refusal tells a wait longer than it. What
+ * was admitted until then is the longer window's limit, and the told return, counted from the first
+ * of them, its length. A window that cannot be filled so (a day of 1000 beside 60 a minute) binds
+ * only a client that keeps at it for hours: `--daily` walks it.
+ */
+
+/** What the longer-window phase measured (or why it measured nothing). */
+export interface LongerMeasure {
+  limit: number | null;
+  seconds: number | null;
+  /** The count came back at once at the told instant (a Reset equal to the Retry-After). */
+  wholeAtOnce: boolean;
+  measured: boolean;
+  evidence: string;
+}
+
+const tenths = (ms: number) => Math.round(ms / 100) / 10;
+
+/**
+ * The plan's longer windows the phases' requests could fill (the paced ones, and the burst to come):
+ * those the exhaustion waits out, and the longer-window phase measures.
+ */
+export function windowsWithinReach(
+  plan: Plan,
+  short: RateWindow,
+  pacedSent: number,
+  maxWaitMs: number,
+): RateWindow[] {
+  const most = pacedSent + short.limit + EXCESS_BOUND + 1;
+  return plan.windows.filter(
+    (w) => w.seconds > short.seconds && w.limit < most && w.seconds * 1000 <= maxWaitMs,
+  );
+}
+
+/** The longest of those windows, ms (0: none): what the probe's time estimates add. */
+export function longestWithinReachMs(
+  plan: Plan,
+  short: RateWindow,
+  pacedSent: number,
+  maxWaitMs: number,
+): number {
+  return Math.max(0, ...windowsWithinReach(plan, short, pacedSent, maxWaitMs).map((w) => w.seconds * 1000));
+}
+
+export interface SpendLongerOptions {
+  short: RateWindow;
+  guardMs: number;
+  /** When the longer windows last held nothing: the exhaustion's first request, once they were waited out. */
+  freshAt: number | undefined;
+  /** The windows within reach (windowsWithinReach): never more is spent than the largest limit, and a window. */
+  reach: readonly RateWindow[];
+  maxWaitMs: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Spends the shorter window at each of its returns until a refusal tells a longer wait, then waits
+ * that out (within --max-wait) and sends one request: admitted, the longer window is measured.
+ */
+export async function spendLonger(
+  client: ProbeClient,
+  o: SpendLongerOptions,
+): Promise<LongerMeasure | undefined> {
+  const freshAt = o.freshAt;
+  if (o.reach.length === 0 || freshAt === undefined || o.signal?.aborted) return undefined;
+  const shortMs = o.short.seconds * 1000;
+  const most = Math.max(...o.reach.map((w) => w.limit));
+  const counted = () => client.history.filter((s) => s.admitted && s.at >= freshAt).length;
+  const deadline = freshAt + o.maxWaitMs;
+  o.log?.(
+    `the longer window is measured: the ${o.short.seconds} s window spent at each of its returns until a 429 tells a longer wait`,
+  );
+  let refusal: ProbeReply | undefined;
+  while (!o.signal?.aborted && counted() <= most + o.short.limit && now() < deadline) {
+    const wait = client.pauseUntil - now();
+    if (wait > 0 && longerThanWindow(wait, shortMs, o.guardMs))
+      return returnOf(client, counted(), refusal, { ...o, freshAt });
+    await sleepUntil(Math.max(now(), client.pauseUntil + 1), o.signal);
+    const burst = await exhaustWindow(client, o.short.limit, o.signal);
+    if (burst.sent === 0) break;
+    refusal = burst.refusal;
+  }
+  return notMeasured(
+    `no refusal told a wait longer than the ${o.short.seconds} s window after ${counted()} admitted: no longer window binds within reach`,
+  );
+}
+
+const notMeasured = (evidence: string): LongerMeasure => ({
+  limit: null,
+  seconds: null,
+  wholeAtOnce: false,
+  measured: false,
+  evidence,
+});
+
+/** The longer window's refusal: its wait waited out, then one request to see the count back. */
+async function returnOf(
+  client: ProbeClient,
+  limit: number,
+  refusal: ProbeReply | undefined,
+  o: SpendLongerOptions & { freshAt: number },
+): Promise<LongerMeasure> {
+  const told = client.pauseUntil;
+  const wait = told - now();
+  if (wait > o.maxWaitMs)
+    return {
+      ...notMeasured(
+        `${limit} admitted, then a 429 told a wait of ${tenths(wait)} s, longer than --max-wait (${tenths(o.maxWaitMs)} s): not waited out`,
+      ),
+      limit,
+    };
+  o.log?.(`${limit} admitted, then a 429 told a wait of ${tenths(wait)} s: waited out`);
+  await sleepUntil(told + 1, o.signal);
+  const back = await client.request(0);
+  const seconds = tenths(back.sentAt - o.freshAt);
+  if (!admitted(back.status))
+    return {
+      ...notMeasured(`${limit} admitted, then refused again after the told wait of ${tenths(wait)} s`),
+      limit,
+    };
+  const reset = refusal?.rateLimit.reset;
+  return {
+    limit,
+    seconds,
+    wholeAtOnce: reset !== undefined && Math.abs(reset * 1000 - told) <= 1000,
+    measured: true,
+    evidence: `${limit} admitted from a moment it held nothing until a 429 told a wait of ${tenths(wait)} s; admitted again then, ${seconds} s after the first of them: a window of ${limit} per ${seconds} s`,
+  };
+}
+
+/**
+ * Every window of the plan, shortest first: the one the phases measured, a longer one the phase
+ * above measured, the day the walk counted; any other is listed unmeasured, saying why.
+ */
+export function limiterWindows(
+  report: CapacityReport,
+  plan: Plan,
+  shortest: RateWindow,
+  longer: LongerMeasure | undefined,
+  limitsTold: readonly number[],
+): LimiterWindow[] {
+  const l = report.limiter;
+  const out: LimiterWindow[] = [];
+  for (const w of plan.windows) {
+    if (w === shortest) {
+      out.push({
+        limit: l.window?.limit ?? w.limit,
+        seconds: l.window?.seconds ?? w.seconds,
+        type: l.type,
+        measured: l.window !== null,
+        evidence: l.window ? 'the window the phases measured' : 'the limiter measured is no window',
+      });
+      continue;
+    }
+    out.push(longerEntry(w, longer, report, limitsTold));
+  }
+  return out.sort((a, b) => (a.seconds ?? Infinity) - (b.seconds ?? Infinity));
+}
+
+function longerEntry(
+  w: RateWindow,
+  longer: LongerMeasure | undefined,
+  report: CapacityReport,
+  limitsTold: readonly number[],
+): LimiterWindow {
+  const walked = report.daily;
+  if (walked && near(walked.windowSeconds, w.seconds) && walked.acceptedPerDay !== null)
+    return {
+      limit: walked.acceptedPerDay,
+      seconds: w.seconds,
+      type: 'unknown',
+      measured: true,
+      evidence: 'counted by the daily walk',
+    };
+  if (longer?.measured && longer.seconds !== null && near(longer.seconds, w.seconds))
+    return {
+      limit: longer.limit ?? w.limit,
+      seconds: longer.seconds,
+      type: longer.wholeAtOnce ? 'fixed-window' : 'unknown',
+      measured: true,
+      evidence: longer.evidence,
+    };
+  const told = limitsTold.includes(w.limit) ? '; the headers told its limit' : '';
+  return {
+    limit: w.limit,
+    seconds: w.seconds,
+    type: 'unknown',
+    measured: false,
+    evidence: `${longer?.evidence ?? `the plan's, not measured: ${w.limit} per ${w.seconds} s cannot be filled by the shorter window's bursts within --max-wait`}${told}`,
+  };
+}
+
+const near = (a: number, b: number) => Math.abs(a - b) <= 0.1 * b;
+
+/** Why the longer windows break the plan: one admitted less than promised, or counting for longer. */
+export function windowReasons(windows: readonly LimiterWindow[], plan: Plan, shortest: RateWindow): string[] {
+  const reasons: string[] = [];
+  for (const w of plan.windows.filter((x) => x !== shortest)) {
+    const m = windows.find((x) => x.measured && x.seconds !== null && near(x.seconds, w.seconds));
+    if (!m || m.limit === null) continue;
+    if (m.limit < w.limit)
+      reasons.push(`the ${w.name} window admitted ${m.limit}, fewer than the plan's ${w.limit}`);
+  }
+  const measuredLonger = windows.filter((x) => x.measured).slice(1);
+  for (const m of measuredLonger)
+    if (!plan.windows.some((w) => m.seconds !== null && near(m.seconds, w.seconds)))
+      reasons.push(
+        `a window of ${m.limit} per ${m.seconds} s binds that the plan does not name (its ${plan.windows.map((w) => `${w.limit} per ${w.seconds} s`).join(', ')})`,
+      );
+  return reasons;
+}
