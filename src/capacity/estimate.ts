@@ -42,6 +42,9 @@ export function remainingEstimateMs(o: EstimateInput): number {
   return exhaust + o.beforePacedMs + paced;
 }
 
+/** The model's check (model-check.ts): the quota left to rest a window, then a window at the model's pace. */
+const checkEstimateMs = (windowMs: number) => windowMs * (1 + Math.max(0.05, 10 / windowMs) + SPREAD);
+
 /**
  * Whether N requests of a window can be sent within it at the latency seen: each in flight for a
  * round trip, `inFlight` at once. When not, the plan rate cannot be kept, whatever the limiter does.
@@ -80,7 +83,7 @@ export function windowFirstEstimateMs(o: {
   const longer = o.longerMs ?? 0;
   // Its paced requests waited out before the exhaustion; then it is spent from there to its return.
   const spent = longer > 0 ? longer + guard + Math.max(0, longer - exhaust - recovery) : 0;
-  return paced + exhaust + recovery + spent;
+  return paced + exhaust + recovery + spent + checkEstimateMs(o.windowMs);
 }
 
 /**
@@ -118,10 +121,13 @@ export function afterFirstBurst(o: {
     inFlight: ramp.maxInFlight ?? 1,
     exhaustLeft: o.exhaustLeft,
   };
+  // A model is checked where the burst met a refusal (a rate) and its pace can be kept.
+  const check = (refused || queueIntervalMs !== undefined) && !infeasible ? checkEstimateMs(o.windowMs) : 0;
   const about =
-    queueIntervalMs !== undefined
+    check +
+    (queueIntervalMs !== undefined
       ? remainingEstimateMs({ ...base, pace: 'spaced', beforePacedMs: queueIntervalMs + ramp.latencyMs })
-      : remainingEstimateMs({ ...base, pace: refused ? 'spaced' : 'spread', beforePacedMs: 0 });
+      : remainingEstimateMs({ ...base, pace: refused ? 'spaced' : 'spread', beforePacedMs: 0 }));
   const search = refused && queueIntervalMs === undefined ? rateSearchBoundMs(o.windowMs, o.limit) : 0;
   const limit =
     ramp.maxInFlight !== null

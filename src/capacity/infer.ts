@@ -42,6 +42,11 @@ export interface LimiterObservations {
   blocked?: boolean;
   /** Tolerance of a return probed at an announcement (whole seconds, probe steps), ms. */
   returnSlackMs: number;
+  /**
+   * The paced windows were each admitted the plan's whole limit, a window and a guard apart: the
+   * window is no longer than the plan's, whatever the latency added to its measured return.
+   */
+  pacedKept?: boolean;
   /** Requests a limiter held and released at its rate: `search` then tells their release, not a search. */
   queue?: number;
 }
@@ -152,9 +157,15 @@ function windowSeconds(o: LimiterObservations, evidence: string[]): number | nul
     high = o.quotaBackAt - o.burstStartedAt + SLACK_MS;
     low = high - HEADER_GRANULARITY_MS - o.returnSlackMs - 2 * SLACK_MS;
   } else return null;
-  const fits = [o.declaredWindowSeconds, o.plan.seconds].find(
+  let fits = [o.declaredWindowSeconds, o.plan.seconds].find(
     (s) => s !== undefined && s * 1000 >= low && s * 1000 <= high,
   );
+  if (fits === undefined && o.pacedKept && low > o.plan.seconds * 1000) {
+    fits = o.plan.seconds;
+    evidence.push(
+      `the paced windows were each admitted ${o.plan.limit}, a window apart: the return came later than the window by the answers' latency`,
+    );
+  }
   const seconds = fits ?? round(high / 1000, 2);
   evidence.push(
     `the quota came back between ${round(low / 1000, 2)} and ${round(high / 1000, 2)} s after the window's first request: ${fits === undefined ? 'at most' : 'a window of'} ${seconds} s`,

@@ -1,5 +1,5 @@
 import type { Dialect } from '../api/rate-limit-dialect.ts';
-import type { DailyWalk } from '../result/capacity-types.ts';
+import type { DailyWalk, ModelCheck } from '../result/capacity-types.ts';
 import type { BlockProbe } from './block.ts';
 import type { Ramp } from './concurrency.ts';
 import type { Exhausted } from './exhaust.ts';
@@ -54,6 +54,8 @@ export interface Measured extends PhasesMeasured {
   answers: readonly Shot[];
   /** Every Limit the headers told meanwhile, smallest first. */
   limitsTold: readonly number[];
+  /** The paced phase at the inferred model (null: no model to check, or the probe stalled). */
+  check?: ModelCheck | null;
   /** `--daily`: the walk, or why it was not walked; undefined when not asked for. */
   daily: { walk: DailyWalk } | { notWalked: string } | undefined;
   /** Requests sent inside a Retry-After (a bug of the probe's). */

@@ -6,6 +6,7 @@ import { judgeDaily } from './daily.ts';
 import { inferLimiter, RESET_SEMANTICS } from './infer.ts';
 import { limiterWindows, windowReasons } from './longer-windows.ts';
 import type { Measured } from './measured.ts';
+import { checkFindings } from './model-check.ts';
 import { searchSummary } from './rate-search.ts';
 import { recoveryStepMs } from './recovery.ts';
 import { checkedModel } from './replay.ts';
@@ -40,6 +41,12 @@ export function capacityReport(m: Measured, setup: ProbeSetup): CapacityReport {
     report.daily = m.daily.walk;
     report.reasons.push(...judgeDaily(m.daily.walk));
   } else if (m.daily) report.reasons.push(m.daily.notWalked);
+  report.limiter.check = m.check ?? null;
+  if (m.check) {
+    const { evidence, reason } = checkFindings(report.limiter, m.check);
+    report.limiter.evidence.push(evidence);
+    if (reason) report.reasons.push(reason);
+  }
   if (setup.plan.windows.length > 1) {
     report.limiter.windows = limiterWindows(report, setup.plan, setup.window, m.longer, m.limitsTold);
     report.reasons.push(...windowReasons(report.limiter.windows, setup.plan, setup.window));
@@ -186,6 +193,10 @@ function inferred(m: Measured, setup: ProbeSetup) {
     returnRangeMs: m.returnRangeMs,
     blocked: m.block?.block !== undefined,
     returnSlackMs: 2 * recoveryStepMs(setup.timeScale),
+    pacedKept:
+      m.paced.acceptedPerWindow.length > 1 &&
+      m.paced.rateLimited === 0 &&
+      m.paced.acceptedPerWindow.every((n) => n === setup.window.limit),
     queue: queued?.queue,
   });
   const counted = refusalsCountEvidence(

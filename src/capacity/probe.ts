@@ -13,6 +13,7 @@ import { longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-
 import { firstLook, type Look } from './look.ts';
 import { defaultMaxWaitMs } from './max-wait.ts';
 import type { Measured, PhasesMeasured } from './measured.ts';
+import { checkModel } from './model-check.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
 import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
@@ -102,26 +103,45 @@ export class CapacityProbe {
       const dialects = new Map(this.client.dialects);
       const resetDialects = new Set(this.client.resetDialects);
       const answers = [...this.client.history];
-      const measured: Measured = {
+      const setup = {
+        plan: this.o.plan,
+        promised: this.o.promised,
+        timeScale: this.o.timeScale,
+        window: this.window,
+      };
+      const base: Measured = {
         ...phases,
         answers,
         limitsTold: [...this.client.limitsTold].sort((a, b) => a - b),
         stalledBy: this.stalledBy,
         dialects,
         resetDialects,
-        daily: this.o.daily
-          ? await walkDayAfter(this.client, this.o.plan, this.window, phases, this.o.signal)
-          : undefined,
-        violations: this.client.violations,
+        daily: undefined,
+        violations: 0,
         durationMs: 0,
       };
+      // The model the phases inferred, paced at before the day is walked (which would spend it).
+      const checked =
+        this.stalledBy || phases.infeasible
+          ? undefined
+          : await checkModel(this.client, capacityReport(base, setup).limiter, {
+              planWindowMs: this.windowMs,
+              guardMs: this.guardMs,
+              stalled: this.stalled,
+              signal: this.o.signal,
+            });
+      const walkFrom = { ...phases, dailyAnchor: Math.max(phases.dailyAnchor, checked?.next ?? 0) };
+      const measured: Measured = {
+        ...base,
+        check: checked?.check ?? null,
+        stalledBy: this.stalledBy,
+        daily: this.o.daily
+          ? await walkDayAfter(this.client, this.o.plan, this.window, walkFrom, this.o.signal)
+          : undefined,
+        violations: this.client.violations,
+      };
       measured.durationMs = Math.round(now() - this.started);
-      return capacityReport(measured, {
-        plan: this.o.plan,
-        promised: this.o.promised,
-        timeScale: this.o.timeScale,
-        window: this.window,
-      });
+      return capacityReport(measured, setup);
     } finally {
       await this.client.close();
     }

@@ -69,6 +69,14 @@ export interface LimiterReport {
    * and how (absent in results written before).
    */
   windows?: LimiterWindow[];
+  /** The last paced phase, at the inferred model rather than the plan (null: no model to check; absent in results written before). */
+  check?: ModelCheck | null;
+}
+
+/** A paced phase at the inferred model: a model that holds draws no 429. */
+export interface ModelCheck {
+  sent: number;
+  refused: number;
 }
 
 /** One window of the plan, as the probe measured it (or the plan's figures, unmeasured, saying why). */

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { Plan } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import { runCapacity } from '../../src/capacity/run-capacity.ts';
@@ -22,6 +23,20 @@ export interface ProbeRun {
   log: string[];
 }
 
+/**
+ * What every probe's model must keep, whatever the limiter: paced at itself it draws no 429, and it
+ * never claims a sustained rate below what its own paced windows were admitted at (5% for the
+ * estimate's error). Called on every probe these helpers run.
+ */
+export function expectModelHolds(r: CapacityReport): void {
+  const why = `${r.limiter.type}: ${r.limiter.evidence.join('; ')}`;
+  expect(r.limiter.check?.refused ?? 0, why).toBe(0);
+  const admitted = r.rate.acceptedPerWindow.reduce((a, b) => a + b, 0);
+  const span = r.rate.acceptedPerWindow.length * r.window.seconds;
+  if (r.limiter.sustainedPerSecond !== null && span > 0 && r.rate.rateLimited === 0)
+    expect(r.limiter.sustainedPerSecond, why).toBeGreaterThanOrEqual((admitted / span) * 0.95);
+}
+
 /** One plan's key probed as `capacity` probes it, two paced windows, its lines kept. */
 export async function probeOne(url: string, plan: Plan, timeScale = 1): Promise<ProbeRun> {
   const spec = await loadSpec();
@@ -36,6 +51,7 @@ export async function probeOne(url: string, plan: Plan, timeScale = 1): Promise<
     spec: 'built in',
     log: (_plan, line) => log.push(line),
   });
+  expectModelHolds(reports[0] as CapacityReport);
   return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started, log };
 }
 
@@ -67,6 +83,7 @@ export async function probeSimulated(
         spec: 'built in',
         log: (_plan, line) => log.push(line),
       });
+      expectModelHolds(reports[0] as CapacityReport);
       return { result, report: reports[0] as CapacityReport, elapsedMs: Date.now() - started, log };
     });
   } finally {

@@ -1,0 +1,73 @@
+import { isSpacingLimiter } from '../api/limiter-kinds.ts';
+import { now, sleepUntil } from '../client/clock.ts';
+import type { LimiterReport, ModelCheck } from '../result/capacity-types.ts';
+import { pacedWindows } from './paced-window.ts';
+import type { ProbeClient } from './probe-client.ts';
+
+/**
+ * The model's own test: a last paced phase at what it says the limiter admits (its window's limit
+ * spread over the window, or its rate spaced), not at the plan's. A model is a claim about every
+ * client that keeps to it; one 429 here and the claim is wrong, whatever the earlier phases fitted.
+ */
+
+/** What the check sends: a window's worth at the model's pace, after the quota is whole again. */
+export interface CheckPace {
+  limit: number;
+  windowMs: number;
+  pace: 'spread' | 'spaced';
+  /** How long after the last request the model holds nothing of it. */
+  restMs: number;
+}
+
+/** The pace a model claims for ever (undefined: it claims none, as `unknown` or a concurrency limit). */
+export function checkPace(l: LimiterReport, planWindowMs: number): CheckPace | undefined {
+  if (l.type === 'unknown' || l.type === 'concurrency' || !l.sustainedPerSecond) return undefined;
+  if (isSpacingLimiter(l.type)) {
+    const intervalMs = 1000 / l.sustainedPerSecond;
+    return {
+      limit: Math.max(1, Math.round(planWindowMs / intervalMs)),
+      windowMs: planWindowMs,
+      pace: 'spaced',
+      restMs: ((l.burst ?? 0) + 1) * intervalMs,
+    };
+  }
+  if (!l.window) return undefined;
+  const windowMs = l.window.seconds * 1000;
+  // A sliding counter still weighs the previous period for up to a window after it ended.
+  const restMs = l.type === 'sliding-counter' ? 2 * windowMs : windowMs;
+  return { limit: l.window.limit, windowMs, pace: 'spread', restMs };
+}
+
+/** The check run, and when a next paced phase could start after it. */
+export async function checkModel(
+  client: ProbeClient,
+  l: LimiterReport,
+  o: { planWindowMs: number; guardMs: number; stalled: () => boolean; signal?: AbortSignal },
+): Promise<{ check: ModelCheck; next: number } | undefined> {
+  const pace = checkPace(l, o.planWindowMs);
+  if (!pace || o.signal?.aborted) return undefined;
+  const lastAt = client.history.reduce((m, s) => Math.max(m, s.at), 0);
+  const anchor = Math.max(now(), client.pauseUntil + 1, lastAt + pace.restMs + o.guardMs);
+  await sleepUntil(anchor, o.signal);
+  const phase = await pacedWindows(client, {
+    anchor,
+    windows: 1,
+    limit: pace.limit,
+    windowMs: pace.windowMs,
+    pace: pace.pace,
+    firstIndex: 1,
+    infeasible: undefined,
+    stalled: o.stalled,
+    signal: o.signal,
+  });
+  return { check: { sent: phase.sent, refused: phase.rateLimited }, next: phase.next };
+}
+
+/** What the check says of the model: in the evidence, and, with a refusal, among the verdict's reasons. */
+export function checkFindings(l: LimiterReport, check: ModelCheck): { evidence: string; reason?: string } {
+  const at = l.window ? `${l.window.limit} per ${l.window.seconds} s` : `${l.sustainedPerSecond}/s`;
+  if (check.refused === 0)
+    return { evidence: `paced at the model (${at}), ${check.sent} requests drew no 429: the model holds` };
+  const said = `paced at the model (${at}), ${check.sent} requests drew ${check.refused} 429(s)`;
+  return { evidence: said, reason: `${said}: the ${l.type} model does not hold` };
+}
