@@ -160,7 +160,9 @@ function windowSeconds(o: LimiterObservations, evidence: string[]): number | nul
   let fits = [o.declaredWindowSeconds, o.plan.seconds].find(
     (s) => s !== undefined && s * 1000 >= low && s * 1000 <= high,
   );
-  if (fits === undefined && o.pacedKept && low > o.plan.seconds * 1000) {
+  // Late by a latency, not by another window's length: a second, or a tenth of the window, at most.
+  const lateBy = low - o.plan.seconds * 1000;
+  if (fits === undefined && o.pacedKept && lateBy > 0 && lateBy <= Math.max(1000, o.plan.seconds * 100)) {
     fits = o.plan.seconds;
     evidence.push(
       `the paced windows were each admitted ${o.plan.limit}, a window apart: the return came later than the window by the answers' latency`,

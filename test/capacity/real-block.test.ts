@@ -68,6 +68,8 @@ describe('rate-limiter-flexible with blockDuration: a key blocked at its first e
     expect(r?.rate.acceptedPerWindow).toEqual([LIMIT.points, LIMIT.points]);
     expect(r?.verdict, why).toBe('pass');
     expect(result.compliance.violations).toBe(0);
+    // Paced last at the model it inferred (10 per 4 s), it drew no 429.
+    expect(r?.limiter.check, why).toEqual({ sent: LIMIT.points, refused: 0 });
     // The table names the block beside the model.
     expect(outcome.stdout).toMatch(/blocks 1\d(\.\d)? s at its first excess/);
   }, 100_000);
