@@ -83,7 +83,8 @@ export function windowFirstEstimateMs(o: {
   const longer = o.longerMs ?? 0;
   // Its paced requests waited out before the exhaustion; then it is spent from there to its return.
   const spent = longer > 0 ? longer + guard + Math.max(0, longer - exhaust - recovery) : 0;
-  return paced + exhaust + recovery + spent + checkEstimateMs(o.windowMs);
+  // The model found is the plan's as a rule: the paced windows were its check (model-check.ts).
+  return paced + exhaust + recovery + spent;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { isSpacingLimiter } from '../api/limiter-kinds.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { LimiterReport, ModelCheck } from '../result/capacity-types.ts';
-import { pacedWindows } from './paced-window.ts';
+import { type PacedPhase, pacedWindows } from './paced-window.ts';
 import type { ProbeClient } from './probe-client.ts';
 
 /**
@@ -38,14 +38,33 @@ export function checkPace(l: LimiterReport, planWindowMs: number): CheckPace | u
   return { limit: l.window.limit, windowMs, pace: 'spread', restMs };
 }
 
-/** The check run, and when a next paced phase could start after it. */
+/**
+ * The check run, and when a next paced phase could start after it. Where the model's pace is the
+ * plan's (a window of the plan's limit and length, or its spacing), the plan-rate windows were
+ * already paced at the model, and their figures are the check: a phase more would repeat them.
+ */
 export async function checkModel(
   client: ProbeClient,
   l: LimiterReport,
-  o: { planWindowMs: number; guardMs: number; stalled: () => boolean; signal?: AbortSignal },
+  o: {
+    planWindowMs: number;
+    planLimit: number;
+    paced: PacedPhase;
+    guardMs: number;
+    stalled: () => boolean;
+    signal?: AbortSignal;
+  },
 ): Promise<{ check: ModelCheck; next: number } | undefined> {
   const pace = checkPace(l, o.planWindowMs);
   if (!pace || o.signal?.aborted) return undefined;
+  const { paced } = o;
+  if (
+    paced.sent > 0 &&
+    paced.pace === pace.pace &&
+    pace.limit === o.planLimit &&
+    Math.abs(pace.windowMs - o.planWindowMs) <= 1
+  )
+    return { check: { sent: paced.sent, refused: paced.rateLimited, phase: 'paced-windows' }, next: 0 };
   const lastAt = client.history.reduce((m, s) => Math.max(m, s.at), 0);
   const anchor = Math.max(now(), client.pauseUntil + 1, lastAt + pace.restMs + o.guardMs);
   await sleepUntil(anchor, o.signal);
@@ -60,14 +79,17 @@ export async function checkModel(
     stalled: o.stalled,
     signal: o.signal,
   });
-  return { check: { sent: phase.sent, refused: phase.rateLimited }, next: phase.next };
+  return { check: { sent: phase.sent, refused: phase.rateLimited, phase: 'model' }, next: phase.next };
 }
 
 /** What the check says of the model: in the evidence, and, with a refusal, among the verdict's reasons. */
 export function checkFindings(l: LimiterReport, check: ModelCheck): { evidence: string; reason?: string } {
   const at = l.window ? `${l.window.limit} per ${l.window.seconds} s` : `${l.sustainedPerSecond}/s`;
-  if (check.refused === 0)
-    return { evidence: `paced at the model (${at}), ${check.sent} requests drew no 429: the model holds` };
-  const said = `paced at the model (${at}), ${check.sent} requests drew ${check.refused} 429(s)`;
+  const paced =
+    check.phase === 'paced-windows'
+      ? `the plan-rate windows were paced at the model (${at}): ${check.sent} requests`
+      : `paced last at the model (${at}), ${check.sent} requests`;
+  if (check.refused === 0) return { evidence: `${paced} drew no 429: the model holds` };
+  const said = `${paced} drew ${check.refused} 429(s)`;
   return { evidence: said, reason: `${said}: the ${l.type} model does not hold` };
 }

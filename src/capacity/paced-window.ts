@@ -135,6 +135,8 @@ export interface PacedPhase {
   last: PacedWindow | undefined;
   /** When a next paced window could start. */
   next: number;
+  /** How the windows were paced (absent: none were sent). */
+  pace?: 'spread' | 'spaced';
 }
 
 /**
@@ -165,6 +167,7 @@ export async function pacedWindows(
     behind: 0,
     last: undefined,
     next: o.anchor,
+    pace: o.pace,
   };
   const { signal, windowMs, pace } = o;
   if (o.infeasible) return out;

@@ -126,6 +126,8 @@ export class CapacityProbe {
           ? undefined
           : await checkModel(this.client, capacityReport(base, setup).limiter, {
               planWindowMs: this.windowMs,
+              planLimit: this.window.limit,
+              paced: phases.paced,
               guardMs: this.guardMs,
               stalled: this.stalled,
               signal: this.o.signal,

@@ -77,6 +77,11 @@ export interface LimiterReport {
 export interface ModelCheck {
   sent: number;
   refused: number;
+  /**
+   * `model`: a last phase paced at the model; `paced-windows`: the model's pace is the plan's, and
+   * the plan-rate windows were that phase (absent in results written before: `model`).
+   */
+  phase?: 'model' | 'paced-windows';
 }
 
 /** One window of the plan, as the probe measured it (or the plan's figures, unmeasured, saying why). */

@@ -69,7 +69,7 @@ describe('rate-limiter-flexible with blockDuration: a key blocked at its first e
     expect(r?.verdict, why).toBe('pass');
     expect(result.compliance.violations).toBe(0);
     // Paced last at the model it inferred (10 per 4 s), it drew no 429.
-    expect(r?.limiter.check, why).toEqual({ sent: LIMIT.points, refused: 0 });
+    expect(r?.limiter.check, why).toEqual({ sent: 2 * LIMIT.points, refused: 0, phase: 'paced-windows' });
     // The table names the block beside the model.
     expect(outcome.stdout).toMatch(/blocks 1\d(\.\d)? s at its first excess/);
   }, 100_000);
