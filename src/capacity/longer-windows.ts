@@ -141,8 +141,9 @@ async function returnOf(
 }
 
 /**
- * Every window of the plan, shortest first: the one the phases measured, a longer one the phase
- * above measured, the day the walk counted; any other is listed unmeasured, saying why.
+ * Every window of the plan, in the plan's order (shortest first): the one the phases measured, the
+ * longer one the phase above measured (paired with the plan's window nearest its length, whatever
+ * that length), the day the walk counted; any other listed unmeasured, saying why.
  */
 export function limiterWindows(
   report: CapacityReport,
@@ -152,28 +153,37 @@ export function limiterWindows(
   limitsTold: readonly number[],
 ): LimiterWindow[] {
   const l = report.limiter;
-  const out: LimiterWindow[] = [];
-  for (const w of plan.windows) {
-    if (w === shortest) {
-      out.push({
-        limit: l.window?.limit ?? w.limit,
-        seconds: l.window?.seconds ?? w.seconds,
-        type: l.type,
-        measured: l.window !== null,
-        evidence: l.window ? 'the window the phases measured' : 'the limiter measured is no window',
-      });
-      continue;
-    }
-    out.push(longerEntry(w, longer, report, limitsTold));
-  }
-  return out.sort((a, b) => (a.seconds ?? Infinity) - (b.seconds ?? Infinity));
+  const longerOnes = plan.windows.filter((w) => w !== shortest);
+  const seconds = longer?.measured ? longer.seconds : null;
+  const paired =
+    seconds === null
+      ? undefined
+      : longerOnes.reduce<RateWindow | undefined>(
+          (best, w) => (!best || off(seconds, w) < off(seconds, best) ? w : best),
+          undefined,
+        );
+  return plan.windows.map((w) =>
+    w === shortest
+      ? {
+          limit: l.window?.limit ?? w.limit,
+          seconds: l.window?.seconds ?? w.seconds,
+          type: l.type,
+          measured: l.window !== null,
+          evidence: l.window ? 'the window the phases measured' : 'the limiter measured is no window',
+        }
+      : longerEntry(w, w === paired ? longer : undefined, report, limitsTold, longer),
+  );
 }
+
+/** How far a measured length is from a window's, relative to it. */
+const off = (seconds: number, w: RateWindow) => Math.abs(seconds - w.seconds) / w.seconds;
 
 function longerEntry(
   w: RateWindow,
-  longer: LongerMeasure | undefined,
+  mine: LongerMeasure | undefined,
   report: CapacityReport,
   limitsTold: readonly number[],
+  longer: LongerMeasure | undefined,
 ): LimiterWindow {
   const walked = report.daily;
   if (walked && near(walked.windowSeconds, w.seconds) && walked.acceptedPerDay !== null)
@@ -184,40 +194,36 @@ function longerEntry(
       measured: true,
       evidence: 'counted by the daily walk',
     };
-  if (longer?.measured && longer.seconds !== null && near(longer.seconds, w.seconds))
+  if (mine?.measured && mine.seconds !== null)
     return {
-      limit: longer.limit ?? w.limit,
-      seconds: longer.seconds,
-      type: longer.wholeAtOnce ? 'fixed-window' : 'unknown',
+      limit: mine.limit ?? w.limit,
+      seconds: mine.seconds,
+      type: mine.wholeAtOnce ? 'fixed-window' : 'unknown',
       measured: true,
-      evidence: longer.evidence,
+      evidence: mine.evidence,
     };
   const told = limitsTold.includes(w.limit) ? '; the headers told its limit' : '';
-  return {
-    limit: w.limit,
-    seconds: w.seconds,
-    type: 'unknown',
-    measured: false,
-    evidence: `${longer?.evidence ?? `the plan's, not measured: ${w.limit} per ${w.seconds} s cannot be filled by the shorter window's bursts within --max-wait`}${told}`,
-  };
+  const why =
+    longer && !longer.measured
+      ? longer.evidence
+      : `the plan's, not measured: ${w.limit} per ${w.seconds} s cannot be filled by the shorter window's bursts within --max-wait`;
+  return { limit: w.limit, seconds: w.seconds, type: 'unknown', measured: false, evidence: `${why}${told}` };
 }
 
 const near = (a: number, b: number) => Math.abs(a - b) <= 0.1 * b;
 
-/** Why the longer windows break the plan: one admitted less than promised, or counting for longer. */
+/** Why the longer windows break the plan: one admitted less than promised, or counted for longer. */
 export function windowReasons(windows: readonly LimiterWindow[], plan: Plan, shortest: RateWindow): string[] {
   const reasons: string[] = [];
-  for (const w of plan.windows.filter((x) => x !== shortest)) {
-    const m = windows.find((x) => x.measured && x.seconds !== null && near(x.seconds, w.seconds));
-    if (!m || m.limit === null) continue;
+  plan.windows.forEach((w, i) => {
+    const m = windows[i];
+    if (w === shortest || !m?.measured) return;
     if (m.limit < w.limit)
       reasons.push(`the ${w.name} window admitted ${m.limit}, fewer than the plan's ${w.limit}`);
-  }
-  const measuredLonger = windows.filter((x) => x.measured).slice(1);
-  for (const m of measuredLonger)
-    if (!plan.windows.some((w) => m.seconds !== null && near(m.seconds, w.seconds)))
+    if (m.seconds > w.seconds * 1.1)
       reasons.push(
-        `a window of ${m.limit} per ${m.seconds} s binds that the plan does not name (its ${plan.windows.map((w) => `${w.limit} per ${w.seconds} s`).join(', ')})`,
+        `the ${w.name} window counted requests for ${m.seconds} s, longer than the plan's ${w.seconds} s`,
       );
+  });
   return reasons;
 }

@@ -62,6 +62,25 @@ describe('a plan of two windows, the longer spent by the paced windows', () => {
   }, 60_000);
 });
 
+describe('a longer window that counts for longer than the plan says', () => {
+  it('is reported as measured, 20 per 45 s against a plan of 30 s, and fails the plan', async () => {
+    const server: Plan = {
+      ...PLAN,
+      windows: [PLAN.windows[0] as RateWindow, { name: 'thirty', limit: 20, seconds: 45 }],
+    };
+    const { report: r } = await probeSimulated(
+      { plans: { free: server }, keys: { 'free-demo-key': 'free' }, seedData: 3 },
+      PLAN,
+    );
+    const thirty = r.limiter.windows?.[1];
+    expect(thirty?.measured, thirty?.evidence).toBe(true);
+    expect(thirty?.limit).toBe(20);
+    expect(Math.abs((thirty?.seconds ?? 0) - 45)).toBeLessThanOrEqual(3);
+    expect(r.verdict).toBe('fail');
+    expect(r.reasons.join('; ')).toContain('the thirty window counted requests for');
+  }, 60_000);
+});
+
 describe('a plan whose longer window the probe cannot fill', () => {
   it('is not waited for: 1000 per 60 s beside 10 per 10 s', async () => {
     const roomy: Plan = {
