@@ -87,6 +87,8 @@ const TIMING_LIGHT = [
   'test/capacity/tenant-ramp-cli.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.
   'test/cli/capacity-daily-ban.test.ts',
+  // capacity against two express-rate-limit windows stacked (4 s and 12 s): each timed within 10%.
+  'test/capacity/stacked-windows.test.ts',
   // capacity against rate-limiter-flexible blocking a key 12 s: the block timed within 1.5 s.
   'test/capacity/real-block.test.ts',
   // A run that ends when its workload is due (1.5 s), not after the 2 s grace.

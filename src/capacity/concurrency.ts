@@ -113,9 +113,13 @@ export async function rampFromRest(
       continue;
     }
     // A refusal answered while an admitted request of its burst was still in flight, and while the
-    // window, when Remaining tells it, still had room.
+    // window, when Remaining tells it, still had room. A refusal that tells its own quota spent
+    // (Remaining 0) is that quota's: limiters enforcing two windows at once, each writing its own
+    // headers, tell the longer window's room on admitted answers and the shorter's on its refusal.
     const inFlight =
-      refused.some((r) => ok.some((a) => a.receivedAt > r.receivedAt)) && (left === undefined || left > 0);
+      refused.some((r) => ok.some((a) => a.receivedAt > r.receivedAt)) &&
+      (left === undefined || left > 0) &&
+      !refused.some((r) => r.rateLimit.remaining === 0);
     if (ok.length === 0 || !inFlight) for (const r of burst) take(out, r);
     else if (await concurrencyOnly(client, ramp, ok.length, burst, o.signal)) {
       ramp.maxInFlight = ok.length;

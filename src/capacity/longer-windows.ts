@@ -82,19 +82,35 @@ export async function spendLonger(
   o.log?.(
     `the longer window is measured: the ${o.short.seconds} s window spent at each of its returns until a 429 tells a longer wait`,
   );
-  let refusal: ProbeReply | undefined;
-  while (!o.signal?.aborted && counted() <= most + o.short.limit && now() < deadline) {
-    const wait = client.pauseUntil - now();
-    if (wait > 0 && longerThanWindow(wait, shortMs, o.guardMs))
-      return returnOf(client, counted(), refusal, { ...o, freshAt });
+  if (longerThanWindow(client.pauseUntil - now(), shortMs, o.guardMs))
+    return returnOf(client, counted(), undefined, { ...o, freshAt });
+  for (let round = 1; !o.signal?.aborted && counted() <= most + o.short.limit && now() < deadline; round++) {
     await sleepUntil(Math.max(now(), client.pauseUntil + 1), o.signal);
     const burst = await exhaustWindow(client, o.short.limit, o.signal);
     if (burst.sent === 0) break;
-    refusal = burst.refusal;
+    const refusal = burst.refusal;
+    if (refusal && longerRefusal(refusal, client.pauseUntil - now(), round > 1 ? burst.accepted : null, o))
+      return returnOf(client, counted(), refusal, { ...o, freshAt });
   }
   return notMeasured(
-    `no refusal told a wait longer than the ${o.short.seconds} s window after ${counted()} admitted: no longer window binds within reach`,
+    `no 429 was a longer window's after ${counted()} admitted: no longer window binds within reach`,
   );
+}
+
+/**
+ * A refusal is a longer window's when its wait outlasts the shorter window, when its headers name a
+ * larger Limit (each window writing its own, or telling the nearer to spent), or, told nothing, when
+ * it came before a fresh shorter window's limit was reached (`accepted`: null for a window not fresh).
+ */
+function longerRefusal(
+  r: ProbeReply,
+  waitMs: number,
+  accepted: number | null,
+  o: SpendLongerOptions,
+): boolean {
+  if (longerThanWindow(waitMs, o.short.seconds * 1000, o.guardMs)) return true;
+  if (r.rateLimit.limit !== undefined) return r.rateLimit.limit > o.short.limit;
+  return accepted !== null && accepted < o.short.limit;
 }
 
 const notMeasured = (evidence: string): LongerMeasure => ({

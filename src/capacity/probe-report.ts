@@ -147,7 +147,7 @@ function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
   }
   if (m.limitsTold.length > 1)
     report.evidence.push(
-      `the headers told limits of ${m.limitsTold.join(' and ')}: several windows at once, each answer telling the one nearer to spent`,
+      `the headers told limits of ${m.limitsTold.join(' and ')}: several windows at once, an answer telling one or another`,
     );
   const ramp = m.ramp;
   if (!ramp) return report;
@@ -180,7 +180,11 @@ function inferred(m: Measured, setup: ProbeSetup) {
     atOnce: m.recovery.atOnce,
     atOnceFrom: m.atOnceFrom,
     remainingAfterTenth: m.recovery.remainingAfterTenth,
-    headerLimit: answers.find((a) => a?.rateLimit.limit !== undefined)?.rateLimit.limit,
+    // The refusal's own Limit first: a limiter of several windows tells the spent one on its 429,
+    // and maybe a longer one's room on the answers it admits.
+    headerLimit:
+      m.exhausted.refusal?.rateLimit.limit ??
+      answers.find((a) => a?.rateLimit.limit !== undefined)?.rateLimit.limit,
     declaredWindowSeconds: answers.find((a) => a?.rateLimit.windowSeconds !== undefined)?.rateLimit
       .windowSeconds,
     resetValuesPerWindow: m.paced.resetValuesPerWindow,

@@ -151,18 +151,36 @@ async function serveBehind(app: express.Express, upstreamUrl: string): Promise<R
 /** express-rate-limit 8 on express 5, sending the header sets asked for. */
 export async function startExpressRateLimit(options: ExpressRateLimitOptions): Promise<RunningLimiter> {
   const app = express();
-  app.use(
-    rateLimit({
-      windowMs: options.windowMs,
-      limit: options.limit,
-      standardHeaders: options.standardHeaders,
-      legacyHeaders: options.legacyHeaders,
-      keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
-      // Its checks log (never throw) once per instance; the one that reads the keyGenerator's source
-      // text is a guess that a transpiler's renaming can defeat, and the IP is only a fallback here.
-      validate: { keyGeneratorIpFallback: false },
-    }),
-  );
+  app.use(expressRateLimit(options));
+  return serveBehind(app, options.upstream);
+}
+
+function expressRateLimit(options: Omit<ExpressRateLimitOptions, 'upstream'>) {
+  return rateLimit({
+    windowMs: options.windowMs,
+    limit: options.limit,
+    standardHeaders: options.standardHeaders,
+    legacyHeaders: options.legacyHeaders,
+    keyGenerator: (req) => keyOf(req.headers.authorization, ipKeyGenerator(req.ip ?? '127.0.0.1')),
+    // Its checks log (never throw) once per instance; the one that reads the keyGenerator's source
+    // text is a guess that a transpiler's renaming can defeat, and the IP is only a fallback here.
+    validate: { keyGeneratorIpFallback: false },
+  });
+}
+
+/**
+ * Two or more express-rate-limit instances stacked, shortest window first, as an app enforces
+ * several windows at once: a request passes each or is refused by the first that is spent. Each one
+ * writes its own X-RateLimit-* headers, so an admitted answer tells the last (longest) window's room
+ * and a refusal the window that refused; Retry-After tells that window's return.
+ */
+export async function startStackedExpressRateLimit(options: {
+  upstream: string;
+  windows: { limit: number; windowMs: number }[];
+}): Promise<RunningLimiter> {
+  const app = express();
+  for (const w of options.windows)
+    app.use(expressRateLimit({ ...w, standardHeaders: false, legacyHeaders: true }));
   return serveBehind(app, options.upstream);
 }
 
