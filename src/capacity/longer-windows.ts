@@ -9,9 +9,9 @@ import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
  * A plan's windows longer than the one the phases measured (10 per 10 s beside 20 per 30 s; a
  * minute beside a day). Each one that bursts at the shorter window's rate can fill within its
  * length, and whose length is within --max-wait, is measured: from a moment it held nothing, the
- * shorter window is spent at each of its returns until a refusal tells a wait longer than it. What
- * was admitted until then is the longer window's limit, and the told return, counted from the first
- * of them, its length. A window that cannot be filled so (a day of 1000 beside 60 a minute) binds
+ * shorter window is spent at each of its returns until a refusal is the longer window's (longerRefusal).
+ * What was admitted until then is the longer window's limit, and the told return, counted from the
+ * first of them, its length. A window that cannot be filled so (a day of 1000 beside 60 a minute) binds
  * only a client that keeps at it for hours: `--daily` walks it.
  */
 
@@ -66,8 +66,8 @@ export interface SpendLongerOptions {
 }
 
 /**
- * Spends the shorter window at each of its returns until a refusal tells a longer wait, then waits
- * that out (within --max-wait) and sends one request: admitted, the longer window is measured.
+ * Spends the shorter window at each of its returns until a refusal is the longer window's, then
+ * waits out its told return (within --max-wait) and sends one request: admitted, it is measured.
  */
 export async function spendLonger(
   client: ProbeClient,
@@ -80,7 +80,7 @@ export async function spendLonger(
   const counted = () => client.history.filter((s) => s.admitted && s.at >= freshAt).length;
   const deadline = freshAt + o.maxWaitMs;
   o.log?.(
-    `the longer window is measured: the ${o.short.seconds} s window spent at each of its returns until a 429 tells a longer wait`,
+    `the longer window is measured: the ${o.short.seconds} s window spent at each of its returns until a 429 is the longer window's`,
   );
   if (longerThanWindow(client.pauseUntil - now(), shortMs, o.guardMs))
     return returnOf(client, counted(), undefined, { ...o, freshAt });
