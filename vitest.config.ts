@@ -85,6 +85,8 @@ const TIMING_LIGHT = [
   'test/scenario/store-outage.test.ts',
   // capacity against two express-rate-limit windows stacked (4 s and 12 s): each timed within 10%.
   'test/capacity/stacked-windows.test.ts',
+  // Three fleet generators started a second apart: their workloads begin within 250 ms.
+  'test/fleet/fleet-run.test.ts',
   // A tenant ramp's verdict is p99 < 300 ms at each step.
   'test/capacity/tenant-ramp-cli.test.ts',
   // A small day walked at 20 requests a second and the ban's 10 s waited out, from the CLI.

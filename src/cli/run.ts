@@ -15,12 +15,14 @@ import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
+import type { Coordination } from '../scenario/setup-teardown.ts';
 import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
 import { spawnServer } from './embedded-server.ts';
 import { reachable } from './reachable.ts';
+import { joinRunFleet } from './run-fleet.ts';
 import {
   neverAnsweredLine,
   type OutputOptions,
@@ -41,7 +43,7 @@ export async function run(args: RunArgs): Promise<number> {
     return 0;
   }
   for (const warning of config.warnings) process.stderr.write(`petstore-load: ${warning}\n`);
-  return execute(config);
+  return execute(config, (shard) => resolveRunConfig({ ...args, shard }));
 }
 
 /** A mix as worker threads take it: plain data, the keys in tenant order (in memory only). */
@@ -107,6 +109,8 @@ interface RunState {
   /** The result as it stands, for a checkpoint (a second Ctrl-C takes the session's snapshot). */
   soFar: { ask?(): RunResult | Promise<RunResult | undefined> };
   abortedBy: ThresholdResult | undefined;
+  /** `--fleet`: setup once, one start, teardown once, across the generators. */
+  coordination: Coordination<unknown> | undefined;
 }
 
 /**
@@ -134,10 +138,18 @@ function runOutputs(config: RunConfig) {
 }
 
 /** Starts what the run needs in its session, runs it, and writes what it measured. */
-function execute(config: RunConfig): Promise<number> {
-  const { soFar, checkpoints, write } = runOutputs(config);
-  return withSession({ label: '', quiet: config.quiet, write }, async (session) => {
-    const baseUrl = await startTarget(config, session);
+function execute(given: RunConfig, resolveShard: (shard: string) => Promise<RunConfig>): Promise<number> {
+  const { soFar, checkpoints, write } = runOutputs(given);
+  return withSession({ label: '', quiet: given.quiet, write }, async (session) => {
+    const baseUrl = await startTarget(given, session);
+    // A fleet's generator knows its shard once it has joined; nothing is sent before all have.
+    const fleet = given.fleet
+      ? await joinRunFleet(given, resolveShard, {
+          signal: session.interrupt.signal,
+          defer: (close) => session.defer(close),
+        })
+      : undefined;
+    const config = fleet?.config ?? given;
     const sharedQuota = await connectQuota(config, session);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
     // The run's identity on every series: never a key (the target is shown without credentials).
@@ -158,6 +170,7 @@ function execute(config: RunConfig): Promise<number> {
       checkpoints,
       soFar,
       abortedBy: undefined,
+      coordination: fleet?.coordination,
     };
     return measure(run);
   });
@@ -281,6 +294,7 @@ async function traffic(run: RunState): Promise<RunResult> {
     },
     ...(tenants ? { tenants } : {}),
     ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
+    ...(run.coordination ? { coordination: run.coordination } : {}),
   });
 }
 

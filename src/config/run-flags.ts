@@ -3,6 +3,7 @@ import { DEFAULTS } from '../api/defaults.ts';
 import { CONTRACTS } from '../record/checks/contract.ts';
 import { DEFAULT_TOLERANCES, describeTolerance, type Metric } from '../report/tolerances.ts';
 import { CHECKPOINT_FILE } from './checkpoint.ts';
+import { FLEET_FLAGS } from './fleet-flags.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
 
 const TOLERANCE_DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
@@ -161,6 +162,7 @@ export const RUN_FLAGS = {
     describe:
       "I/N: run part I of N of the workload (rates divided, VUs and iterations split); 'merge' joins the parts",
   },
+  ...FLEET_FLAGS,
   ...METRICS_FLAGS,
   'auth-header': {
     requiresArg: true,

@@ -33,6 +33,18 @@ export function printable(config: RunConfig): Record<string, unknown> {
     workers: config.workers,
     ...(config.shard ? { shard: `${config.shard.index}/${config.shard.count}` } : {}),
     ...(config.quotaStore ? { quotaStore: config.quotaStore.label, storeOutage: config.storeOutage } : {}),
+    ...(config.fleet
+      ? {
+          fleet: {
+            name: config.fleet.name,
+            generators: config.fleet.generators,
+            index: config.fleet.index ?? 'the lowest free one, claimed in the store at start',
+            indexFrom: config.fleet.indexFrom,
+            waitMs: config.fleet.waitMs,
+            ttlSeconds: config.fleet.ttlSeconds,
+          },
+        }
+      : {}),
     ...(config.metrics
       ? {
           metrics: {

@@ -26,6 +26,7 @@ import {
   type TenantMix,
   validateTenantSpecs,
 } from '../api/tenants.ts';
+import type { FleetConfig } from '../fleet/join.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import type { Contract } from '../record/checks/contract.ts';
 import { resultFromJson } from '../report/result-input.ts';
@@ -38,6 +39,7 @@ import { refuseRatesInClosedModel, type TenantLoad, tenantLoads } from '../scena
 import { type ResolvedWorkload, resolveWorkload, type WorkloadOverrides } from '../scenario/workload.ts';
 import { parseBaseUrl } from './base-url.ts';
 import { parseCheckpointInterval } from './checkpoint.ts';
+import { resolveFleet } from './fleet-flags.ts';
 import { metricsFlags } from './metrics-flags.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
@@ -90,6 +92,8 @@ export interface RunConfig {
   readonly maxAttempts: number;
   readonly shard: Share | undefined;
   readonly quotaStore: StoreAddress | undefined;
+  /** `--fleet`: the generators this one runs with as one run (its index claimed at start when unknown). */
+  readonly fleet: FleetConfig | undefined;
   readonly storeOutage: 'wait' | 'local-share';
   /** Every generator of the key paces at its part of the plan while the store is away. */
   readonly localShare: number | undefined;
@@ -144,7 +148,10 @@ export async function resolveRunConfig(
   if (!(timeScale > 0)) throw new InputError('--time-scale must be a positive number');
   const windows = scalePlan(plan, timeScale).windows;
   const enforce = args.enforce ? args.enforce === 'on' : (scenario.enforce ?? true);
-  const sending = resolveSending(args);
+  const given = resolveSending(args);
+  const fleet = resolveFleet(args, env, given.quotaStore, given.shard, args.baseUrl === undefined);
+  // A fleet's index known already (--shard, the Job's index) is its shard; else claimed at start.
+  const sending = fleet?.index ? { ...given, shard: { index: fleet.index, count: fleet.generators } } : given;
   const { shard, quotaStore } = sending;
   const load = resolveLoad(args, scenario, plans, windows, timeScale, embedded, shard);
   const warnings =
@@ -179,6 +186,7 @@ export async function resolveRunConfig(
     allowBanRisk: args.allowBanRisk,
     contract: args.contract,
     ...sending,
+    fleet,
     storeOutage: args.storeOutage,
     localShare: args.storeOutage === 'local-share' ? (shard?.count ?? 1) * args.workers : undefined,
     ...load,

@@ -1,0 +1,99 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/result/types.ts';
+import { type RunningServer, startServer } from '../../src/server/index.ts';
+import { cliWorkspace, killAllClis, readJson, runCli, withTimeout } from '../helpers/integration-cli.ts';
+import { type RedisProcess, startRedis } from '../helpers/redis.ts';
+
+/**
+ * Three generators of one fleet through the CLI, started a second apart, on a real redis-server and
+ * the reference server: each claims its shard, setup runs once (generator 1), all start at one
+ * instant of the store's clock, the last to finish tears down, and the shared key draws no 429.
+ * Then a generator that finds the fleet full, and a fleet that never fills, are refused.
+ */
+let redis: RedisProcess;
+let target: RunningServer;
+const workspace = cliWorkspace('fleet-run');
+beforeAll(async () => {
+  redis = await startRedis();
+  target = await startServer({ timeScale: 10, seedData: 5 });
+});
+afterAll(async () => {
+  killAllClis();
+  await target?.close();
+  await redis?.stop();
+});
+
+const generator = (fleet: string, out: string, extra: string[] = []) => [
+  'run',
+  'shopper-checkout',
+  '--base-url',
+  target.url,
+  '--plan',
+  'pro',
+  '--api-key',
+  'pro-demo-key',
+  '--time-scale',
+  '10',
+  '--quota-store',
+  redis.url,
+  '--fleet',
+  fleet,
+  '--generators',
+  '3',
+  '--duration',
+  '3s',
+  '--out',
+  out,
+  ...extra,
+];
+
+const count = (r: RunResult, op: string) =>
+  (r.operations as Record<string, { requests: number }>)[op]?.requests ?? 0;
+
+describe('a fleet of three generators started a second apart', () => {
+  it('starts as one, sets up and tears down once, and draws no 429 on the shared key', async () => {
+    const dir = workspace.fresh('three');
+    const runs: Promise<Awaited<ReturnType<typeof runCli>>>[] = [];
+    for (let i = 1; i <= 3; i++) {
+      runs.push(runCli(generator('nightly', join(dir, `g${i}`)), 60_000));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    const outcomes = await withTimeout(Promise.all(runs), 70_000, 'the fleet');
+    const why = outcomes.map((o) => o.stderr).join('\n');
+    expect(
+      outcomes.map((o) => o.code),
+      why,
+    ).toEqual([0, 0, 0]);
+    const results = [1, 2, 3].map((i) => readJson(join(dir, `g${i}`, 'result.json')) as RunResult);
+    // Each claimed its shard in turn, and says so.
+    expect(results.map((r) => r.meta.shard)).toEqual([
+      { index: 1, count: 3 },
+      { index: 2, count: 3 },
+      { index: 3, count: 3 },
+    ]);
+    expect(outcomes[1]?.stderr).toContain('generator 2 of 3 joined fleet nightly');
+    // One start: the workloads began within 250 ms of one another, though started 2 s apart.
+    const starts = results.map((r) => Date.parse(r.meta.startedAt));
+    expect(Math.max(...starts) - Math.min(...starts), why).toBeLessThanOrEqual(250);
+    // Setup (5 pets created) once, by generator 1; teardown (5 deleted) once, by whoever finished last.
+    expect(results.map((r) => count(r, 'createPet'))).toEqual([5, 0, 0]);
+    expect(results.map((r) => count(r, 'deletePet')).reduce((a, b) => a + b, 0)).toBe(5);
+    expect(results.filter((r) => count(r, 'deletePet') > 0)).toHaveLength(1);
+    expect(results.map((r) => r.overall.rateLimited)).toEqual([0, 0, 0]);
+  }, 90_000);
+
+  it('refuses a fourth generator, and a fleet that never fills, each with one line and nothing sent', async () => {
+    const dir = workspace.fresh('refused');
+    const full = await runCli(generator('nightly', join(dir, 'g4')), 30_000);
+    expect(full.code).toBe(2);
+    expect(full.stderr).toContain('fleet nightly: all 3 generators have joined already');
+    expect(existsSync(join(dir, 'g4', 'result.json'))).toBe(false);
+    const alone = await runCli(generator('lonely', join(dir, 'g5'), ['--fleet-wait', '1s']), 30_000);
+    expect(alone.code).toBe(3);
+    expect(alone.stderr).toContain(
+      'fleet lonely: 1 of 3 generators joined within 1 s (--fleet-wait); nothing was sent',
+    );
+  }, 60_000);
+});
