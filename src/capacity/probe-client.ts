@@ -17,6 +17,8 @@ export interface ProbeReply {
   index: number;
   status: number;
   sentAt: number;
+  /** When its headers were written to the socket: after a new connection's setup, and any local queue. */
+  writtenAt?: number;
   receivedAt: number;
   /** The quota as the answer's dialect told it; `reset` is a Unix time in seconds whatever the dialect. */
   rateLimit: RateLimitState;
@@ -267,6 +269,7 @@ export class ProbeClient {
       index,
       status,
       sentAt,
+      writtenAt: written,
       receivedAt,
       rateLimit,
       view,

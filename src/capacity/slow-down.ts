@@ -87,13 +87,15 @@ export class SlowDownWatch {
   observe = (r: ProbeReply): boolean => {
     // A told Remaining lets the gate send several at once: their times are no longer one line.
     if (r.status === 0 || r.rateLimit.remaining !== undefined) return false;
-    this.latencies.push(r.receivedAt - r.sentAt);
+    // From the write, not the call: a request of a burst that opened a connection, or waited for a
+    // busy event loop before it left, would otherwise stray from the delay's line by that much.
+    this.latencies.push(r.receivedAt - (r.writtenAt ?? r.sentAt));
     const fit = fitSlowDown(this.latencies);
     if (fit && fit.points >= SLOW_DOWN_POINTS) {
       this.stoppedBecause = `the answers took ${fit.delayPerRequestMs} ms longer with each request past the ${fit.threshold}th: the probe stopped after ${fit.points} of them rather than wait on a growing delay`;
       return true;
     }
-    const held = r.receivedAt - r.sentAt - Math.min(...this.latencies);
+    const held = r.receivedAt - (r.writtenAt ?? r.sentAt) - Math.min(...this.latencies);
     if (held > this.maxDelayMs) {
       this.stoppedBecause = `an answer was held ${Math.round(held)} ms longer than the fastest, more than the ${this.maxDelayMs} ms the probe waits on one: it stopped sending`;
       return true;
