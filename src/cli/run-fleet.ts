@@ -25,7 +25,7 @@ export async function joinRunFleet(
     if (!config.quiet) process.stderr.write(`petstore-load: ${line}\n`);
   };
   const digest = await scenarioDigest(config.scenarioPath, JSON.stringify(config.scenario.workload ?? null));
-  const joined = await joinFleet(fleet, store, digest, log);
+  const joined = await joinFleet(fleet, store, digest, log, o.signal);
   o.defer(() => joined.store.close());
   const resolved =
     fleet.index === undefined

@@ -34,6 +34,7 @@ export async function joinFleet(
   store: { url: string; label: string },
   digest: string,
   log: (line: string) => void,
+  signal?: AbortSignal,
 ): Promise<{ store: FleetStore; index: number }> {
   const identity = {
     name: fleet.name,
@@ -54,7 +55,7 @@ export async function joinFleet(
     const outcome = await connected.join(fleet.index ?? 0);
     if (!outcome.joined) throw new InputError(refusal(fleet, outcome), EXIT.USAGE);
     log(`generator ${outcome.index} of ${fleet.generators} joined fleet ${fleet.name}`);
-    await allJoined(connected, fleet);
+    await allJoined(connected, fleet, signal);
     return { store: connected, index: outcome.index };
   } catch (error) {
     await connected.close();
@@ -71,9 +72,14 @@ function refusal(fleet: FleetConfig, o: { why: string; told: string }): string {
   return `${name}: all ${fleet.generators} generators have joined already`;
 }
 
-async function allJoined(store: FleetStore, fleet: FleetConfig): Promise<void> {
+async function allJoined(store: FleetStore, fleet: FleetConfig, signal?: AbortSignal): Promise<void> {
   const deadline = now() + fleet.waitMs;
   for (;;) {
+    if (signal?.aborted)
+      throw new InputError(
+        `fleet ${fleet.name}: interrupted while waiting for the generators to join; nothing was sent`,
+        EXIT.INTERRUPTED,
+      );
     const joined = await store.joined();
     if (joined >= fleet.generators) return;
     if (now() >= deadline)
@@ -81,6 +87,6 @@ async function allJoined(store: FleetStore, fleet: FleetConfig): Promise<void> {
         `fleet ${fleet.name}: ${joined} of ${fleet.generators} generators joined within ${fleet.waitMs / 1000} s (--fleet-wait); nothing was sent`,
         EXIT.UNREACHABLE,
       );
-    await sleepUntil(Math.min(deadline, now() + 200));
+    await sleepUntil(Math.min(deadline, now() + 200), signal);
   }
 }
