@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/result/types.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cliWorkspace, killAllClis, readJson, runCli, withTimeout } from '../helpers/integration-cli.ts';
+import {
+  cliWorkspace,
+  killAllClis,
+  readJson,
+  runCli,
+  spawnCli,
+  withTimeout,
+} from '../helpers/integration-cli.ts';
 import { type RedisProcess, startRedis } from '../helpers/redis.ts';
 
 /**
@@ -97,5 +104,21 @@ describe('a fleet of three generators started 0.7 s apart', () => {
     expect(alone.stderr).toContain(
       'fleet lonely: 1 of 3 generators joined within 1 s (--fleet-wait); nothing was sent',
     );
+    expect(existsSync(join(dir, 'g5', 'result.json'))).toBe(false);
   }, 60_000);
+
+  it('ends at once on Ctrl-C while it waits for the others, exit 130, nothing sent', async () => {
+    const dir = workspace.fresh('interrupted');
+    const cli = spawnCli(generator('waiting', join(dir, 'g6'), ['--fleet-wait', '60s']));
+    const deadline = Date.now() + 20_000;
+    while (!cli.stderr().includes('joined fleet waiting') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const asked = Date.now();
+    cli.child.kill('SIGINT');
+    const { code } = await withTimeout(cli.exited, 10_000, 'the waiting generator');
+    expect(code, cli.stderr()).toBe(130);
+    expect(Date.now() - asked).toBeLessThan(3000);
+    expect(cli.stderr()).toContain('interrupted while waiting for the generators to join; nothing was sent');
+    expect(existsSync(join(dir, 'g6', 'result.json'))).toBe(false);
+  }, 30_000);
 });
