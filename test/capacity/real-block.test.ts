@@ -1,10 +1,8 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
-import { cliWorkspace, readJson, runCli } from '../helpers/integration-cli.ts';
+import { capacityThroughCli } from '../helpers/capacity-cases.ts';
+import { cliWorkspace } from '../helpers/integration-cli.ts';
 import { type RunningLimiter, startFlexibleBlock } from '../helpers/limiters.ts';
 
 /**
@@ -31,32 +29,16 @@ afterAll(async () => {
 
 describe('rate-limiter-flexible with blockDuration: a key blocked at its first excess', () => {
   it('capacity measures the block within 1.5 s, reports the window under it, and passes', async () => {
-    const dir = workspace.fresh('run');
-    const plans = join(dir, 'plans.json');
-    writeFileSync(
-      plans,
-      JSON.stringify({
-        free: { windows: [{ name: 'short', limit: LIMIT.points, seconds: LIMIT.durationS }] },
-      }),
+    const {
+      outcome,
+      result,
+      report: r,
+      why,
+    } = await capacityThroughCli(
+      limiter.url,
+      [{ name: 'short', limit: LIMIT.points, seconds: LIMIT.durationS }],
+      workspace.fresh('run'),
     );
-    const out = join(dir, 'out');
-    const outcome = await runCli(
-      [
-        'capacity',
-        '--base-url',
-        limiter.url,
-        '--api-key',
-        'free=free-demo-key',
-        '--plans',
-        plans,
-        '--out',
-        out,
-      ],
-      90_000,
-    );
-    const result = readJson(join(out, 'result.json')) as RunResult;
-    const r = result.capacity?.[0];
-    const why = `${outcome.stdout}\n${outcome.stderr}\n${r?.limiter.evidence.join('; ')}`;
     expect(outcome.code, why).toBe(0);
     expect(resultProblem(result)).toBeUndefined();
     expect(Math.abs((r?.limiter.block?.seconds ?? 0) - LIMIT.blockDurationS), why).toBeLessThanOrEqual(1.5);

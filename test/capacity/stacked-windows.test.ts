@@ -1,11 +1,8 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
-import { expectModelHolds } from '../helpers/capacity-cases.ts';
-import { cliWorkspace, readJson, runCli } from '../helpers/integration-cli.ts';
+import { capacityThroughCli, expectModelHolds } from '../helpers/capacity-cases.ts';
+import { cliWorkspace } from '../helpers/integration-cli.ts';
 import { type RunningLimiter, startStackedExpressRateLimit } from '../helpers/limiters.ts';
 
 /**
@@ -38,40 +35,21 @@ afterAll(async () => {
 
 describe('two express-rate-limit windows stacked', () => {
   it('capacity measures both within 10%, in 3 windows of the longer and 30 s, and passes', async () => {
-    const dir = workspace.fresh('run');
-    const plans = join(dir, 'plans.json');
-    writeFileSync(
-      plans,
-      JSON.stringify({
-        free: {
-          windows: [
-            { name: 'short', ...SHORT },
-            { name: 'long', ...LONG },
-          ],
-        },
-      }),
-    );
-    const out = join(dir, 'out');
-    const started = Date.now();
-    const outcome = await runCli(
+    const {
+      outcome,
+      result,
+      report: r,
+      why,
+      elapsedMs,
+    } = await capacityThroughCli(
+      limiter.url,
       [
-        'capacity',
-        '--base-url',
-        limiter.url,
-        '--api-key',
-        'free=free-demo-key',
-        '--plans',
-        plans,
-        '--out',
-        out,
+        { name: 'short', ...SHORT },
+        { name: 'long', ...LONG },
       ],
-      90_000,
+      workspace.fresh('run'),
     );
-    const elapsedMs = Date.now() - started;
-    const result = readJson(join(out, 'result.json')) as RunResult;
-    const r = result.capacity?.[0];
     if (!r) throw new Error(`no capacity report: ${outcome.stderr}`);
-    const why = `${outcome.stdout}\n${outcome.stderr}\n${r.limiter.evidence.join('; ')}`;
     expect(outcome.code, why).toBe(0);
     expect(resultProblem(result)).toBeUndefined();
     expect(r.exhaust.first429At, why).toBe(SHORT.limit + 1);

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Plan } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
@@ -7,6 +9,7 @@ import type { CapacityReport } from '../../src/result/capacity-types.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import type { RunningServer } from '../../src/server/index.ts';
 import type { ServerOptions } from '../../src/server/options.ts';
+import { type CliOutcome, readJson, runCli } from './integration-cli.ts';
 import type { RunningLimiter } from './limiters.ts';
 import { inSimulatedTime, simulatedServer } from './simulated.ts';
 
@@ -120,4 +123,34 @@ export class CapacityCases {
   async stop(): Promise<void> {
     await Promise.all(this.running.map((l) => l.stop()));
   }
+}
+
+/**
+ * `capacity` through the CLI against `url`, one plan (free, its demo key) of the windows given,
+ * written as a --plans file in `dir`: the outcome, the result it wrote, and why, for messages.
+ */
+export async function capacityThroughCli(
+  url: string,
+  windows: { name: string; limit: number; seconds: number }[],
+  dir: string,
+): Promise<{
+  outcome: CliOutcome;
+  result: RunResult;
+  report: CapacityReport | undefined;
+  why: string;
+  elapsedMs: number;
+}> {
+  const plans = join(dir, 'plans.json');
+  writeFileSync(plans, JSON.stringify({ free: { windows } }));
+  const out = join(dir, 'out');
+  const started = Date.now();
+  const outcome = await runCli(
+    ['capacity', '--base-url', url, '--api-key', 'free=free-demo-key', '--plans', plans, '--out', out],
+    90_000,
+  );
+  const elapsedMs = Date.now() - started;
+  const result = readJson(join(out, 'result.json')) as RunResult;
+  const report = result.capacity?.[0];
+  const why = `${outcome.stdout}\n${outcome.stderr}\n${report?.limiter.evidence.join('; ')}`;
+  return { outcome, result, report, why, elapsedMs };
 }
