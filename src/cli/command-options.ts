@@ -60,9 +60,15 @@ export function mergeOptions(yargs: Argv) {
       alias: 'o',
       type: 'string',
       demandOption: true,
-      describe: 'File to write the merged result to',
+      describe:
+        'File to write the merged result to (with --fleet: a directory, for result.json and report.html)',
     })
-    .requiresArg(['out']);
+    .option('fleet', {
+      type: 'string',
+      describe:
+        "A fleet's result from its store, e.g. redis://HOST:6379/nightly-42 or redis+sentinel://S1:26379,S2:26379/main/nightly-42",
+    })
+    .requiresArg(['out', 'fleet']);
 }
 
 /** Options of `capacity`. */

@@ -48,7 +48,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       },
     )
     .command(
-      'merge <files..>',
+      'merge [files..]',
       'Merge results of several runs or workers into one (histograms added, counters summed)',
       mergeOptions,
       async (args) => {

@@ -12,7 +12,12 @@ type MergeArgs = Awaited<ReturnType<typeof mergeOptions>['argv']>;
 
 export async function merge(args: MergeArgs): Promise<number> {
   const files = (args.files ?? []).map(String);
-  if (files.length === 0) throw new InputError('merge: name at least one result file');
+  if (args.fleet !== undefined) {
+    if (files.length > 0)
+      throw new InputError('merge: --fleet takes its results from the store; name no files with it');
+    return (await import('./merge-fleet.ts')).mergeFleet(args.fleet, args.out);
+  }
+  if (files.length === 0) throw new InputError('merge: name at least one result file, or --fleet STORE/NAME');
   const results = files.map((file) => resultFromJson(readJsonFile(file, 'merge'), `merge ${file}`));
   const merged = mergeResults(
     results,

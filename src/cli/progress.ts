@@ -1,4 +1,5 @@
 import type { PacingCause } from '../api/pacing-causes.ts';
+import type { FleetTotals } from '../fleet/fleet-member.ts';
 import type { RunTick } from '../scenario/execute.ts';
 
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))}s`;
@@ -39,9 +40,9 @@ function keysText(keys: Readonly<Record<PacingCause, number>>): string {
   return `keys ${parts.join(', ')}`;
 }
 
-/** One status line: where the run is, how fast, how well, and what holds it back. */
-export function formatProgress(tick: RunTick): string {
-  return [
+/** One status line: where the run is, how fast, how well, what holds it back, and its fleet's totals. */
+export function formatProgress(tick: RunTick, fleet?: FleetTotals): string {
+  const own = [
     `${seconds(tick.elapsedMs)}/${seconds(tick.durationMs)}`,
     `${tick.rate.toFixed(1)} req/s`,
     `p99 ${tick.p99Ms.toFixed(1)} ms`,
@@ -50,6 +51,9 @@ export function formatProgress(tick: RunTick): string {
     `${tick.errors} errors`,
     tick.keys ? keysText(tick.keys()) : pacingText(tick),
   ].join('  ');
+  if (!fleet) return own;
+  // The fleet's figures first: the terminal's width cuts the line's end.
+  return `fleet of ${fleet.generators}: ${fleet.requests} requests ${fleet.rateLimited} 429s ${fleet.errors} errors | this one: ${own}`;
 }
 
 /**
@@ -65,11 +69,11 @@ export class ProgressLine {
     return this.stream.isTTY === true;
   }
 
-  update(tick: RunTick): void {
+  update(tick: RunTick, fleet?: FleetTotals): void {
     if (!this.enabled) return;
     // A pseudo-terminal may report 0 columns: take that as unknown, not as no room.
     const width = Math.max(20, (this.stream.columns || 100) - 1);
-    this.stream.write(`\r\x1b[2K${formatProgress(tick).slice(0, width)}`);
+    this.stream.write(`\r\x1b[2K${formatProgress(tick, fleet).slice(0, width)}`);
     this.shown = true;
   }
 

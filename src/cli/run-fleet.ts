@@ -1,5 +1,7 @@
+import { join, resolve } from 'node:path';
 import type { RunConfig } from '../config/run.ts';
 import { fleetCoordination } from '../fleet/fleet-coordination.ts';
+import { FleetMember } from '../fleet/fleet-member.ts';
 import { joinFleet, scenarioDigest } from '../fleet/join.ts';
 import type { Coordination } from '../scenario/setup-teardown.ts';
 
@@ -8,25 +10,46 @@ const START_LEAD_MS = 1500;
 /** The others wait for generator 1's setup as long as setup may take (k6's 60 s), and a margin. */
 const SETUP_WAIT_MS = 70_000;
 
+/** A generator's part in its fleet, from joining to the fleet's result. */
+export interface FleetRun {
+  member: FleetMember;
+  coordination: Coordination<unknown>;
+  /** Where the fleet's result goes (`--out`, else reports/<scenario>-fleet-<name>/); shards beneath. */
+  baseOut: string;
+  /** This generator's own result: <base>/shard-<I>/. */
+  shardOut: string;
+}
+
 /**
  * `--fleet`: joins before anything is sent, and returns the configuration of the shard this
- * generator claimed (resolved again with it, when the index was the store's to give) and the
- * coordination that runs setup once, starts every generator at one instant and tears down once.
+ * generator claimed (resolved again with it, when the index was the store's to give), its heartbeat
+ * started, and the coordination that runs setup once, starts every generator at one instant and
+ * tears down once.
  */
 export async function joinRunFleet(
   config: RunConfig,
   resolveShard: (shard: string) => Promise<RunConfig>,
-  o: { signal: AbortSignal; defer: (close: () => Promise<void>) => void },
-): Promise<{ config: RunConfig; coordination: Coordination<unknown> }> {
+  o: { signal: AbortSignal; stoppedByUser: () => boolean; defer: (close: () => Promise<void>) => void },
+): Promise<{ config: RunConfig; fleet: FleetRun }> {
   const fleet = config.fleet;
   const store = config.quotaStore;
   if (!fleet || !store) throw new Error('joinRunFleet needs a fleet and a store');
   const log = (line: string) => {
     if (!config.quiet) process.stderr.write(`petstore-load: ${line}\n`);
   };
-  const digest = await scenarioDigest(config.scenarioPath, JSON.stringify(config.scenario.workload ?? null));
+  // Generators of one fleet run one scenario, one workload, and judge it by the same thresholds.
+  const agreed = JSON.stringify({
+    workload: config.scenario.workload ?? null,
+    thresholds: config.thresholds.map((t) => t.expression),
+  });
+  const digest = await scenarioDigest(config.scenarioPath, agreed);
   const joined = await joinFleet(fleet, store, digest, log, o.signal);
-  o.defer(() => joined.store.close());
+  const member = new FleetMember(joined.store, joined.index, fleet.generators, log);
+  member.startBeating();
+  o.defer(async () => {
+    member.stopBeating();
+    await joined.store.close();
+  });
   const resolved =
     fleet.index === undefined
       ? {
@@ -41,7 +64,14 @@ export async function joinRunFleet(
     leadMs: START_LEAD_MS,
     setupWaitMs: SETUP_WAIT_MS,
     signal: o.signal,
+    stoppedByUser: o.stoppedByUser,
     log,
   });
-  return { config: resolved, coordination };
+  const baseOut = resolve(
+    config.outputs.out ?? join('reports', `${config.scenario.name}-fleet-${fleet.name}`),
+  );
+  return {
+    config: resolved,
+    fleet: { member, coordination, baseOut, shardOut: join(baseOut, `shard-${joined.index}`) },
+  };
 }

@@ -34,13 +34,24 @@ export function writeRunOutputs(
   const dir = resultDir(result, o);
   const stamp = result.meta.startedAt.replace(/[:.]/g, '-');
   const { path, failed: resultFailed } = writeResultFile(dir, result, `${o.scenario}-${stamp}`);
-  let failed = resultFailed;
+  const report = join(path ? dirname(path) : dir, 'report.html');
+  const reported = writeOutput(report, renderHtmlReport(result), 'report');
+  const ci = writeCiOutputs(result, o);
+  return {
+    path,
+    written: [...(reported ? [`report written to ${report}`] : []), ...ci.written],
+    failed: resultFailed || !reported || ci.failed,
+  };
+}
+
+/** JUnit and the markdown summaries asked for: what a CI step reads of a run (or of its fleet). */
+export function writeCiOutputs(result: RunResult, o: OutputOptions): { written: string[]; failed: boolean } {
+  let failed = false;
   const written: string[] = [];
   const output = (file: string, text: string, what: string, append = false) => {
     if (writeOutput(file, text, what, append)) written.push(`${what} written to ${file}`);
     else failed = true;
   };
-  output(join(path ? dirname(path) : dir, 'report.html'), renderHtmlReport(result), 'report');
   if (o.junit) output(resolve(o.junit), renderJUnit(result), 'JUnit XML');
   if (o.summaryMd || process.env.GITHUB_STEP_SUMMARY) {
     const markdown = renderSummaryMarkdown(result);
@@ -48,7 +59,7 @@ export function writeRunOutputs(
     if (process.env.GITHUB_STEP_SUMMARY)
       output(process.env.GITHUB_STEP_SUMMARY, markdown, 'step summary', true);
   }
-  return { path, written, failed };
+  return { written, failed };
 }
 
 /**

@@ -15,14 +15,14 @@ import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
-import type { Coordination } from '../scenario/setup-teardown.ts';
 import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
 import { spawnServer } from './embedded-server.ts';
+import { finishFleet, fleetTicks } from './fleet-finish.ts';
 import { reachable } from './reachable.ts';
-import { joinRunFleet } from './run-fleet.ts';
+import { type FleetRun, joinRunFleet } from './run-fleet.ts';
 import {
   neverAnsweredLine,
   type OutputOptions,
@@ -109,8 +109,8 @@ interface RunState {
   /** The result as it stands, for a checkpoint (a second Ctrl-C takes the session's snapshot). */
   soFar: { ask?(): RunResult | Promise<RunResult | undefined> };
   abortedBy: ThresholdResult | undefined;
-  /** `--fleet`: setup once, one start, teardown once, across the generators. */
-  coordination: Coordination<unknown> | undefined;
+  /** `--fleet`: this generator's part in it (setup once, one start, live totals, one verdict). */
+  fleet: FleetRun | undefined;
 }
 
 /**
@@ -134,21 +134,28 @@ function runOutputs(config: RunConfig) {
     checkpoints.finish(written.path && dirname(written.path));
     return written;
   };
-  return { soFar, checkpoints, write };
+  return { outputs, soFar, checkpoints, write };
 }
 
 /** Starts what the run needs in its session, runs it, and writes what it measured. */
 function execute(given: RunConfig, resolveShard: (shard: string) => Promise<RunConfig>): Promise<number> {
-  const { soFar, checkpoints, write } = runOutputs(given);
+  const { outputs, soFar, checkpoints, write } = runOutputs(given);
   return withSession({ label: '', quiet: given.quiet, write }, async (session) => {
     const baseUrl = await startTarget(given, session);
     // A fleet's generator knows its shard once it has joined; nothing is sent before all have.
     const fleet = given.fleet
       ? await joinRunFleet(given, resolveShard, {
           signal: session.interrupt.signal,
+          stoppedByUser: () => stoppedByUser(session),
           defer: (close) => session.defer(close),
         })
       : undefined;
+    if (fleet) {
+      // Its own result goes beneath the fleet's; the CI outputs are the fleet's verdict's.
+      outputs.out = fleet.fleet.shardOut;
+      outputs.junit = undefined;
+      outputs.summaryMd = undefined;
+    }
     const config = fleet?.config ?? given;
     const sharedQuota = await connectQuota(config, session);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
@@ -156,7 +163,12 @@ function execute(given: RunConfig, resolveShard: (shard: string) => Promise<RunC
     const metrics = await session.useMetrics(
       config.metrics && {
         ...config.metrics,
-        identity: { scenario: config.scenario.name, target: publicTarget(baseUrl), plan: config.planName },
+        identity: {
+          scenario: config.scenario.name,
+          target: publicTarget(baseUrl),
+          plan: config.planName,
+          ...(config.fleet ? { fleet: config.fleet.name, shard: String(config.shard?.index ?? '') } : {}),
+        },
         windows: config.windows,
       },
     );
@@ -170,7 +182,7 @@ function execute(given: RunConfig, resolveShard: (shard: string) => Promise<RunC
       checkpoints,
       soFar,
       abortedBy: undefined,
-      coordination: fleet?.coordination,
+      fleet: fleet?.fleet,
     };
     return measure(run);
   });
@@ -196,7 +208,21 @@ async function measure(run: RunState): Promise<number> {
   // Before the result is written: the last push carries the final counters, whatever is then written.
   await session.endMeasuring(result);
   await run.checkpoints.stop();
-  return finishRun(result, { config, abortedBy: run.abortedBy, setupFailure, session });
+  const ending = { config, abortedBy: run.abortedBy, setupFailure };
+  if (!run.fleet) return finishRun(result, { ...ending, session });
+  return finishFleet(result, run.fleet, {
+    ...ending,
+    judge,
+    tell,
+    writeShard: (r) => session.write(r),
+    stoppedByUser: stoppedByUser(session),
+    log: (line) => process.stderr.write(`petstore-load: ${line}\n`),
+  });
+}
+
+/** Stopped by a signal, not by a threshold: the user's word. */
+function stoppedByUser(session: Session<RunOutputs>): boolean {
+  return session.interrupt.by?.startsWith('SIG') ?? false;
 }
 
 /** The live line, and `--abort-on-fail`'s thresholds judged each tick. */
@@ -204,6 +230,16 @@ function onTickOf(run: RunState): (tick: RunTick) => void {
   const { config } = run;
   const { interrupt, progress } = run.session;
   const live = !config.quiet && progress.enabled;
+  if (run.fleet)
+    return fleetTicks(run.fleet, {
+      config,
+      live: live ? progress : undefined,
+      stopped: () => run.abortedBy !== undefined || interrupt.aborted,
+      abort: (verdict) => {
+        run.abortedBy = verdict;
+        interrupt.abort(`threshold ${verdict.expression}`);
+      },
+    });
   const abortable = config.thresholds.filter((t) => t.abortOnFail);
   return (tick) => {
     if (live) progress.update(tick);
@@ -294,23 +330,23 @@ async function traffic(run: RunState): Promise<RunResult> {
     },
     ...(tenants ? { tenants } : {}),
     ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
-    ...(run.coordination ? { coordination: run.coordination } : {}),
+    ...(run.fleet ? { coordination: run.fleet.coordination } : {}),
   });
 }
 
+/** What a run's end is judged with. */
+export interface Ending {
+  config: RunConfig;
+  abortedBy: ThresholdResult | undefined;
+  setupFailure: string | undefined;
+}
+
 /**
- * After the traffic: the verdicts (thresholds, probes, baseline) joined to the result, every output
- * written, the summary printed, and the exit code, with a line on stderr saying why when it fails.
+ * The verdicts (thresholds, probes, baseline) joined to the result before anything is written, so
+ * that result.json, JUnit, the summaries and the report all carry them; returns the baseline's
+ * comparison in words.
  */
-function finishRun(
-  result: RunResult,
-  o: {
-    config: RunConfig;
-    abortedBy: ThresholdResult | undefined;
-    setupFailure: string | undefined;
-    session: Session<RunOutputs>;
-  },
-): number {
+export function judge(result: RunResult, o: Ending): string | undefined {
   const { config, abortedBy } = o;
   const baseline = config.baseline;
   if (config.thresholds.length > 0 && !o.setupFailure) {
@@ -322,28 +358,28 @@ function finishRun(
   }
   const probes = probeResultsOf(config.scenario);
   if (probes) result.probes = probes;
-  let comparison: string | undefined;
-  if (baseline && !o.setupFailure) {
-    // Judged before anything is written, so that result.json, JUnit, the summaries and the report
-    // all carry the regressions; the baseline was checked before the run, so this does not fail on it.
-    const judged = compareWithBaseline(baseline, result, baseline.maxRegression);
-    comparison = judged.text;
-    result.baseline = baselineVerdict(baseline.file, judged.comparison);
-  }
-  const { path, written, failed } = o.session.write(result);
-  const exitCode = runExitCode(result, {
-    interrupted: result.meta.partial && !abortedBy && !o.setupFailure,
-    setupFailed: o.setupFailure !== undefined,
-    writeFailed: failed,
-  });
-  if (!config.quiet)
-    console.log([formatSummary(result, path), ...written, comparison ?? ''].join('\n').trimEnd());
-  else if (path) console.log(path);
+  if (!baseline || o.setupFailure) return undefined;
+  // The baseline was checked before the run, so this does not fail on it.
+  const judged = compareWithBaseline(baseline, result, baseline.maxRegression);
+  result.baseline = baselineVerdict(baseline.file, judged.comparison);
+  return judged.text;
+}
+
+/** The summary printed (or only the path, quiet), and a failing exit's reason on stderr. */
+export function tell(
+  result: RunResult,
+  o: Ending & { exitCode: number; path: string | undefined; lines: string[] },
+): number {
+  const { exitCode } = o;
+  if (!o.config.quiet) console.log([formatSummary(result, o.path), ...o.lines].join('\n').trimEnd());
+  else if (o.path) console.log(o.path);
   // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
   const never = neverAnsweredLine(result) ?? storeLostLine(result);
   const why =
     exitCode === EXIT.UNREACHABLE
-      ? [never, o.setupFailure].filter(Boolean).join('; ')
+      ? [never, o.setupFailure, result.meta.fleet?.lost.length ? result.meta.interruptedBy : undefined]
+          .filter(Boolean)
+          .join('; ')
       : exitCode === EXIT.USAGE && o.setupFailure
         ? o.setupFailure
         : exitCode === EXIT.THRESHOLDS_FAILED
@@ -351,4 +387,16 @@ function finishRun(
           : undefined;
   if (why) process.stderr.write(`petstore-load: ${why}\n`);
   return exitCode;
+}
+
+/** After the traffic: the verdicts joined to the result, every output written, the summary printed. */
+function finishRun(result: RunResult, o: Ending & { session: Session<RunOutputs> }): number {
+  const comparison = judge(result, o);
+  const { path, written, failed } = o.session.write(result);
+  const exitCode = runExitCode(result, {
+    interrupted: result.meta.partial && !o.abortedBy && !o.setupFailure,
+    setupFailed: o.setupFailure !== undefined,
+    writeFailed: failed,
+  });
+  return tell(result, { ...o, exitCode, path, lines: [...written, comparison ?? ''] });
 }

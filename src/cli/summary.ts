@@ -16,7 +16,7 @@ const fmt = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFi
 export function formatSummary(result: RunResult, resultPath: string | undefined): string {
   const m = result.meta;
   return [
-    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
+    `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.fleet ? `, fleet ${m.fleet.name} of ${m.fleet.generators} generators` : ''}${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
     ...operationTable(result),
     ...tierLines(result),
     ...(result.isolation ? isolationLines(result.isolation) : []),
@@ -26,8 +26,16 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
     ...thresholdLines(result),
     ...probeLines(result),
     ...(Object.values(result.operations).some((o) => o.deprecated) ? ['* deprecated operation'] : []),
-    resultPath ? `result written to ${resultPath}` : 'result not written (see the line on stderr)',
+    writtenLine(m, resultPath),
   ].join('\n');
+}
+
+function writtenLine(m: RunResult['meta'], path: string | undefined): string {
+  if (m.fleet)
+    return path
+      ? `fleet ${m.fleet.name}'s result written to ${path}`
+      : `fleet ${m.fleet.name}'s result.json and report.html are written by the generator that merged first, to its --out`;
+  return path ? `result written to ${path}` : 'result not written (see the line on stderr)';
 }
 
 const COLUMNS = [

@@ -6,8 +6,8 @@ import type { FleetStore } from './fleet-store.ts';
  * Setup once, one start, teardown once, across a fleet's generators: the Coordination worker
  * threads use in one process, through the quota store. Generator 1 runs setup and stores its data;
  * the others take it from there. Every generator then sleeps until one instant of the store's clock,
- * a lead ahead of the first to ask, so the shards' workloads overlap exactly. The last to finish its
- * workload tears down.
+ * a lead ahead of the first to ask, so the shards' workloads overlap exactly. Once every shard's
+ * workload has ended (or its generator is lost), the first to see it tears down.
  */
 export function fleetCoordination<D>(o: {
   store: FleetStore;
@@ -18,6 +18,8 @@ export function fleetCoordination<D>(o: {
   /** The longest a generator waits for generator 1's setup. */
   setupWaitMs: number;
   signal: AbortSignal;
+  /** A generator stopped by its user (Ctrl-C) leaves teardown to the others, and does not wait. */
+  stoppedByUser: () => boolean;
   log: (line: string) => void;
 }): Coordination<D> {
   return {
@@ -29,7 +31,19 @@ export function fleetCoordination<D>(o: {
       return data;
     },
     async beforeTeardown() {
-      return (await o.store.finished()) === o.generators;
+      await o.store.markFinished(o.index);
+      if (o.stoppedByUser()) return false;
+      // Teardown removes what every shard's workload uses: only once all have ended, or are lost.
+      const deadline = now() + o.setupWaitMs;
+      for (;;) {
+        const shards = await o.store.shards(false);
+        if (shards.every((s) => s.finished || !s.alive)) return o.store.claim('teardown');
+        if (now() > deadline) {
+          o.log(`not every generator ended within ${o.setupWaitMs / 1000} s: this one does not tear down`);
+          return false;
+        }
+        await sleepUntil(now() + 100);
+      }
     },
   };
 }

@@ -1,11 +1,32 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../api/redis.ts';
 
 /**
  * A fleet's shared state in the quota store (Redis): who joined, under what N and scenario, when the
- * fleet starts, setup's data, and who finished. No coordinator of our own: every generator runs the
- * same steps, and Redis' atomic scripts decide between them. Keys live `ttlSeconds` (`--fleet-ttl`).
+ * fleet starts, setup's data, who is alive (a heartbeat key that expires), each generator's latest
+ * snapshot and final result (gzipped JSON), who finished, a stop asked by a threshold, and the
+ * fleet's merged result. No coordinator of our own: every generator runs the same steps, and Redis'
+ * atomic commands decide between them. Keys live `ttlSeconds` (`--fleet-ttl`).
  */
+
+/** A generator silent this long (no heartbeat) is lost: killed, partitioned, its machine gone. */
+export const LOST_AFTER_MS = 5000;
+
+/** What the store holds of one shard when the fleet's result is gathered. */
+export interface ShardHeld {
+  index: number;
+  /** host:pid of the generator that claimed it. */
+  host: string | undefined;
+  alive: boolean;
+  finished: boolean;
+  /** It stored its final result. */
+  stored: boolean;
+  /** Its final result (JSON text), once it stored one. */
+  result: string | undefined;
+  /** Its latest snapshot (JSON text): a checkpoint, what a lost generator leaves behind. */
+  snapshot: string | undefined;
+}
 
 /** What every generator of one fleet must agree on, and who this one is. */
 export interface FleetIdentity {
@@ -70,6 +91,21 @@ export class FleetStore {
     return new FleetStore(await connectRedis(url, { persistent: true }), id, ttlSeconds);
   }
 
+  /** A fleet as found in the store afterwards (`merge --fleet`): its N read from what it was joined as. */
+  static async open(url: string, name: string): Promise<FleetStore | undefined> {
+    const redis = await connectRedis(url);
+    const generators = Number(
+      (await redis.hget(`petstore-load:fleet:${name}:meta`, 'n').catch(() => null)) ?? 0,
+    );
+    if (generators > 0) return new FleetStore(redis, { name, generators, digest: '', host: 'merge' }, 0);
+    await redis.quit().catch(() => undefined);
+    return undefined;
+  }
+
+  get name(): string {
+    return this.id.name;
+  }
+
   private key(part: string): string {
     return `petstore-load:fleet:${this.id.name}:${part}`;
   }
@@ -120,11 +156,78 @@ export class FleetStore {
     return text === null ? undefined : (JSON.parse(text) as { data: unknown } | { failed: string });
   }
 
-  /** Counts this generator's workload done; the count after it (N: this one is the last). */
-  async finished(): Promise<number> {
-    const done = await this.redis.incr(this.key('finished'));
-    await this.redis.expire(this.key('finished'), this.ttlSeconds);
-    return done;
+  /** Alive for LOST_AFTER_MS more: the store's clock times the silence, not any generator's. */
+  async beat(index: number, lostAfterMs = LOST_AFTER_MS): Promise<void> {
+    await this.redis.set(this.key(`beat:${index}`), this.id.host, 'PX', lostAfterMs);
+  }
+
+  async putSnapshot(index: number, json: string): Promise<void> {
+    await this.redis.set(this.key(`snapshot:${index}`), gzipSync(json), 'EX', this.ttlSeconds);
+  }
+
+  async putResult(index: number, json: string): Promise<void> {
+    await this.redis.set(this.key(`result:${index}`), gzipSync(json), 'EX', this.ttlSeconds);
+  }
+
+  /** Marks this generator's workload done (teardown waits for every shard to be done or lost). */
+  async markFinished(index: number): Promise<void> {
+    await this.redis.sadd(this.key('done'), String(index));
+    await this.redis.expire(this.key('done'), this.ttlSeconds);
+  }
+
+  /** Every shard as the store holds it now; `withData` false reads no snapshot or result. */
+  async shards(withData: boolean): Promise<ShardHeld[]> {
+    const n = this.id.generators;
+    const batch = this.redis.pipeline().hgetall(this.key('shards')).smembers(this.key('done'));
+    for (let i = 1; i <= n; i++) {
+      batch.exists(this.key(`beat:${i}`)).exists(this.key(`result:${i}`));
+      if (withData) batch.getBuffer(this.key(`result:${i}`)).getBuffer(this.key(`snapshot:${i}`));
+    }
+    const answers = ((await batch.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const hosts = answers[0] as Record<string, string>;
+    const done = new Set(answers[1] as string[]);
+    const per = withData ? 4 : 2;
+    const unzip = (b: unknown) => (b ? gunzipSync(b as Buffer).toString() : undefined);
+    return Array.from({ length: n }, (_, k) => {
+      const at = 2 + k * per;
+      return {
+        index: k + 1,
+        host: hosts[String(k + 1)],
+        alive: answers[at] === 1,
+        finished: done.has(String(k + 1)),
+        stored: answers[at + 1] === 1,
+        result: withData ? unzip(answers[at + 2]) : undefined,
+        snapshot: withData ? unzip(answers[at + 3]) : undefined,
+      };
+    });
+  }
+
+  /** True for the one generator that claims `what` first (the teardown, the fleet result's writing). */
+  async claim(what: string): Promise<boolean> {
+    return (
+      (await this.redis.set(this.key(`claim:${what}`), this.id.host, 'EX', this.ttlSeconds, 'NX')) === 'OK'
+    );
+  }
+
+  /** A threshold that failed for good on the fleet's totals: the first word stands. */
+  async askStop(reason: string): Promise<void> {
+    await this.redis.set(this.key('stop'), reason, 'EX', this.ttlSeconds, 'NX');
+  }
+
+  stopAsked(): Promise<string | null> {
+    return this.redis.get(this.key('stop'));
+  }
+
+  async putFleetResult(json: string): Promise<void> {
+    await this.redis.set(this.key('fleet-result'), gzipSync(json), 'EX', this.ttlSeconds);
+  }
+
+  async fleetResult(): Promise<string | undefined> {
+    const b = await this.redis.getBuffer(this.key('fleet-result'));
+    return b ? gunzipSync(b).toString() : undefined;
   }
 
   close(): Promise<void> {

@@ -18,10 +18,14 @@ export interface FleetConfig {
   ttlSeconds: number;
 }
 
-/** The scenario file's content, hashed: generators of one fleet must run the same script. */
-export async function scenarioDigest(path: string | undefined, name: string): Promise<string> {
-  const content = path ? await readFile(path).catch(() => Buffer.from(name)) : Buffer.from(name);
-  return createHash('sha256').update(content).digest('hex').slice(0, 16);
+/**
+ * The scenario file's content and what else the generators must agree on (its workload, the
+ * thresholds judged), hashed: generators of one fleet run the same script and judge it alike.
+ */
+export async function scenarioDigest(path: string | undefined, agreed: string): Promise<string> {
+  const hash = createHash('sha256');
+  if (path) hash.update(await readFile(path).catch(() => Buffer.from('')));
+  return hash.update(agreed).digest('hex').slice(0, 16);
 }
 
 /**
@@ -67,7 +71,8 @@ function refusal(fleet: FleetConfig, o: { why: string; told: string }): string {
   const name = `fleet ${fleet.name}`;
   if (o.why === 'generators')
     return `${name} was joined as ${o.told} generators; this one says --generators ${fleet.generators}`;
-  if (o.why === 'digest') return `${name} runs another scenario (its content differs from this generator's)`;
+  if (o.why === 'digest')
+    return `${name} runs another scenario (its content, workload or thresholds differ from this generator's)`;
   if (o.why === 'taken') return `${name}: generator ${fleet.index} has joined already (${o.told})`;
   return `${name}: all ${fleet.generators} generators have joined already`;
 }

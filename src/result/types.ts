@@ -207,6 +207,30 @@ export interface ResultMeta {
   workers?: number;
   /** The `run_id` label its live metrics carried (`--metrics`): how to find the run's series. */
   runId?: string;
+  /** `--fleet`: the fleet this result is (merged) or is a shard of. */
+  fleet?: FleetMeta;
+}
+
+/** A fleet of generators as one run: its name, N, and each shard's part in it. */
+export interface FleetMeta {
+  name: string;
+  generators: number;
+  /** Shards with no result of their own: lost (silent past 5 s), their last checkpoint counted if any. */
+  lost: number[];
+  shards: FleetShardMeta[];
+}
+
+export interface FleetShardMeta {
+  index: number;
+  /** host:pid of the generator. */
+  host?: string;
+  /** finished: its final result; lost: its last checkpoint (or nothing) stands for it. */
+  state: 'finished' | 'interrupted' | 'lost';
+  startedAt?: string;
+  endedAt?: string;
+  requests: number;
+  /** Its part of the workload as declared (arrival rates divided by N). */
+  share: number;
 }
 
 export interface RunConfig {

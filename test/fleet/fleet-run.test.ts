@@ -17,7 +17,8 @@ import { type RedisProcess, startRedis } from '../helpers/redis.ts';
 /**
  * Three generators of one fleet through the CLI, started 0.7 s apart, on a real redis-server and
  * the reference server: each claims its shard, setup runs once (generator 1), all start at one
- * instant of the store's clock, the last to finish tears down, and the shared key draws no 429.
+ * instant of the store's clock, teardown runs once all have ended, the shared key draws no 429, and
+ * one fleet result is written, judged on the merged figures, and fetched again by `merge --fleet`.
  * Then a generator that finds the fleet full, and a fleet that never fills, are refused.
  */
 let redis: RedisProcess;
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 const generator = (fleet: string, out: string, extra: string[] = []) => [
   'run',
-  'shopper-checkout',
+  'catalogue-browse',
   '--base-url',
   target.url,
   '--plan',
@@ -50,8 +51,10 @@ const generator = (fleet: string, out: string, extra: string[] = []) => [
   fleet,
   '--generators',
   '3',
+  '--rate',
+  '15',
   '--duration',
-  '2s',
+  '3s',
   '--out',
   out,
   ...extra,
@@ -60,42 +63,74 @@ const generator = (fleet: string, out: string, extra: string[] = []) => [
 const count = (r: RunResult, op: string) =>
   (r.operations as Record<string, { requests: number }>)[op]?.requests ?? 0;
 
+// 15 iterations/s for 3 s over three shards: about 45 in all, 15 each. A count no shard reaches
+// alone and the fleet does: each shard's verdict fails, the fleet's passes, and that is the exit.
+const threshold = ['--threshold', 'requests>=30'];
+
 describe('a fleet of three generators started 0.7 s apart', () => {
-  it('starts as one, sets up and tears down once, and draws no 429 on the shared key', async () => {
+  it('starts as one, sets up and tears down once, and writes one fleet result judged as one', async () => {
     const dir = workspace.fresh('three');
     const runs: Promise<Awaited<ReturnType<typeof runCli>>>[] = [];
     for (let i = 1; i <= 3; i++) {
-      runs.push(runCli(generator('nightly', join(dir, `g${i}`)), 60_000));
+      runs.push(runCli(generator('nightly', join(dir, `g${i}`), threshold), 60_000));
       await new Promise((resolve) => setTimeout(resolve, 700));
     }
     const outcomes = await withTimeout(Promise.all(runs), 70_000, 'the fleet');
-    const why = outcomes.map((o) => o.stderr).join('\n');
+    const why = outcomes.map((o) => `${o.stdout}\n${o.stderr}`).join('\n');
     expect(
       outcomes.map((o) => o.code),
       why,
     ).toEqual([0, 0, 0]);
-    const results = [1, 2, 3].map((i) => readJson(join(dir, `g${i}`, 'result.json')) as RunResult);
+    const shards = [1, 2, 3].map(
+      (i) => readJson(join(dir, `g${i}`, `shard-${i}`, 'result.json')) as RunResult,
+    );
     // Each claimed its shard in turn, and says so.
-    expect(results.map((r) => r.meta.shard)).toEqual([
+    expect(shards.map((r) => r.meta.shard)).toEqual([
       { index: 1, count: 3 },
       { index: 2, count: 3 },
       { index: 3, count: 3 },
     ]);
     expect(outcomes[1]?.stderr).toContain('generator 2 of 3 joined fleet nightly');
     // One start: the workloads began within 250 ms of one another, though started 1.4 s apart.
-    const starts = results.map((r) => Date.parse(r.meta.startedAt));
+    const starts = shards.map((r) => Date.parse(r.meta.startedAt));
     expect(Math.max(...starts) - Math.min(...starts), why).toBeLessThanOrEqual(250);
-    // Setup (5 pets created) once, by generator 1; teardown (5 deleted) once, by whoever finished last.
-    expect(results.map((r) => count(r, 'createPet'))).toEqual([5, 0, 0]);
-    expect(results.map((r) => count(r, 'deletePet')).reduce((a, b) => a + b, 0)).toBe(5);
-    expect(results.filter((r) => count(r, 'deletePet') > 0)).toHaveLength(1);
-    expect(results.map((r) => r.overall.rateLimited)).toEqual([0, 0, 0]);
+    // Setup (3 pets created) once, by generator 1; teardown (3 deleted) once, once all had ended.
+    expect(shards.map((r) => count(r, 'createPet'))).toEqual([3, 0, 0]);
+    expect(shards.map((r) => count(r, 'deletePet')).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(shards.filter((r) => count(r, 'deletePet') > 0)).toHaveLength(1);
+    expect(shards.map((r) => r.overall.rateLimited)).toEqual([0, 0, 0]);
+    // Each shard alone fails the count; the fleet passes it.
+    for (const r of shards) expect(r.thresholds?.[0]?.passed, why).toBe(false);
+    // The fleet's result, written once (by the first to merge), is the shards added up.
+    const written = [1, 2, 3].filter((i) => existsSync(join(dir, `g${i}`, 'result.json')));
+    expect(written).toHaveLength(1);
+    const fleetDir = join(dir, `g${written[0]}`);
+    const fleet = readJson(join(fleetDir, 'result.json')) as RunResult;
+    expect(existsSync(join(fleetDir, 'report.html'))).toBe(true);
+    expect(fleet.overall.requests).toBe(shards.reduce((sum, r) => sum + r.overall.requests, 0));
+    expect(fleet.thresholds?.[0]?.passed).toBe(true);
+    expect(fleet.meta.partial).toBe(false);
+    expect(fleet.meta.fleet).toMatchObject({ name: 'nightly', generators: 3, lost: [] });
+    expect(fleet.meta.fleet?.shards.map((s) => [s.index, s.state, s.requests, s.startedAt])).toEqual(
+      shards.map((r, i) => [i + 1, 'finished', r.overall.requests, r.meta.startedAt]),
+    );
+    for (const o of outcomes) expect(o.stdout).toContain('fleet nightly of 3 generators');
+    // Fetched afterwards from the store by another process: the same result.
+    const fetched = await cliInProcess([
+      'merge',
+      '--fleet',
+      `${redis.url}/nightly`,
+      '-o',
+      join(dir, 'fetched'),
+    ]);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(readJson(join(dir, 'fetched', 'result.json'))).toEqual(fleet);
   }, 90_000);
 
   it('refuses a fourth generator, and a fleet that never fills, each with one line and nothing sent', async () => {
     const dir = workspace.fresh('refused');
     // Refusals send nothing: in this process, as the CLI's command line runs them.
-    const full = await cliInProcess(generator('nightly', join(dir, 'g4')));
+    const full = await cliInProcess(generator('nightly', join(dir, 'g4'), threshold));
     expect(full.code).toBe(2);
     expect(full.stderr).toContain('fleet nightly: all 3 generators have joined already');
     expect(existsSync(join(dir, 'g4', 'result.json'))).toBe(false);

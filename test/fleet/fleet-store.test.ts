@@ -68,12 +68,57 @@ describe('joining a fleet', () => {
     expect(first - asked).toBeLessThan(1700);
   });
 
-  it('hands setup data over, and names the last of N to finish', async () => {
+  it('hands setup data over', async () => {
     const a = await generator(identity('phases'));
     const b = await generator(identity('phases'));
     expect(await b.setup()).toBeUndefined();
     await a.putSetup({ data: { categoryId: 7 } });
     expect(await b.setup()).toEqual({ data: { categoryId: 7 } });
-    expect([await a.finished(), await b.finished(), await a.finished()]).toEqual([1, 2, 3]);
+  });
+});
+
+describe('a fleet running and ending', () => {
+  it('tells each shard alive, finished, stored or silent, with its snapshot and result unzipped', async () => {
+    const [a, b, c] = [
+      await generator(identity('shards')),
+      await generator(identity('shards')),
+      await generator(identity('shards')),
+    ] as [FleetStore, FleetStore, FleetStore];
+    for (const s of [a, b, c]) await s.join(0);
+    await a.beat(1);
+    await b.beat(2, 150);
+    await c.beat(3);
+    await a.putSnapshot(1, '{"n":1}');
+    await b.putSnapshot(2, '{"n":2}');
+    await a.putResult(1, '{"final":1}');
+    await a.markFinished(1);
+    await new Promise((r) => setTimeout(r, 300));
+    const held = await c.shards(true);
+    expect(held.map((h) => [h.index, h.alive, h.finished, h.stored])).toEqual([
+      [1, true, true, true],
+      [2, false, false, false],
+      [3, true, false, false],
+    ]);
+    expect(held[0]).toMatchObject({
+      result: '{"final":1}',
+      snapshot: '{"n":1}',
+      host: expect.stringMatching(/^host-/),
+    });
+    // Generator 2 went silent: what stands for it is its last snapshot.
+    expect(held[1]).toMatchObject({ result: undefined, snapshot: '{"n":2}' });
+    expect((await c.shards(false))[0]).toMatchObject({ stored: true, result: undefined });
+  });
+
+  it('gives a claim to one generator only, keeps the first stop asked, and the fleet result for later', async () => {
+    const [a, b] = [await generator(identity('claims-end')), await generator(identity('claims-end'))];
+    const claims = await Promise.all([a.claim('teardown'), b.claim('teardown'), a.claim('teardown')]);
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await b.stopAsked()).toBeNull();
+    await a.askStop('first');
+    await b.askStop('second');
+    expect(await a.stopAsked()).toBe('first');
+    expect(await b.fleetResult()).toBeUndefined();
+    await a.putFleetResult('{"merged":true}');
+    expect(await b.fleetResult()).toBe('{"merged":true}');
   });
 });

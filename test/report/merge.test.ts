@@ -499,7 +499,14 @@ describe('petstore-load merge', () => {
     writeFileSync(path, JSON.stringify(value));
     return path;
   };
-  const args = (files: string[], out: string) => ({ files, out, o: out, _: ['merge'], $0: 'petstore-load' });
+  const args = (files: string[], out: string) => ({
+    files,
+    out,
+    o: out,
+    fleet: undefined,
+    _: ['merge'],
+    $0: 'petstore-load',
+  });
 
   it('writes the merged result and says where', async () => {
     const files = results.map((r, i) => file(`part-${i}.json`, r));
