@@ -33,8 +33,17 @@ export interface CliOutcome {
 
 const running = new Set<Cli>();
 
-export function spawnCli(args: string[], env: Record<string, string | undefined> = {}): Cli {
-  const child = spawnTied(process.execPath, [BIN, ...args], {
+/**
+ * `within`: a command that runs the CLI somewhere else, as its argument list ends (`ip netns exec
+ * NS`): the CLI's node is exec'd in its place, the same pid, its tie to this process kept.
+ */
+export function spawnCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  within: string[] = [],
+): Cli {
+  const [command, ...prefix] = [...within, process.execPath];
+  const child = spawnTied(command as string, [...prefix, BIN, ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', ...env },
