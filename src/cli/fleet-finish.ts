@@ -1,6 +1,6 @@
 import { EXIT } from '../api/exit-codes.ts';
 import { now, sleepUntil } from '../client/clock.ts';
-import { fleetResultOf, partsOf } from '../fleet/fleet-result.ts';
+import { fleetResultOf, incomplete, partsOf } from '../fleet/fleet-result.ts';
 import type { FleetStore } from '../fleet/fleet-store.ts';
 import { mergeResults } from '../report/merge.ts';
 import { evaluateThreshold } from '../report/threshold-evaluate.ts';
@@ -120,8 +120,8 @@ export async function finishFleet(
     ? writeRunOutputs(result, outputs)
     : { ...writeCiOutputs(result, outputs), path: undefined };
   if (writer) await store.putFleetResult(JSON.stringify(result)).catch(() => undefined);
-  const lost = (result.meta.fleet?.lost.length ?? 0) > 0;
-  const exitCode = lost
+  // A generator lost, or stopped by its user: the fleet did not send its workload.
+  const exitCode = incomplete(result)
     ? EXIT.UNREACHABLE
     : runExitCode(result, {
         interrupted: false,

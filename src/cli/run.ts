@@ -377,7 +377,7 @@ export function tell(
   const never = neverAnsweredLine(result) ?? storeLostLine(result);
   const why =
     exitCode === EXIT.UNREACHABLE
-      ? [never, o.setupFailure, result.meta.fleet?.lost.length ? result.meta.interruptedBy : undefined]
+      ? [never, o.setupFailure, incomplete(result) ? result.meta.interruptedBy : undefined]
           .filter(Boolean)
           .join('; ')
       : exitCode === EXIT.USAGE && o.setupFailure

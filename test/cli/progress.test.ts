@@ -73,3 +73,12 @@ describe('live status line', () => {
     expect(writes).toEqual([]);
   });
 });
+
+describe("a fleet generator's status line", () => {
+  it("starts with the fleet's totals, then this generator's own figures", () => {
+    const line = formatProgress(tick(), { generators: 3, requests: 1500, rateLimited: 4, errors: 2 });
+    expect(line).toMatch(
+      /^fleet of 3: 1500 requests 4 429s 2 errors \| this one: 12s\/30s {2}40\.3 req\/s .* pacing to the plan$/,
+    );
+  });
+});
