@@ -9,6 +9,7 @@ import { publicTarget } from '../config/base-url.ts';
 import { configJson } from '../config/print.ts';
 import { type RunArgs, type RunConfig, resolveRunConfig } from '../config/run.ts';
 import { printable } from '../config/run-printable.ts';
+import { incomplete } from '../fleet/fleet-result.ts';
 import type { LiveMetrics } from '../metrics/live-metrics.ts';
 import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
