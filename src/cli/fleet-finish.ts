@@ -94,7 +94,8 @@ export async function finishFleet(
     ...o,
     abortedBy: o.abortedBy ?? (asked ? (JSON.parse(asked) as ThresholdResult) : undefined),
   };
-  o.judge(own, ending);
+  // A shard's own verdicts are its own figures', for reading: the fleet's breach is the fleet's.
+  o.judge(own, { ...ending, abortedBy: undefined });
   const shard = o.writeShard(own);
   if (!(await storeResult(store, index, own))) {
     o.log(
