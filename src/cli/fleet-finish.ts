@@ -1,21 +1,22 @@
 import { EXIT } from '../api/exit-codes.ts';
+import { InputError } from '../api/input-error.ts';
 import { now, sleepUntil } from '../client/clock.ts';
-import { fleetResultOf, incomplete, partsOf } from '../fleet/fleet-result.ts';
-import type { FleetStore } from '../fleet/fleet-store.ts';
+import { withStore } from '../fleet/fleet-coordination.ts';
+import { type FleetPart, fleetResultOf, incomplete, partsOf } from '../fleet/fleet-result.ts';
+import type { FleetStore, ShardHeld } from '../fleet/fleet-store.ts';
+import { LossWatch } from '../fleet/loss-watch.ts';
 import { mergeResults } from '../report/merge.ts';
 import { evaluateThreshold } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
 import type { RunTick } from '../scenario/execute.ts';
 import type { ProgressLine } from './progress.ts';
-import type { Ending } from './run.ts';
 import type { FleetRun } from './run-fleet.ts';
 import { runExitCode, writeCiOutputs, writeRunOutputs } from './run-output.ts';
+import { type Ending, judge, tell } from './run-verdict.ts';
 import { failsForGood } from './thresholds.ts';
 
 /** How long a finished generator waits for the others' results while they are alive. */
 const GATHER_WAIT_MS = 120_000;
-/** How long a generator tries to store its result through a store that does not answer. */
-const STORE_RESULT_MS = 10_000;
 
 /**
  * A fleet generator's second: its snapshot published (the fleet's live figures, and its checkpoint
@@ -41,17 +42,17 @@ export function fleetTicks(
     const others = await member.othersNow();
     o.live?.update(tick, member.totals(tick));
     if (o.stopped()) return;
-    const asked = await member.stopAsked();
-    if (asked) return o.abort(JSON.parse(asked) as ThresholdResult);
+    const asked = verdictOf(await member.stopAsked());
+    if (asked) return o.abort(asked);
     const due = abortable.filter((t) => tick.elapsedMs >= t.delayAbortEvalMs);
     if (due.length === 0) return;
     const totals = others.length > 0 ? mergeResults([own, ...others]) : own;
     for (const t of due) {
       const verdict = evaluateThreshold(t, totals);
       if (!failsForGood(t, verdict, totals)) continue;
-      const judged = { ...verdict, aborted: true };
-      member.askStop(JSON.stringify(judged));
-      return o.abort(judged);
+      fleet.breach = { ...verdict, aborted: true };
+      member.askStop(JSON.stringify(fleet.breach));
+      return o.abort(fleet.breach);
     }
   };
   return (tick) => {
@@ -63,6 +64,30 @@ export function fleetTicks(
         busy = false;
       });
   };
+}
+
+/** A stop's verdict as stored: a threshold's result, or nothing usable. */
+function verdictOf(text: string | null | undefined): ThresholdResult | undefined {
+  if (!text) return undefined;
+  try {
+    const v = JSON.parse(text) as ThresholdResult;
+    return typeof v?.expression === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The threshold that stopped the fleet: as this generator heard it, else as the store keeps it,
+ * else as the generator that saw it wrote it into its own result. A stop missed in a store's blip
+ * must not let the fleet be judged on figures that read better than what stopped it.
+ */
+async function fleetBreach(store: FleetStore, parts: FleetPart[], heard: ThresholdResult | undefined) {
+  if (heard) return heard;
+  const stored = verdictOf(
+    await withStore('read whether a threshold stopped the fleet', () => store.stopAsked()),
+  );
+  return stored ?? parts.flatMap((p) => p.result?.thresholds?.filter((t) => t.aborted) ?? [])[0];
 }
 
 /**
@@ -77,45 +102,40 @@ export async function finishFleet(
   own: RunResult,
   fleet: FleetRun,
   o: Ending & {
-    judge: (result: RunResult, ending: Ending) => string | undefined;
-    tell: (
-      result: RunResult,
-      told: Ending & { exitCode: number; path: string | undefined; lines: string[] },
-    ) => number;
     writeShard: (result: RunResult) => { path: string | undefined; written: string[]; failed: boolean };
-    stoppedByUser: boolean;
+    stoppedByUser: () => boolean;
     log: (line: string) => void;
   },
 ): Promise<number> {
   const { member } = fleet;
   const { store, index, generators } = member;
-  const asked = await member.stopAsked();
-  const ending: Ending = {
-    ...o,
-    abortedBy: o.abortedBy ?? (asked ? (JSON.parse(asked) as ThresholdResult) : undefined),
-  };
-  // A shard's own verdicts are its own figures', for reading: the fleet's breach is the fleet's.
-  o.judge(own, { ...ending, abortedBy: undefined });
+  // A shard's own verdicts are its own figures' (and the breach, if it saw it first), for reading.
+  judge(own, { ...o, abortedBy: fleet.breach });
   const shard = o.writeShard(own);
-  if (!(await storeResult(store, index, own))) {
-    o.log(
-      `could not store this generator's result in the fleet's store within ${STORE_RESULT_MS / 1000} s: the fleet counts it lost`,
+  const alone = (exitCode: number) => tell(own, { ...o, exitCode, path: shard.path, lines: shard.written });
+  const userStop = () =>
+    alone(runExitCode(own, { interrupted: true, setupFailed: false, writeFailed: shard.failed }));
+  try {
+    await withStore(
+      "store this generator's result",
+      () => store.putResult(index, JSON.stringify(own)),
+      o.stoppedByUser,
     );
-    return EXIT.UNREACHABLE;
+  } catch (error) {
+    if (o.stoppedByUser()) return userStop();
+    throw error;
   }
   member.stopBeating();
-  if (o.stoppedByUser || o.setupFailure) {
-    const exitCode = runExitCode(own, {
-      interrupted: o.stoppedByUser,
-      setupFailed: o.setupFailure !== undefined,
-      writeFailed: shard.failed,
-    });
-    return o.tell(own, { ...ending, exitCode, path: shard.path, lines: shard.written });
-  }
-  const held = await gathered(store, o.log);
-  const result = fleetResultOf(fleet.member.store.name, generators, partsOf(held, store.name));
-  const comparison = o.judge(result, ending);
-  const writer = await store.claim('result');
+  if (o.stoppedByUser()) return userStop();
+  if (o.setupFailure)
+    return alone(runExitCode(own, { interrupted: false, setupFailed: true, writeFailed: shard.failed }));
+  const held = await gathered(store, o.log, o.stoppedByUser);
+  if (!held) return userStop();
+  const parts = partsOf(held, store.name);
+  const result = fleetResultOf(store.name, generators, parts);
+  const abortedBy = await fleetBreach(store, parts, o.abortedBy);
+  const comparison = judge(result, { ...o, abortedBy });
+  const writer = await store.claim('result').catch(() => false);
   const outputs = { scenario: o.config.scenario.name, out: fleet.baseOut, ...ciOutputs(o.config) };
   const written = writer
     ? writeRunOutputs(result, outputs)
@@ -134,7 +154,7 @@ export async function finishFleet(
     ...written.written,
     comparison ?? '',
   ];
-  return o.tell(result, { ...ending, exitCode, path: written.path, lines });
+  return tell(result, { ...o, abortedBy, exitCode, path: written.path, lines });
 }
 
 function ciOutputs(config: Ending['config']): { junit?: string; summaryMd?: string } {
@@ -142,36 +162,40 @@ function ciOutputs(config: Ending['config']): { junit?: string; summaryMd?: stri
   return { ...(junit ? { junit } : {}), ...(summaryMd ? { summaryMd } : {}) };
 }
 
-async function storeResult(store: FleetStore, index: number, result: RunResult): Promise<boolean> {
-  const deadline = now() + STORE_RESULT_MS;
-  const json = JSON.stringify(result);
-  for (;;) {
-    try {
-      await store.putResult(index, json);
-      return true;
-    } catch {
-      if (now() > deadline) return false;
-      await sleepUntil(now() + 500);
-    }
-  }
-}
-
-/** Every shard's result or its loss: a shard is lost once its generator is silent with no result stored. */
-async function gathered(store: FleetStore, log: (line: string) => void) {
+/**
+ * Every shard's result or its loss (no result, silent past 5 s, as this generator saw it itself);
+ * undefined when its user stops it waiting.
+ */
+async function gathered(
+  store: FleetStore,
+  log: (line: string) => void,
+  stopped: () => boolean,
+): Promise<ShardHeld[] | undefined> {
   const deadline = now() + GATHER_WAIT_MS;
+  const watch = new LossWatch();
   let said = false;
-  for (;;) {
+  let away = 0;
+  while (!stopped()) {
     try {
       const shards = await store.shards(false);
-      const waiting = shards.filter((s) => !s.stored && s.alive);
+      watch.seen(shards);
+      away = 0;
+      const waiting = shards.filter((s) => !s.stored && !watch.lost(s));
       if (waiting.length === 0 || now() > deadline) return await store.shards(true);
       if (!said)
         log(`waiting for the fleet's other results (generator ${waiting.map((s) => s.index).join(', ')})`);
       said = true;
     } catch {
-      // The store away: asked again until it is back, or the wait is over.
-      if (now() > deadline) throw new Error("the fleet's store did not answer");
+      // The store away: asked again until it is back, for as long as any store call is.
+      watch.storeAway();
+      away ||= now();
+      if (now() - away > 10_000 || now() > deadline)
+        throw new InputError(
+          "the fleet's store did not answer while this generator waited for the others' results",
+          EXIT.UNREACHABLE,
+        );
     }
     await sleepUntil(now() + 200);
   }
+  return undefined;
 }

@@ -3,6 +3,7 @@ import type { RunConfig } from '../config/run.ts';
 import { fleetCoordination } from '../fleet/fleet-coordination.ts';
 import { FleetMember } from '../fleet/fleet-member.ts';
 import { joinFleet, scenarioDigest } from '../fleet/join.ts';
+import type { ThresholdResult } from '../result/types.ts';
 import type { Coordination } from '../scenario/setup-teardown.ts';
 
 /** A generator 1 to 2 s ahead of the fleet's start hears of it in time, on any loaded machine. */
@@ -18,6 +19,8 @@ export interface FleetRun {
   baseOut: string;
   /** This generator's own result: <base>/shard-<I>/. */
   shardOut: string;
+  /** The threshold this generator saw fail for good on the fleet's totals (it told the others). */
+  breach?: ThresholdResult;
 }
 
 /**

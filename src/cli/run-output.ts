@@ -14,6 +14,8 @@ export interface OutputOptions {
   out?: string;
   junit?: string;
   summaryMd?: string;
+  /** False: no JUnit or summaries (a fleet's shard: its CI outputs are the fleet's verdict's). */
+  ci?: boolean;
 }
 
 /** Where a run's result goes: `--out`, else reports/<scenario>-<start time>/. */
@@ -46,6 +48,7 @@ export function writeRunOutputs(
 
 /** JUnit and the markdown summaries asked for: what a CI step reads of a run (or of its fleet). */
 export function writeCiOutputs(result: RunResult, o: OutputOptions): { written: string[]; failed: boolean } {
+  if (o.ci === false) return { written: [], failed: false };
   let failed = false;
   const written: string[] = [];
   const output = (file: string, text: string, what: string, append = false) => {

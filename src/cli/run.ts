@@ -9,31 +9,21 @@ import { publicTarget } from '../config/base-url.ts';
 import { configJson } from '../config/print.ts';
 import { type RunArgs, type RunConfig, resolveRunConfig } from '../config/run.ts';
 import { printable } from '../config/run-printable.ts';
-import { incomplete } from '../fleet/fleet-result.ts';
 import type { LiveMetrics } from '../metrics/live-metrics.ts';
-import { evaluateThreshold, evaluateThresholds } from '../report/threshold-evaluate.ts';
+import { evaluateThreshold } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { SetupError } from '../scenario/engine.ts';
 import { executeScenario, type RunTick } from '../scenario/execute.ts';
-import { probeResultsOf } from '../scenario/probes.ts';
 import type { WorkerJob } from '../scenario/worker-job.ts';
 import { runWorkers } from '../scenario/workers.ts';
 import { Checkpoints } from './checkpoint.ts';
-import { baselineVerdict, compareWithBaseline } from './compare.ts';
 import { spawnServer } from './embedded-server.ts';
 import { finishFleet, fleetTicks } from './fleet-finish.ts';
 import { reachable } from './reachable.ts';
 import { type FleetRun, joinRunFleet } from './run-fleet.ts';
-import {
-  neverAnsweredLine,
-  type OutputOptions,
-  resultDir,
-  runExitCode,
-  storeLostLine,
-  writeRunOutputs,
-} from './run-output.ts';
+import { type OutputOptions, resultDir, runExitCode, writeRunOutputs } from './run-output.ts';
+import { type Ending, judge, tell } from './run-verdict.ts';
 import { type Session, withSession } from './session.ts';
-import { failureLine, formatSummary } from './summary.ts';
 import { failsForGood } from './thresholds.ts';
 
 /** Parse, resolve, then print the configuration or run it. */
@@ -154,8 +144,7 @@ function execute(given: RunConfig, resolveShard: (shard: string) => Promise<RunC
     if (fleet) {
       // Its own result goes beneath the fleet's; the CI outputs are the fleet's verdict's.
       outputs.out = fleet.fleet.shardOut;
-      outputs.junit = undefined;
-      outputs.summaryMd = undefined;
+      outputs.ci = false;
     }
     const config = fleet?.config ?? given;
     const sharedQuota = await connectQuota(config, session);
@@ -213,10 +202,8 @@ async function measure(run: RunState): Promise<number> {
   if (!run.fleet) return finishRun(result, { ...ending, session });
   return finishFleet(result, run.fleet, {
     ...ending,
-    judge,
-    tell,
     writeShard: (r) => session.write(r),
-    stoppedByUser: stoppedByUser(session),
+    stoppedByUser: () => stoppedByUser(session),
     log: (line) => process.stderr.write(`petstore-load: ${line}\n`),
   });
 }
@@ -333,61 +320,6 @@ async function traffic(run: RunState): Promise<RunResult> {
     ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
     ...(run.fleet ? { coordination: run.fleet.coordination } : {}),
   });
-}
-
-/** What a run's end is judged with. */
-export interface Ending {
-  config: RunConfig;
-  abortedBy: ThresholdResult | undefined;
-  setupFailure: string | undefined;
-}
-
-/**
- * The verdicts (thresholds, probes, baseline) joined to the result before anything is written, so
- * that result.json, JUnit, the summaries and the report all carry them; returns the baseline's
- * comparison in words.
- */
-export function judge(result: RunResult, o: Ending): string | undefined {
-  const { config, abortedBy } = o;
-  const baseline = config.baseline;
-  if (config.thresholds.length > 0 && !o.setupFailure) {
-    // The threshold that ended the run keeps the verdict it had then: the figures at the end
-    // cover less than the run was meant to, and may read better than what stopped it.
-    result.thresholds = evaluateThresholds(config.thresholds, result).map((v) =>
-      abortedBy && v.expression === abortedBy.expression && v.source === abortedBy.source ? abortedBy : v,
-    );
-  }
-  const probes = probeResultsOf(config.scenario);
-  if (probes) result.probes = probes;
-  if (!baseline || o.setupFailure) return undefined;
-  // The baseline was checked before the run, so this does not fail on it.
-  const judged = compareWithBaseline(baseline, result, baseline.maxRegression);
-  result.baseline = baselineVerdict(baseline.file, judged.comparison);
-  return judged.text;
-}
-
-/** The summary printed (or only the path, quiet), and a failing exit's reason on stderr. */
-export function tell(
-  result: RunResult,
-  o: Ending & { exitCode: number; path: string | undefined; lines: string[] },
-): number {
-  const { exitCode } = o;
-  if (!o.config.quiet) console.log([formatSummary(result, o.path), ...o.lines].join('\n').trimEnd());
-  else if (o.path) console.log(o.path);
-  // Quiet or not, a failing exit says why on stderr, where a CI log shows it.
-  const never = neverAnsweredLine(result) ?? storeLostLine(result);
-  const why =
-    exitCode === EXIT.UNREACHABLE
-      ? [never, o.setupFailure, incomplete(result) ? result.meta.interruptedBy : undefined]
-          .filter(Boolean)
-          .join('; ')
-      : exitCode === EXIT.USAGE && o.setupFailure
-        ? o.setupFailure
-        : exitCode === EXIT.THRESHOLDS_FAILED
-          ? failureLine(result)
-          : undefined;
-  if (why) process.stderr.write(`petstore-load: ${why}\n`);
-  return exitCode;
 }
 
 /** After the traffic: the verdicts joined to the result, every output written, the summary printed. */

@@ -35,7 +35,7 @@ export class FleetMember {
   ) {}
 
   startBeating(): void {
-    const beat = () => this.store.beat(this.index).catch((e) => this.away(e));
+    const beat = () => this.store.beat(this.index).catch(() => this.away());
     void beat();
     this.timer = setInterval(beat, BEAT_MS);
     // A heartbeat never keeps a finished generator alive.
@@ -53,7 +53,7 @@ export class FleetMember {
     this.publishing = true;
     this.store
       .putSnapshot(this.index, JSON.stringify(snapshot))
-      .catch((e) => this.away(e))
+      .catch(() => this.away())
       .finally(() => {
         this.publishing = false;
       });
@@ -64,8 +64,8 @@ export class FleetMember {
     try {
       const held = await this.store.shards(true);
       this.others = held.filter((h) => h.index !== this.index).flatMap((h) => snapshotOf(h));
-    } catch (error) {
-      this.away(error);
+    } catch {
+      this.away();
     }
     return this.others;
   }
@@ -84,21 +84,21 @@ export class FleetMember {
   async stopAsked(): Promise<string | undefined> {
     try {
       return (await this.store.stopAsked()) ?? undefined;
-    } catch (error) {
-      this.away(error);
+    } catch {
+      this.away();
       return undefined;
     }
   }
 
   askStop(reason: string): void {
-    this.store.askStop(reason).catch((e) => this.away(e));
+    this.store.askStop(reason).catch(() => this.away());
   }
 
-  private away(error: unknown): void {
+  private away(): void {
     if (this.said) return;
     this.said = true;
     this.log(
-      `the fleet's store did not answer (${(error as Error).message}); live fleet figures wait for it, and the quota still fails closed`,
+      "the fleet's store did not answer: the fleet's live figures wait for it, and sends wait for the quota",
     );
   }
 }

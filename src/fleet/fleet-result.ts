@@ -1,4 +1,6 @@
 import { formatInstant } from '../api/duration.ts';
+import { EXIT } from '../api/exit-codes.ts';
+import { InputError } from '../api/input-error.ts';
 import { mergeResults } from '../report/merge.ts';
 import { resultFromJson } from '../report/result-input.ts';
 import type { FleetMeta, FleetShardMeta, RunResult } from '../result/types.ts';
@@ -18,8 +20,16 @@ export interface FleetPart {
  * A stored text that is not a result is refused with a line naming the shard.
  */
 export function partsOf(held: ShardHeld[], fleet: string): FleetPart[] {
-  const read = (text: string | undefined, what: string) =>
-    text === undefined ? undefined : resultFromJson(JSON.parse(text), `fleet ${fleet}: ${what}`);
+  const read = (text: string | undefined, what: string) => {
+    if (text === undefined) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new InputError(`fleet ${fleet}: ${what} in the store is not JSON`, EXIT.UNREACHABLE);
+    }
+    return resultFromJson(value, `fleet ${fleet}: ${what}`);
+  };
   return held.map((h) => {
     const final = read(h.result, `generator ${h.index}'s result`);
     // A fleet stopped by a threshold ends every shard early: that is the verdict, not a shard gone.
@@ -42,7 +52,11 @@ export function partsOf(held: ShardHeld[], fleet: string): FleetPart[] {
  */
 export function fleetResultOf(name: string, generators: number, parts: FleetPart[]): RunResult {
   const counted = parts.filter((p): p is FleetPart & { result: RunResult } => p.result !== undefined);
-  if (counted.length === 0) throw new Error(`fleet ${name}: no generator left a result or a checkpoint`);
+  if (counted.length === 0)
+    throw new InputError(
+      `fleet ${name}: no generator left a result or a checkpoint in the store`,
+      EXIT.UNREACHABLE,
+    );
   const merged = mergeResults(
     counted.map((p) => p.result),
     counted.map((p) => `fleet ${name}: generator ${p.index}`),

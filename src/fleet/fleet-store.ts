@@ -50,6 +50,15 @@ if n then
   local d = redis.call('HGET', KEYS[1], 'digest')
   if d ~= ARGV[2] then return {'digest', d} end
 else
+  -- A new fleet under a name used before (its meta expired first): nothing of the old one stays.
+  local stale = {KEYS[2]}
+  for _, part in ipairs({'setup', 'start', 'done', 'stop', 'claim:teardown', 'claim:result', 'fleet-result'}) do
+    table.insert(stale, ARGV[6] .. part)
+  end
+  for i = 1, tonumber(ARGV[1]) do
+    for _, part in ipairs({'result:', 'snapshot:', 'beat:'}) do table.insert(stale, ARGV[6] .. part .. i) end
+  end
+  redis.call('DEL', unpack(stale))
   redis.call('HSET', KEYS[1], 'n', ARGV[1], 'digest', ARGV[2])
   redis.call('EXPIRE', KEYS[1], ARGV[5])
 end
@@ -110,7 +119,7 @@ export class FleetStore {
     return `petstore-load:fleet:${this.id.name}:${part}`;
   }
 
-  /** Claims `wanted` (1-based), or the lowest free index when 0. */
+  /** Claims `wanted` (1-based), or the lowest free index when 0 (the first to join clears an old fleet's keys). */
   async join(wanted: number): Promise<JoinOutcome> {
     const [what, told] = (await this.redis.eval(
       JOIN,
@@ -122,6 +131,7 @@ export class FleetStore {
       this.id.host,
       String(wanted),
       String(this.ttlSeconds),
+      this.key(''),
     )) as [string, string];
     if (what === 'ok') return { joined: true, index: Number(told) };
     return { joined: false, why: what as 'generators' | 'digest' | 'taken' | 'full', told };
@@ -230,10 +240,12 @@ export class FleetStore {
     return b ? gunzipSync(b).toString() : undefined;
   }
 
-  close(): Promise<void> {
-    return this.redis.quit().then(
-      () => undefined,
-      () => undefined,
-    );
+  /** Ends the connection, at once when the store is away (a quit would wait on a reconnect forever). */
+  async close(): Promise<void> {
+    if (this.redis.status !== 'ready') {
+      this.redis.disconnect();
+      return;
+    }
+    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FleetIdentity, FleetStore } from '../../src/fleet/fleet-store.ts';
 import { type RedisProcess, startRedis } from '../helpers/redis.ts';
@@ -10,6 +11,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
+  await Promise.all(raws.map((r) => r.quit()));
   await redis?.stop();
 });
 
@@ -20,6 +22,12 @@ const identity = (name: string, o: Partial<FleetIdentity> = {}): FleetIdentity =
   host: `host-${stores.length}`,
   ...o,
 });
+const raws: Redis[] = [];
+async function connectRaw(): Promise<Redis> {
+  const raw = new Redis(redis.url);
+  raws.push(raw);
+  return raw;
+}
 async function generator(id: FleetIdentity): Promise<FleetStore> {
   const store = await FleetStore.connect(redis.url, id, 60);
   stores.push(store);
@@ -120,5 +128,27 @@ describe('a fleet running and ending', () => {
     expect(await b.fleetResult()).toBeUndefined();
     await a.putFleetResult('{"merged":true}');
     expect(await b.fleetResult()).toBe('{"merged":true}');
+  });
+
+  it("clears an old fleet's keys when a new one takes its name, once the old one's meta expired", async () => {
+    const old = await generator(identity('reused', { generators: 1 }));
+    expect(await old.join(0)).toEqual({ joined: true, index: 1 });
+    await old.putResult(1, '{"yesterday":1}');
+    await old.markFinished(1);
+    await old.claim('result');
+    await old.askStop('old breach');
+    await old.putFleetResult('{"yesterday":true}');
+    // The meta (and the shards' claims) expired; the rest would have lived on.
+    await (await connectRaw()).del('petstore-load:fleet:reused:meta');
+    const fresh = await generator(identity('reused', { generators: 1 }));
+    expect(await fresh.join(0)).toEqual({ joined: true, index: 1 });
+    expect(await fresh.stopAsked()).toBeNull();
+    expect(await fresh.fleetResult()).toBeUndefined();
+    expect(await fresh.claim('result')).toBe(true);
+    expect((await fresh.shards(true))[0]).toMatchObject({
+      stored: false,
+      finished: false,
+      result: undefined,
+    });
   });
 });
