@@ -97,6 +97,15 @@ async function fleetOf(fleet: string, extra: string[], o: { apartMs: number; slo
   return { out, clis };
 }
 
+/** Until the generator says when the fleet starts (1.5 s ahead). */
+const toldStart = (cli: Cli) =>
+  withTimeout(
+    (async () => {
+      while (!cli.stderr().includes('the fleet starts in')) await new Promise((r) => setTimeout(r, 50));
+    })(),
+    30_000,
+    'the fleet to start',
+  );
 const ended = (clis: Cli[]) => withTimeout(Promise.all(clis.map((c) => c.exited)), 60_000, 'the fleet');
 const told = (clis: Cli[]) =>
   clis.map((c, i) => `generator ${i + 1}:\n${c.stdout()}\n${c.stderr()}`).join('\n');
@@ -126,13 +135,7 @@ describe('a fleet of three generators, each on a host of its own', () => {
     const { out, clis } = await fleetOf('apart', judged, { apartMs: 700 });
     // Generator 3 loses the store for 3 s, half a second into the workload.
     const g3 = clis[2] as Cli;
-    await withTimeout(
-      (async () => {
-        while (!g3.stderr().includes('the fleet starts in')) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      30_000,
-      'the fleet to start',
-    );
+    await toldStart(g3);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     hosts.cut('g3', hosts.address('store'), true);
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -175,13 +178,7 @@ describe('a fleet of three generators, each on a host of its own', () => {
   it('goes on without a generator killed outright: the others exit 3, the result partial, its checkpoint counted', async () => {
     const { out, clis } = await fleetOf('killed', ['--duration', '4s'], { apartMs: 200 });
     const g2 = clis[1] as Cli;
-    await withTimeout(
-      (async () => {
-        while (!g2.stderr().includes('the fleet starts in')) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      30_000,
-      'the fleet to start',
-    );
+    await toldStart(g2);
     // Two seconds into its workload: its checkpoints (one a second) have counted some of it.
     await new Promise((resolve) => setTimeout(resolve, 3500));
     g2.child.kill('SIGKILL');
