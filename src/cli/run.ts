@@ -89,6 +89,22 @@ async function connectQuota(
 
 type RunOutputs = ReturnType<typeof writeRunOutputs>;
 
+/**
+ * The labels on every series a run pushes: never a key (the target without credentials); a fleet's
+ * generator adds its fleet and shard, so that N generators' series stay apart and sum to the fleet.
+ */
+export function metricsIdentity(
+  config: Pick<RunConfig, 'scenario' | 'planName' | 'fleet' | 'shard'>,
+  baseUrl: URL,
+): Record<string, string> {
+  return {
+    scenario: config.scenario.name,
+    target: publicTarget(baseUrl),
+    plan: config.planName,
+    ...(config.fleet && config.shard ? { fleet: config.fleet.name, shard: String(config.shard.index) } : {}),
+  };
+}
+
 /** What the run holds while it runs: its session, its target, how far it got, and what ended it early. */
 interface RunState {
   config: RunConfig;
@@ -149,16 +165,10 @@ function execute(given: RunConfig, resolveShard: (shard: string) => Promise<RunC
     const config = fleet?.config ?? given;
     const sharedQuota = await connectQuota(config, session);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
-    // The run's identity on every series: never a key (the target is shown without credentials).
     const metrics = await session.useMetrics(
       config.metrics && {
         ...config.metrics,
-        identity: {
-          scenario: config.scenario.name,
-          target: publicTarget(baseUrl),
-          plan: config.planName,
-          ...(config.fleet ? { fleet: config.fleet.name, shard: String(config.shard?.index ?? '') } : {}),
-        },
+        identity: metricsIdentity(config, baseUrl),
         windows: config.windows,
       },
     );
