@@ -1,15 +1,24 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/result/types.ts';
 import { type RunningServer, startServer } from '../../src/server/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
-import { cliWorkspace, killAllClis, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
+import {
+  cliWorkspace,
+  killAllClis,
+  readJson,
+  runCli,
+  spawnCli,
+  withTimeout,
+} from '../helpers/integration-cli.ts';
 import { type RedisProcess, startRedis } from '../helpers/redis.ts';
 
 /**
- * A fleet's refusals through the CLI, on a real redis-server and the reference server: a generator
- * that finds the fleet full, a fleet that never fills, and Ctrl-C while waiting for the others. The
- * fleet that runs (one start, one verdict, a lost generator) is fleet-netns.test.ts's.
+ * A fleet through the CLI on loopback, a real redis-server and the reference server: judged as one at
+ * its end (no timing in it), then its refusals: an index taken, another N, a fleet that never
+ * fills, and Ctrl-C while waiting for the others. One start, a cut from the store, a lost generator
+ * and a breach seen by all are fleet-netns.test.ts's, each generator on a host of its own.
  */
 let redis: RedisProcess;
 let target: RunningServer;
@@ -49,6 +58,34 @@ const generator = (fleet: string, out: string, extra: string[] = []) => [
   out,
   ...extra,
 ];
+
+describe('a fleet judged as one', () => {
+  it("exits on the fleet's verdict: a count each shard misses alone and the fleet meets passes every one", async () => {
+    const dir = workspace.fresh('judged');
+    // 15 iterations/s for 3 s over three shards: about 15 requests each, 45 in all.
+    const judged = ['--threshold', 'requests>=30'];
+    const outcomes = await withTimeout(
+      Promise.all([1, 2, 3].map((i) => runCli(generator('judged', join(dir, `g${i}`), judged), 60_000))),
+      70_000,
+      'the fleet',
+    );
+    const why = outcomes.map((o) => `${o.stdout}\n${o.stderr}`).join('\n');
+    expect(
+      outcomes.map((o) => o.code),
+      why,
+    ).toEqual([0, 0, 0]);
+    const shards = [1, 2, 3].map((i) => {
+      const k = Number(/generator (\d) of 3 joined/.exec(outcomes[i - 1]?.stderr ?? '')?.[1]);
+      return readJson(join(dir, `g${i}`, `shard-${k}`, 'result.json')) as RunResult;
+    });
+    for (const r of shards) expect(r.thresholds?.[0]?.passed, why).toBe(false);
+    const writers = [1, 2, 3].filter((i) => existsSync(join(dir, `g${i}`, 'result.json')));
+    expect(writers).toHaveLength(1);
+    const fleet = readJson(join(dir, `g${writers[0]}`, 'result.json')) as RunResult;
+    expect(fleet.thresholds?.[0]?.passed).toBe(true);
+    expect(fleet.overall.requests).toBe(shards.reduce((sum, r) => sum + r.overall.requests, 0));
+  }, 90_000);
+});
 
 describe('a fleet that cannot start', () => {
   it('refuses an index taken and another N, each with one line and nothing sent; a fleet that never fills ends', async () => {
