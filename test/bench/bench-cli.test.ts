@@ -14,7 +14,7 @@ import { type CliOutcome, killAllClis, readJson, runCli } from '../helpers/integ
 
 /**
  * `petstore-load bench` as a user runs it: the embedded reference server on loopback (its own process,
- * an unlimited enterprise key), two seconds a run. What the issue asks: the result is `run`'s contract,
+ * an unlimited enterprise key), two seconds a run at 300 requests a second. What the issue asks: the result is `run`'s contract,
  * so the report, compare, merge and thresholds take it; 429s are said out loud (that a fixed rate
  * holds is a count against the wall clock: bench-rate.test.ts, in a timing project).
  * Counts only, never timings: the machine is shared.
@@ -28,7 +28,9 @@ afterAll(() => {
 
 async function bench(name: string, args: string[]) {
   const out = join(dir, name);
-  const outcome = await runCli(['bench', '--duration', '2s', '--out', out, ...args], 60_000);
+  // At a fixed 300 requests a second, not as fast as the target answers: the contract is the same,
+  // and the neighbours in the parallel group keep their cores (a flat-out bench took both for 2 s).
+  const outcome = await runCli(['bench', '--duration', '2s', '--rate', '300', '--out', out, ...args], 60_000);
   const context = `${outcome.stdout}\n${outcome.stderr}`;
   const result = readJson(join(out, 'result.json')) as RunResult;
   return { ...outcome, context, result, report: readFileSync(join(out, 'report.html'), 'utf8') };
