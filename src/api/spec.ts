@@ -16,14 +16,18 @@ export interface LoadedSpec {
 }
 
 /**
- * Loads, validates (against the OpenAPI schema and its rules) and dereferences a document.
+ * Loads, validates (against the OpenAPI schema and its rules; our own, by the tests) and dereferences a document.
  * Anything wrong becomes one InputError line naming the file, so a user's bad `--spec` never
  * shows a stack trace.
  */
 export async function loadSpec(path: string = DEFAULT_SPEC_PATH): Promise<LoadedSpec> {
   let document: OpenAPIV3.Document;
   try {
-    document = (await SwaggerParser.validate(path)) as OpenAPIV3.Document;
+    // Our own document is validated by the test suite (test/api/spec.test.ts): at each start it is
+    // only read and dereferenced. Validating it against the OpenAPI schema cost every command ~0.2 s
+    // of CPU before anything ran. A user's --spec is validated in full.
+    const read = path === DEFAULT_SPEC_PATH ? SwaggerParser.dereference(path) : SwaggerParser.validate(path);
+    document = (await read) as OpenAPIV3.Document;
   } catch (error) {
     const message = (error as Error).message.split('\n').find((line) => line.trim()) ?? 'invalid document';
     throw new InputError(`spec ${path}: ${message.trim()}`);
