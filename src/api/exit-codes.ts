@@ -5,7 +5,10 @@ export const EXIT = {
   THRESHOLDS_FAILED: 1,
   /** Bad flags, files or scenarios. */
   USAGE: 2,
-  /** The target could not be reached, or the shared quota store was gone and never came back. */
+  /**
+   * The target could not be reached, or the shared quota store was gone and never came back, or a
+   * fleet did not gather or ended without one of its generators.
+   */
   UNREACHABLE: 3,
   /** `serve` could not listen (address in use, no permission). */
   LISTEN_FAILED: 4,
