@@ -20,7 +20,8 @@ error, 73 an output could not be written, 130 interrupted.`;
  * imported when it runs: a start loads what its command needs, and `--help` only the option tables.
  */
 export function commands(argv: string[], fail: (message: string) => never): Argv {
-  return yargs(argv)
+  const parser = yargs(argv);
+  return parser
     .scriptName('petstore-load')
     .usage('$0 <command> [options]')
     .command(
@@ -77,6 +78,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       serveOptions,
       async (args) => (await import('./serve.ts')).serve(args),
     )
+    .middleware((args) => givenOnce(args, parser, fail), true)
     .demandCommand(1, 'name a command (see --help)')
     .strict()
     .epilogue(EPILOGUE)
@@ -86,4 +88,27 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
       if (error && error.name !== 'YError') throw error;
       fail(message.replace(/\s*\n\s*/g, ' ').trim() || 'bad usage');
     });
+}
+
+/**
+ * A flag that takes one value, given twice, is refused naming both values: yargs would pass an
+ * array on to code that reads one (`--rate 15 --rate 20` ended as an internal error). Repeatable
+ * flags (`--threshold`, `--metrics`) are declared arrays and pass.
+ */
+function givenOnce(args: Record<string, unknown>, parser: Argv, fail: (message: string) => never): void {
+  // getOptions is yargs' own (the current command's table), missing from its type declarations.
+  const options = (
+    parser as unknown as { getOptions(): { array: string[]; alias: Record<string, string[]> } }
+  ).getOptions();
+  const repeatable = new Set<string>();
+  for (const name of options.array) {
+    repeatable.add(name);
+    for (const alias of options.alias[name] ?? []) repeatable.add(alias);
+  }
+  for (const [key, value] of Object.entries(args)) {
+    if (key === '_' || !Array.isArray(value)) continue;
+    const flag = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    if (repeatable.has(key) || repeatable.has(flag)) continue;
+    fail(`--${flag} was given ${value.length} times (${value.join(', ')}); give it once`);
+  }
 }

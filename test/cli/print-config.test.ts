@@ -97,6 +97,37 @@ describe.concurrent('run --print-config', () => {
   );
 
   it(
+    'a flag of one value given twice is refused naming both, exit 2; a repeatable one takes both',
+    async () => {
+      const twice = await cliInProcess([
+        'run',
+        'catalogue-browse',
+        '--rate',
+        '15',
+        '--rate',
+        '20',
+        '--print-config',
+      ]);
+      expect(twice.code, outcomeContext(twice)).toBe(2);
+      expect(twice.stdout).toBe('');
+      expect(twice.stderr).toBe('petstore-load: --rate was given 2 times (15, 20); give it once\n');
+      const alias = await cliInProcess(['merge', 'a.json', '-o', 'x.json', '--out', 'y.json']);
+      expect(alias.stderr).toMatch(
+        /^petstore-load: --(out|o) was given 2 times \(x\.json, y\.json\); give it once\n$/,
+      );
+      const thresholds = await cliInProcess([
+        ...['run', 'catalogue-browse', '--threshold', 'p99<1s', '--threshold', 'errors<1%', '--print-config'],
+      ]);
+      expect(thresholds.code, outcomeContext(thresholds)).toBe(0);
+      expect((JSON.parse(thresholds.stdout) as { thresholds: string[] }).thresholds).toEqual([
+        'p99<1s',
+        'errors<1%',
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'shows a ramping workload as --duration makes it run: 5s and 60s print different stages',
     async () => {
       const print = async (duration: string) => {
