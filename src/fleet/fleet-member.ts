@@ -27,12 +27,18 @@ export class FleetMember {
   /** The others' latest snapshots, as last read. */
   private others: RunResult[] = [];
 
-  constructor(
-    readonly store: FleetStore,
-    readonly index: number,
-    readonly generators: number,
-    private readonly log: (line: string) => void,
-  ) {}
+  readonly store: FleetStore;
+  readonly index: number;
+  readonly generators: number;
+  private readonly log: (line: string) => void;
+
+  // Fields assigned by hand, not as parameter properties: erasable syntax, which Node strips itself.
+  constructor(store: FleetStore, index: number, generators: number, log: (line: string) => void) {
+    this.store = store;
+    this.index = index;
+    this.generators = generators;
+    this.log = log;
+  }
 
   startBeating(): void {
     const beat = () => this.store.beat(this.index).catch(() => this.away());
