@@ -5,10 +5,10 @@
  */
 export class InputError extends Error {
   override readonly name = 'InputError';
-  constructor(
-    message: string,
-    readonly exitCode = 2,
-  ) {
+  readonly exitCode;
+
+  constructor(message: string, exitCode = 2) {
     super(message);
+    this.exitCode = exitCode;
   }
 }

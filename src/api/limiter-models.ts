@@ -101,12 +101,13 @@ function checkSettings(limit: number, windowMs: number): void {
 export class FixedWindow extends PerKeyModel<{ start: number; count: number }> {
   readonly name = 'fixed';
   readonly capacity: number;
+  readonly limit: number;
+  readonly windowMs: number;
 
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-  ) {
+  constructor(limit: number, windowMs: number) {
     super();
+    this.limit = limit;
+    this.windowMs = windowMs;
     checkSettings(limit, windowMs);
     this.capacity = limit;
   }
@@ -189,18 +190,20 @@ class TimeRing {
 export class SlidingLog extends PerKeyModel<TimeRing> {
   readonly name = 'sliding';
   readonly capacity: number;
+  readonly limit: number;
+  readonly windowMs: number;
+  /**
+   * Count refused requests too: each stays in the log a window, so a client that keeps knocking
+   * keeps the window full and never gets in. The log then holds every request of the last window
+   * (the server's ban bounds how many a client sends inside a Retry-After).
+   */
+  readonly countRefused;
 
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-    /**
-     * Count refused requests too: each stays in the log a window, so a client that keeps knocking
-     * keeps the window full and never gets in. The log then holds every request of the last window
-     * (the server's ban bounds how many a client sends inside a Retry-After).
-     */
-    readonly countRefused = false,
-  ) {
+  constructor(limit: number, windowMs: number, countRefused = false) {
     super();
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.countRefused = countRefused;
     checkSettings(limit, windowMs);
     this.capacity = limit;
   }
@@ -271,13 +274,15 @@ interface CounterState {
 export class SlidingCounter extends PerKeyModel<CounterState> {
   readonly name = 'sliding-counter';
   readonly capacity: number;
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly countRefused;
 
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-    readonly countRefused = false,
-  ) {
+  constructor(limit: number, windowMs: number, countRefused = false) {
     super();
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.countRefused = countRefused;
     checkSettings(limit, windowMs);
     this.capacity = limit;
   }
@@ -351,13 +356,15 @@ export class Gcra extends PerKeyModel<{ tat: number }> {
   readonly intervalMs: number;
   /** How far TAT may run ahead of now for a request to be admitted: burst * T. */
   private readonly toleranceMs: number;
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly burst;
 
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-    readonly burst = 0,
-  ) {
+  constructor(limit: number, windowMs: number, burst = 0) {
     super();
+    this.limit = limit;
+    this.windowMs = windowMs;
+    this.burst = burst;
     checkSettings(limit, windowMs);
     if (!(Number.isInteger(burst) && burst >= 0)) throw new RangeError('burst must be a whole number >= 0');
     this.capacity = burst + 1;

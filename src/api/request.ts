@@ -114,9 +114,12 @@ type HeaderPair = { plain: Record<string, string>; json?: Record<string, string>
 export class KeyRequests {
   private first: (HeaderPair & { auth: AuthPlacement }) | undefined;
   private others: Map<Operation, HeaderPair> | undefined;
+  readonly key: string | undefined;
 
   /** `key`: undefined sends none (a target that asks for none). */
-  constructor(readonly key: string | undefined) {}
+  constructor(key: string | undefined) {
+    this.key = key;
+  }
 
   /**
    * A call's request, the same on every attempt. The key in the query (where the document puts it

@@ -21,12 +21,16 @@ function lowerCased(raw: RawHeaders | undefined): IncomingHttpHeaders | undefine
  * is a first attempt with no pacing or backoff (autocannon neither paces to a plan nor retries).
  */
 export class BenchFeed {
-  constructor(
-    private readonly recorder: Recorder,
-    /** The operation of each request of the cycle, by its index. */
-    private readonly cycle: readonly Operation[],
-    private readonly keyLabel: string,
-  ) {}
+  private readonly recorder: Recorder;
+  /** The operation of each request of the cycle, by its index. */
+  private readonly cycle: readonly Operation[];
+  private readonly keyLabel: string;
+
+  constructor(recorder: Recorder, cycle: readonly Operation[], keyLabel: string) {
+    this.recorder = recorder;
+    this.cycle = cycle;
+    this.keyLabel = keyLabel;
+  }
 
   /**
    * A response to the cycle's request `index`, received at `receivedAt` (epoch ms), `serviceMs` after

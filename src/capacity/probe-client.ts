@@ -132,8 +132,10 @@ export class ProbeClient {
   /** The one request every probe sends, its id header aside. */
   private readonly template: BuiltRequest;
   private readonly cap: number;
+  private readonly o: ProbeClientOptions;
 
-  constructor(private readonly o: ProbeClientOptions) {
+  constructor(o: ProbeClientOptions) {
+    this.o = o;
     const url = new URL(o.baseUrl);
     this.cap = o.maxInFlight ?? 32;
     this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });

@@ -40,11 +40,12 @@ const KEY = 'probe';
 class Candidate {
   misses = 0;
   private readonly model: Gcra;
+  readonly intervalMs: number;
+  readonly burst: number;
 
-  constructor(
-    readonly intervalMs: number,
-    readonly burst: number,
-  ) {
+  constructor(intervalMs: number, burst: number) {
+    this.intervalMs = intervalMs;
+    this.burst = burst;
     this.model = new Gcra(1, intervalMs, burst);
   }
 

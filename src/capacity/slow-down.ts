@@ -77,11 +77,12 @@ export class SlowDownWatch {
   private readonly latencies: number[] = [];
   /** Why the probe stopped sending without a 429, when it did. */
   stoppedBecause: string | undefined;
+  /** The longest an answer may be held before the probe stops, ms. */
+  private readonly maxDelayMs: number;
 
-  constructor(
-    /** The longest an answer may be held before the probe stops, ms. */
-    private readonly maxDelayMs: number,
-  ) {}
+  constructor(maxDelayMs: number) {
+    this.maxDelayMs = maxDelayMs;
+  }
 
   /** True: send no more. Answers must come in send order (one request at a time). */
   observe = (r: ProbeReply): boolean => {

@@ -32,8 +32,11 @@ export class Checkpoints {
   private refused = false;
   /** How long each write took, from asking for the result to the rename, ms. */
   readonly costs: number[] = [];
+  private readonly o: CheckpointOptions;
 
-  constructor(private readonly o: CheckpointOptions) {}
+  constructor(o: CheckpointOptions) {
+    this.o = o;
+  }
 
   start(): void {
     if (this.o.intervalMs <= 0 || this.timer !== undefined) return;

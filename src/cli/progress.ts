@@ -62,8 +62,11 @@ export function formatProgress(tick: RunTick, fleet?: FleetTotals): string {
  */
 export class ProgressLine {
   private shown = false;
+  private readonly stream: NodeJS.WriteStream;
 
-  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
+  constructor(stream: NodeJS.WriteStream = process.stderr) {
+    this.stream = stream;
+  }
 
   get enabled(): boolean {
     return this.stream.isTTY === true;

@@ -89,7 +89,11 @@ class Learned {
   consecutive = 0;
   /** When the latest 429 was received: only a send after it can end a run of 429s. */
   last429At = Number.NEGATIVE_INFINITY;
-  constructor(public floorMs: number) {}
+  public floorMs: number;
+
+  constructor(floorMs: number) {
+    this.floorMs = floorMs;
+  }
 }
 
 const NO_CAP = Number.POSITIVE_INFINITY;
@@ -110,9 +114,11 @@ export class AdaptiveSpacing {
 
   /** Made at the first 429 that a concurrency limit explains, or at once for a cap given. */
   private concurrency: ConcurrencyLimit | undefined;
+  private readonly start: SpacingStart;
 
   /** `start` may be shared by every key of a plan: it is only read. */
-  constructor(private readonly start: SpacingStart) {
+  constructor(start: SpacingStart) {
+    this.start = start;
     if (start.floorMs > 0) this.learned = new Learned(start.floorMs);
     if (start.maxInFlight !== undefined) this.concurrency = new ConcurrencyLimit(start.maxInFlight);
   }

@@ -20,10 +20,13 @@ export function fullJitterMs(
 export class RetryBudget {
   private requests = 0;
   private retries = 0;
-  constructor(
-    readonly ratio = 0.1,
-    readonly minimum = 10,
-  ) {}
+  readonly ratio;
+  readonly minimum;
+
+  constructor(ratio = 0.1, minimum = 10) {
+    this.ratio = ratio;
+    this.minimum = minimum;
+  }
   request(): void {
     this.requests++;
   }

@@ -4,8 +4,11 @@ import { AbortedError } from './gate.ts';
 
 /** A phase that ran out of its time: its waits and requests were cut. */
 export class PhaseTimeout extends Error {
-  constructor(readonly limitMs: number) {
+  readonly limitMs: number;
+
+  constructor(limitMs: number) {
     super(`did not finish within ${limitMs / 1000} s`);
+    this.limitMs = limitMs;
   }
 }
 

@@ -20,12 +20,15 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 class Sleep {
   timer: NodeJS.Timeout | undefined;
+  readonly at: number;
+  readonly signal: AbortSignal | undefined;
+  readonly resolve: () => void;
 
-  constructor(
-    readonly at: number,
-    readonly signal: AbortSignal | undefined,
-    readonly resolve: () => void,
-  ) {}
+  constructor(at: number, signal: AbortSignal | undefined, resolve: () => void) {
+    this.at = at;
+    this.signal = signal;
+    this.resolve = resolve;
+  }
 
   /** Only a step that was cut to the limit looks at the clock again: an ordinary wait arms one timer. */
   arm(delay: number): void {

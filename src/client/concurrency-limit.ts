@@ -34,9 +34,11 @@ export class ConcurrencyLimit {
   private probeAfterMs = PROBE_AFTER_MS;
   /** The cap was raised to a level once refused, and that level is being tried. */
   private probing = false;
+  private ceiling;
 
   /** `ceiling`: a cap told (flag or policy), never probed past. */
-  constructor(private ceiling = Number.POSITIVE_INFINITY) {
+  constructor(ceiling = Number.POSITIVE_INFINITY) {
+    this.ceiling = ceiling;
     this.cap = ceiling;
   }
 

@@ -36,12 +36,14 @@ export class AbortedError extends Error {
  * failing the flow.
  */
 export class HeldPastEndError extends AbortedError {
-  constructor(
-    /** When the send could have left, epoch ms. */
-    readonly until: number,
-    readonly heldBy: ReturnType<Pacer['earliest']>['cause'],
-  ) {
+  /** When the send could have left, epoch ms. */
+  readonly until: number;
+  readonly heldBy: ReturnType<Pacer['earliest']>['cause'];
+
+  constructor(until: number, heldBy: ReturnType<Pacer['earliest']>['cause']) {
     super(`held until ${until}, after the run closes`);
+    this.until = until;
+    this.heldBy = heldBy;
   }
 }
 
@@ -57,7 +59,11 @@ export class GateContext {
   closesAt = Number.POSITIVE_INFINITY;
   /** Interrupted: no new send leaves (AbortedError at once), while the ones in flight may answer. */
   draining = false;
-  constructor(readonly scheduler: Scheduler = new Scheduler()) {}
+  readonly scheduler: Scheduler;
+
+  constructor(scheduler: Scheduler = new Scheduler()) {
+    this.scheduler = scheduler;
+  }
 }
 
 const SETTLED: Promise<unknown> = Promise.resolve();
@@ -84,14 +90,16 @@ export class Gate {
   private toldOf: StoreOutage | undefined;
   /** When this key's sends without the store left (local-share), until the store is told of them. */
   private withoutStore: number[] | undefined;
+  readonly pacer: Pacer;
+  /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
+  private readonly shared?: SharedQuota;
+  /** The run's close and drain, and the scheduler, shared with the client's other keys. */
+  readonly context: GateContext;
 
-  constructor(
-    readonly pacer: Pacer,
-    /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
-    private readonly shared?: SharedQuota,
-    /** The run's close and drain, and the scheduler, shared with the client's other keys. */
-    readonly context: GateContext = new GateContext(),
-  ) {
+  constructor(pacer: Pacer, shared?: SharedQuota, context: GateContext = new GateContext()) {
+    this.pacer = pacer;
+    this.shared = shared;
+    this.context = context;
     this.storeEpoch = shared?.store.watch?.epoch ?? 0;
     this.share = shared?.localShare && shared.store.watch ? sharePacer(pacer, shared.localShare) : undefined;
   }

@@ -47,8 +47,10 @@ export class PacerPlan {
   /** The plan's shortest window over its limit, whether pacing keeps it or not. */
   readonly intervalMs: number;
   readonly spacingStart: SpacingStart;
+  readonly options: PacerOptions;
 
-  constructor(readonly options: PacerOptions) {
+  constructor(options: PacerOptions) {
+    this.options = options;
     const shortest = shortestWindow(options.windows);
     const guard = options.guardMs ?? Math.min(250, Math.max(5, (shortest?.seconds ?? 0) * 1000 * 0.005));
     this.logWindows = options.enforce

@@ -45,7 +45,11 @@ export interface Api {
  * `api.listPets()`, rather than pulling them off the object.)
  */
 export class PetstoreApi implements Api {
-  constructor(private readonly caller: CallFn) {}
+  private readonly caller: CallFn;
+
+  constructor(caller: CallFn) {
+    this.caller = caller;
+  }
   /** Subclasses change how calls are made (the engine marks an iteration's first call with its due time). */
   call<T = unknown>(operationId: string, input?: CallInput): Promise<ApiResponse<T>> {
     return this.caller<T>(operationId, input);

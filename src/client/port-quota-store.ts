@@ -27,8 +27,10 @@ export class PortQuotaStore implements QuotaStore {
   private readonly slots = new Map<string, number[]>();
   private readonly batch = new Map<string, number>();
   private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void }>();
+  private readonly port: MessagePort;
 
-  constructor(private readonly port: MessagePort) {
+  constructor(port: MessagePort) {
+    this.port = port;
     port.on('message', (message: Reply | Notice) => {
       if ('paused' in message) {
         this.slots.delete(message.paused);
@@ -97,8 +99,11 @@ export class PortQuotaStore implements QuotaStore {
 /** The main thread's side: the run's store, answering every worker's port, and telling all of a pause. */
 export class QuotaHub {
   private readonly ports: MessagePort[] = [];
+  private readonly store: QuotaStore;
 
-  constructor(private readonly store: QuotaStore) {}
+  constructor(store: QuotaStore) {
+    this.store = store;
+  }
 
   serve(port: MessagePort): void {
     this.ports.push(port);

@@ -29,10 +29,11 @@ class SendLog implements QuotaLog {
   private next = 0;
   private count = 0;
   private readonly capacity: number;
-  constructor(
-    /** Shared by every key of a plan: a key keeps no copy. */
-    readonly windows: readonly LogWindow[],
-  ) {
+  /** Shared by every key of a plan: a key keeps no copy. */
+  readonly windows: readonly LogWindow[];
+
+  constructor(windows: readonly LogWindow[]) {
+    this.windows = windows;
     let capacity = 0;
     for (const w of windows) capacity = Math.max(capacity, w.limit);
     this.capacity = capacity;
@@ -89,10 +90,12 @@ class BucketLog implements QuotaLog {
   private readonly bucketMs: number;
   private current = -1;
   private total = 0;
-  constructor(
-    readonly limit: number,
-    readonly spanMs: number,
-  ) {
+  readonly limit: number;
+  readonly spanMs: number;
+
+  constructor(limit: number, spanMs: number) {
+    this.limit = limit;
+    this.spanMs = spanMs;
     this.bucketMs = spanMs / BucketLog.BUCKETS;
   }
   private advance(counts: Float64Array, at: number): void {
@@ -150,7 +153,11 @@ const NO_LOG: QuotaLog = {
 
 /** Several logs as one: the latest of their earliest times. */
 class Logs implements QuotaLog {
-  constructor(private readonly logs: readonly QuotaLog[]) {}
+  private readonly logs: readonly QuotaLog[];
+
+  constructor(logs: readonly QuotaLog[]) {
+    this.logs = logs;
+  }
   earliest(): number {
     let at = Number.NEGATIVE_INFINITY;
     for (const log of this.logs) at = Math.max(at, log.earliest());

@@ -134,11 +134,10 @@ export function quotaKeyName(apiKey: string): string {
 export class RedisQuotaStore implements QuotaStore {
   /** Its outages: once connected, a lost store is waited for and met again, never sent around. */
   readonly watch: StoreWatch;
+  private readonly redis: Redis & QuotaCommands;
 
-  private constructor(
-    private readonly redis: Redis & QuotaCommands,
-    serverId: string,
-  ) {
+  private constructor(redis: Redis & QuotaCommands, serverId: string) {
+    this.redis = redis;
     this.watch = new StoreWatch(() => serverRunId(redis), serverId);
     // A drop is an outage even when no send meets it: a store restarted between two sends is found
     // out by the probe after it, which compares the server that answers with the one that was lost.

@@ -9,11 +9,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 export class ResponseBody {
   private parsed = false;
   private value: unknown;
+  readonly text: string;
+  private readonly headers: IncomingHttpHeaders | undefined;
 
-  constructor(
-    readonly text: string,
-    private readonly headers: IncomingHttpHeaders | undefined,
-  ) {}
+  constructor(text: string, headers: IncomingHttpHeaders | undefined) {
+    this.text = text;
+    this.headers = headers;
+  }
 
   /** The body as JSON when the response declares JSON and it parses; otherwise undefined. */
   get json(): unknown {

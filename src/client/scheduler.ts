@@ -9,13 +9,18 @@ export class Waiter {
   index = -1;
   /** Settled once, whatever ended the wait first. */
   done = false;
-  constructor(
-    readonly at: number,
-    /** Ties of `at` wake in the order they were asked for. */
-    readonly order: number,
-    readonly resolve: () => void,
-    readonly group: Set<Waiter> | undefined,
-  ) {}
+  readonly at: number;
+  /** Ties of `at` wake in the order they were asked for. */
+  readonly order: number;
+  readonly resolve: () => void;
+  readonly group: Set<Waiter> | undefined;
+
+  constructor(at: number, order: number, resolve: () => void, group: Set<Waiter> | undefined) {
+    this.at = at;
+    this.order = order;
+    this.resolve = resolve;
+    this.group = group;
+  }
 }
 
 /**

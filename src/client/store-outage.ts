@@ -45,12 +45,14 @@ export class StoreWatch {
   private givenUp = false;
   /** Outages in a row that ended within a second of their start: a store that answers probes but fails sends. */
   private relapses = 0;
+  /** The answering server's identity; rejects while the store is away. */
+  private readonly probe: () => Promise<string>;
+  private serverId: string;
 
-  constructor(
-    /** The answering server's identity; rejects while the store is away. */
-    private readonly probe: () => Promise<string>,
-    private serverId: string,
-  ) {}
+  constructor(probe: () => Promise<string>, serverId: string) {
+    this.probe = probe;
+    this.serverId = serverId;
+  }
 
   get down(): boolean {
     return this.current !== undefined;

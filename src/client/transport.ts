@@ -16,11 +16,13 @@ class Collector implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
+  private readonly resolve: (response: RawResponse) => void;
+  private readonly reject: (error: Error) => void;
 
-  constructor(
-    private readonly resolve: (response: RawResponse) => void,
-    private readonly reject: (error: Error) => void,
-  ) {}
+  constructor(resolve: (response: RawResponse) => void, reject: (error: Error) => void) {
+    this.resolve = resolve;
+    this.reject = reject;
+  }
 
   onRequestStart(): void {}
 

@@ -5,12 +5,11 @@
  */
 export class Secret {
   readonly #value: string;
+  /** Where the key came from: `--api-key`, `PETSTORE_API_KEY`, `the embedded server's demo key`. */
+  readonly from: string;
 
-  constructor(
-    value: string,
-    /** Where the key came from: `--api-key`, `PETSTORE_API_KEY`, `the embedded server's demo key`. */
-    readonly from: string,
-  ) {
+  constructor(value: string, from: string) {
+    this.from = from;
     this.#value = value;
   }
 

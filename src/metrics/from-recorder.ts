@@ -28,13 +28,13 @@ export class RecorderSource {
   private readonly longestMs: number;
   /** A window's label: its name, made unique (a plan file may give two windows one name). */
   private readonly windowLabels: string[];
+  private readonly live: LiveRun;
+  /** The plan's windows as the target counts them (time-scaled). */
+  private readonly windows: readonly RateWindow[];
 
-  constructor(
-    private readonly live: LiveRun,
-    /** The plan's windows as the target counts them (time-scaled). */
-    private readonly windows: readonly RateWindow[],
-    startedAt: number,
-  ) {
+  constructor(live: LiveRun, windows: readonly RateWindow[], startedAt: number) {
+    this.live = live;
+    this.windows = windows;
     this.previous = { at: startedAt, tiers: new Map() };
     this.history = [{ at: startedAt, admitted: 0 }];
     this.longestMs = Math.max(0, ...windows.map((w) => w.seconds * 1000));

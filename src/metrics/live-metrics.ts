@@ -33,8 +33,10 @@ export class LiveMetrics {
 
   /** The `run_id` label on every series, which the result keeps as `meta.runId` to find them by. */
   readonly runId = randomBytes(6).toString('hex');
+  private readonly options: LiveMetricsOptions;
 
-  constructor(private readonly options: LiveMetricsOptions) {
+  constructor(options: LiveMetricsOptions) {
+    this.options = options;
     const identity = { ...options.identity, run_id: this.runId };
     this.queues = options.sinks.map(
       (sink, i) =>

@@ -69,8 +69,10 @@ export class RemoteWriteQueue {
     lastError: undefined,
     dropReason: undefined,
   };
+  private readonly options: PushOptions;
 
-  constructor(private readonly options: PushOptions) {
+  constructor(options: PushOptions) {
+    this.options = options;
     this.bound = options.maxQueuedSamples ?? DEFAULT_MAX_QUEUED_SAMPLES;
     this.perPost = options.maxSamplesPerPost ?? DEFAULT_MAX_SAMPLES_PER_POST;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -103,8 +103,11 @@ export class QuotaTimeline {
   private lastLabel: string | undefined;
   private lastKey: KeyState | undefined;
   private tenantSeries = 0;
+  private readonly startedAt: number;
 
-  constructor(private readonly startedAt: number) {}
+  constructor(startedAt: number) {
+    this.startedAt = startedAt;
+  }
 
   /** `view`: the response's quota fields as read for it (absent for a transport error). */
   add(a: AttemptRecord, view: RateLimitView | undefined): void {

@@ -174,8 +174,10 @@ export class Recorder implements AttemptSink {
     if (!on && this.measuring) this.finish(at);
     this.measuring = on;
   }
+  private readonly options: RecorderOptions;
 
-  constructor(private readonly options: RecorderOptions) {
+  constructor(options: RecorderOptions) {
+    this.options = options;
     this.#checks = new CheckTally(
       options.checks ?? responseChecks(options.checkOptions),
       options.clientChecks ?? clientChecks(),

@@ -27,17 +27,21 @@ export class TierTally {
   keysSeen = 0;
   /** 1 once the key (ordinal - 1) sent a request: keysSeen without a set of labels. */
   private readonly seen: Uint8Array;
+  readonly plan: string;
+  readonly keys: number;
+  /** Pacing on for every group of the tier. */
+  readonly enforce: boolean;
+  /** Requests per second one key's plan allows (its shortest window, time-scaled). */
+  readonly planRatePerKey: number;
+  /** When its earliest group starts, seconds after the workload's start. */
+  readonly startSeconds;
 
-  constructor(
-    readonly plan: string,
-    readonly keys: number,
-    /** Pacing on for every group of the tier. */
-    readonly enforce: boolean,
-    /** Requests per second one key's plan allows (its shortest window, time-scaled). */
-    readonly planRatePerKey: number,
-    /** When its earliest group starts, seconds after the workload's start. */
-    readonly startSeconds = 0,
-  ) {
+  constructor(plan: string, keys: number, enforce: boolean, planRatePerKey: number, startSeconds = 0) {
+    this.plan = plan;
+    this.keys = keys;
+    this.enforce = enforce;
+    this.planRatePerKey = planRatePerKey;
+    this.startSeconds = startSeconds;
     this.admittedPerKey = new Uint32Array(keys);
     this.seen = new Uint8Array(keys);
   }

@@ -39,8 +39,11 @@ export class Timeline {
   private readonly buckets = new Map<number, Bucket>();
   private readonly spare: Histogram[] = [];
   private latest = 0;
+  private readonly startedAt: number;
 
-  constructor(private readonly startedAt: number) {}
+  constructor(startedAt: number) {
+    this.startedAt = startedAt;
+  }
 
   add(at: number, status: number, serviceUs: number, pacingWaitMs: number, backoffWaitMs: number): void {
     const t = Math.max(0, Math.floor((at - this.startedAt) / 1000));

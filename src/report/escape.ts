@@ -18,7 +18,11 @@ export function escapeHtml(text: string): string {
 }
 
 export class SafeHtml {
-  constructor(readonly value: string) {}
+  readonly value: string;
+
+  constructor(value: string) {
+    this.value = value;
+  }
   toString(): string {
     return this.value;
   }

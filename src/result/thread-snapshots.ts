@@ -39,8 +39,10 @@ export class ThreadSnapshots {
   private readonly over = new Set<number>();
   /** Who waits for the answers to an ask, by its id. */
   private readonly waiting = new Map<number, (thread: number) => void>();
+  private readonly ports: readonly MessagePort[];
 
-  constructor(private readonly ports: readonly MessagePort[]) {
+  constructor(ports: readonly MessagePort[]) {
+    this.ports = ports;
     this.latest = ports.map(() => undefined);
     ports.forEach((port, i) => {
       port.on('message', (answer: Answer) => this.keep(i, answer));

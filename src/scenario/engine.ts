@@ -65,11 +65,13 @@ const unusedCaller: CallFn = () => Promise.reject(new Error('unreachable'));
 
 /** One iteration's API: its first call carries the iteration's due time (open model). */
 class IterationApi extends PetstoreApi {
-  constructor(
-    private readonly client: Caller,
-    private due: number | undefined,
-  ) {
+  private readonly client: Caller;
+  private due: number | undefined;
+
+  constructor(client: Caller, due: number | undefined) {
     super(unusedCaller);
+    this.client = client;
+    this.due = due;
   }
   override call<T = unknown>(operationId: string, input: CallInput = {}): Promise<ApiResponse<T>> {
     const due = this.due;
@@ -80,13 +82,19 @@ class IterationApi extends PetstoreApi {
 }
 
 class IterationContext<D> implements FlowContext<D> {
-  constructor(
-    readonly data: D,
-    readonly vu: number,
-    readonly iteration: number,
-    readonly random: () => number,
-    readonly tenant: TenantRef | undefined,
-  ) {}
+  readonly data: D;
+  readonly vu: number;
+  readonly iteration: number;
+  readonly random: () => number;
+  readonly tenant: TenantRef | undefined;
+
+  constructor(data: D, vu: number, iteration: number, random: () => number, tenant: TenantRef | undefined) {
+    this.data = data;
+    this.vu = vu;
+    this.iteration = iteration;
+    this.random = random;
+    this.tenant = tenant;
+  }
   pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.random() * items.length)] as T;
   }

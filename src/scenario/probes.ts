@@ -14,11 +14,10 @@ import type { Battery, Flow, Probe, Scenario } from './define.ts';
 export class ProbeBattery<D = unknown> implements Battery<D> {
   readonly flow: Flow<D>;
   private verdicts: ProbeResult[] = [];
+  readonly probes: readonly Probe<D>[];
 
-  constructor(
-    readonly probes: readonly Probe<D>[],
-    flowName = 'compliance-battery',
-  ) {
+  constructor(probes: readonly Probe<D>[], flowName = 'compliance-battery') {
+    this.probes = probes;
     const ids = new Set<string>();
     for (const p of probes) {
       if (ids.has(p.id)) throw new Error(`probe id '${p.id}' is used twice`);

@@ -2,12 +2,13 @@ import type { ErrorCode, ErrorObject } from '../api/error-object.ts';
 
 /** Thrown by the store and the hooks; the error handler turns it into the seed's Error object. */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    message: string,
-  ) {
+  readonly status: number;
+  readonly code: ErrorCode;
+
+  constructor(status: number, code: ErrorCode, message: string) {
     super(message);
+    this.status = status;
+    this.code = code;
   }
 
   toBody(): ErrorObject {

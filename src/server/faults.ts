@@ -129,8 +129,10 @@ export class FaultInjector {
   private readonly random: () => number;
   private readonly startedAt = Date.now();
   readonly active: boolean;
+  readonly options: FaultOptions;
 
-  constructor(readonly options: FaultOptions = {}) {
+  constructor(options: FaultOptions = {}) {
+    this.options = options;
     this.random = seededRandom(options.seed);
     this.active = FAULT_NAMES.some((name) => {
       const value = options[name];

@@ -82,10 +82,11 @@ export class PlanLimiter {
   private readonly strikes: RateLimiterAbstract | undefined;
   private readonly blocks: RateLimiterAbstract | undefined;
   private readonly block: BlockPolicy | undefined;
+  private readonly ban: BanPolicy | undefined;
 
   constructor(
     plans: Readonly<PlanTable>,
-    private readonly ban: BanPolicy | undefined,
+    ban: BanPolicy | undefined,
     /** Fault injection: a limiter that lets this many extra requests through per window. */
     leak = 0,
     /** `--quota-store`: counts kept in Redis, so that several server instances enforce one limit. */
@@ -99,6 +100,7 @@ export class PlanLimiter {
     sharedKeys?: Readonly<Record<string, number>>,
     block?: BlockPolicy,
   ) {
+    this.ban = ban;
     if (redis && choice.name !== 'fixed')
       throw new Error(`the ${choice.name} limiter keeps its state in memory; only fixed windows use Redis`);
     // The window's length is in the prefix: instances at other time scales keep apart in one Redis.

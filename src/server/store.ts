@@ -48,8 +48,11 @@ export class PetStore {
   /** Incomplete orders per pet, so deriving a status never scans all orders. */
   private readonly openOrders = new Map<number, number>();
   private nextId = { pet: 1, category: 1, order: 1 };
+  private readonly now: () => number;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
 
   seed(pets: number): void {
     if (pets <= 0) return;

@@ -4,8 +4,11 @@
  */
 export class Variates {
   private spare: number | undefined;
+  readonly uniform: () => number;
 
-  constructor(readonly uniform: () => number) {}
+  constructor(uniform: () => number) {
+    this.uniform = uniform;
+  }
 
   /** Box-Muller, keeping its second value for the next call: the bootstrap's hot path. */
   normal(): number {

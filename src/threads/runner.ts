@@ -84,8 +84,10 @@ class Threads<M, R, D> implements ThreadGroup<R, D> {
   /** Why the run ends early (aborted, or a failure with failFast): what `outcomes` rejects with. */
   private ending: ThreadsError | undefined;
   private done: { resolve(o: ThreadOutcome<R, D>[]): void; reject(e: Error): void } | undefined;
+  private readonly options: ThreadsOptions<M, R, D>;
 
-  constructor(private readonly options: ThreadsOptions<M, R, D>) {
+  constructor(options: ThreadsOptions<M, R, D>) {
+    this.options = options;
     this.workers = options.jobs.map(
       (job) =>
         new Worker(boot(options.module), {

@@ -15,10 +15,12 @@ class FixedSendLog {
   private readonly times: Float64Array;
   private next = 0;
   private count = 0;
-  constructor(
-    readonly limit: number,
-    readonly spanMs: number,
-  ) {
+  readonly limit: number;
+  readonly spanMs: number;
+
+  constructor(limit: number, spanMs: number) {
+    this.limit = limit;
+    this.spanMs = spanMs;
     this.times = new Float64Array(limit);
   }
   earliest(): number {
@@ -40,10 +42,12 @@ class EagerBucketLog {
   private readonly bucketMs: number;
   private current = -1;
   private total = 0;
-  constructor(
-    readonly limit: number,
-    readonly spanMs: number,
-  ) {
+  readonly limit: number;
+  readonly spanMs: number;
+
+  constructor(limit: number, spanMs: number) {
+    this.limit = limit;
+    this.spanMs = spanMs;
     this.bucketMs = spanMs / EagerBucketLog.BUCKETS;
   }
   private advance(at: number): void {
@@ -82,7 +86,10 @@ class FixedRingSpacing {
   private last429At = Number.NEGATIVE_INFINITY;
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private readonly sentAt = new Float64Array(256).fill(Number.NaN);
-  constructor(private readonly start: SpacingStart) {
+  private readonly start: SpacingStart;
+
+  constructor(start: SpacingStart) {
+    this.start = start;
     this.floorMs = start.floorMs;
   }
   earliest(): number {

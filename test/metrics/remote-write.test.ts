@@ -101,10 +101,13 @@ class Endpoint {
   readonly bodies: Decoded[] = [];
   answer: 'ok' | 'refuse' | 'bad' | 'hang' = 'ok';
   private readonly hanging: ServerResponse[] = [];
-  constructor(
-    readonly server: Server,
-    readonly url: URL,
-  ) {}
+  readonly server: Server;
+  readonly url: URL;
+
+  constructor(server: Server, url: URL) {
+    this.server = server;
+    this.url = url;
+  }
 
   static async start(): Promise<Endpoint> {
     let self: Endpoint | undefined;

@@ -21,11 +21,12 @@ export class CheckTally {
   private readonly results: CheckResult[];
   private readonly observers: Check[];
   private readonly settlers: { check: Check; result: CheckResult }[] = [];
+  private readonly checks: readonly Check[];
+  private readonly attemptChecks: readonly AttemptCheck[];
 
-  constructor(
-    private readonly checks: readonly Check[],
-    private readonly attemptChecks: readonly AttemptCheck[] = [],
-  ) {
+  constructor(checks: readonly Check[], attemptChecks: readonly AttemptCheck[] = []) {
+    this.checks = checks;
+    this.attemptChecks = attemptChecks;
     this.results = checks.map((c) => ({
       id: c.id,
       rule: c.rule,
