@@ -39,12 +39,13 @@ export function fleetTicks(
     const { member } = fleet;
     const own = tick.snapshot();
     member.publish(own);
-    const others = await member.othersNow();
+    const due = abortable.filter((t) => tick.elapsedMs >= t.delayAbortEvalMs);
+    // The others' snapshots (N of them, gzipped) are read only for a status line or a threshold.
+    const others = o.live || due.length > 0 ? await member.othersNow() : [];
     o.live?.update(tick, member.totals(tick));
     if (o.stopped()) return;
     const asked = verdictOf(await member.stopAsked());
     if (asked) return o.abort(asked);
-    const due = abortable.filter((t) => tick.elapsedMs >= t.delayAbortEvalMs);
     if (due.length === 0) return;
     const totals = others.length > 0 ? mergeResults([own, ...others]) : own;
     for (const t of due) {
