@@ -26,6 +26,8 @@ export interface EngineInput<D> {
   onWorkload?(running: boolean, summary: WorkloadSummary): void;
   /** Worker threads of one run: one runs setup and teardown for all, and all start together. */
   coordination?: Coordination<D>;
+  /** Told when this process's setup has ended, before waiting for a shared start. */
+  afterSetup?(): void;
   /**
    * A tenant mix: every arrival (or virtual user) belongs to one tenant and calls through its key.
    * An open workload's rate is each group's; `maxInFlight` bounds each key's iterations in flight.

@@ -305,6 +305,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       signal: input.signal ?? new AbortController().signal,
       seed: input.seed,
       coordination: input.coordination,
+      afterSetup: () => recorder.flush(),
       ...tenantWiring(input, client, lanes),
       onWorkload: (running, summary) => {
         recorder.measure(running, now());

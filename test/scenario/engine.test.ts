@@ -16,7 +16,11 @@ afterEach(async () => {
 });
 
 /** Runs one listPets flow with this workload against a server that answers after `latencyMs`. */
-async function run(workload: Workload, options: { latencyMs?: number; abortInSetup?: boolean } = {}) {
+async function run(
+  workload: Workload,
+  options: { latencyMs?: number; abortInSetup?: boolean; told?: string[] } = {},
+) {
+  const told = options.told;
   server = await startServer({
     plans: UNLIMITED_PLANS,
     seedData: 1,
@@ -35,6 +39,7 @@ async function run(workload: Workload, options: { latencyMs?: number; abortInSet
     name: 'engine-test',
     workload,
     setup: () => {
+      told?.push('setup');
       if (options.abortInSetup) controller.abort();
     },
     flows: [{ name: 'list', run: async (api) => void (await api.listPets({ limit: 1 })) }],
@@ -45,6 +50,22 @@ async function run(workload: Workload, options: { latencyMs?: number; abortInSet
     client,
     signal: controller.signal,
     graceMs: 200,
+    ...(told
+      ? {
+          afterSetup: () => told.push('afterSetup'),
+          // A fleet's or worker threads' shared start: a wait after setup, before the workload.
+          coordination: {
+            setup: async (setup: () => Promise<unknown>) => {
+              const data = await setup();
+              told.push('waiting for the start');
+              await new Promise((resolve) => setTimeout(resolve, 50));
+              return data;
+            },
+            beforeTeardown: async () => true,
+          },
+          onWorkload: (running: boolean) => told.push(running ? 'workload' : 'workload ended'),
+        }
+      : {}),
   });
 }
 
@@ -68,6 +89,12 @@ describe('the workload engine', () => {
     const started = out.workload.iterations + out.workload.droppedIterations;
     expect(started).toBeGreaterThanOrEqual(28);
     expect(started).toBeLessThanOrEqual(31);
+  });
+
+  it("tells setup's end before any wait for a shared start, so the recorder counts setup's requests then", async () => {
+    const told: string[] = [];
+    await run({ executor: 'constant-vus', vus: 1, iterations: 1, duration: '5s' }, { told });
+    expect(told).toEqual(['setup', 'afterSetup', 'waiting for the start', 'workload', 'workload ended']);
   });
 
   it('runs no workload when interrupted during setup', async () => {
