@@ -64,6 +64,14 @@ function sentinelOptions(text: string): RedisOptions {
   };
 }
 
+/**
+ * How long a store in use may leave a command unanswered before it counts as away. A store answers
+ * in milliseconds; sends wait for it either way (fail closed), but an outage is only recorded, and
+ * probed for, once a command fails. At 3 s, a route lost for 3 s was answered late through TCP's
+ * retransmission, or found only as it ended: the record said 0.1 s of an outage of 3.
+ */
+export const STORE_SILENT_MS = 1500;
+
 export interface ConnectOptions {
   timeoutMs?: number;
   /**
@@ -92,7 +100,7 @@ export async function connectRedis(url: string, o: ConnectOptions = {}): Promise
     // that may have been made is only counted twice, which makes every generator more careful).
     autoResendUnfulfilledCommands: !o.persistent,
     // A stopped store (a paused process, a lost route) must not hold a send's reservation forever.
-    ...(o.persistent ? { commandTimeout: timeoutMs } : {}),
+    ...(o.persistent ? { commandTimeout: STORE_SILENT_MS } : {}),
     retryStrategy: o.persistent
       ? (times) => Math.min(1000, 100 * 2 ** Math.min(times, 4)) * (0.5 + Math.random() / 2)
       : (times) => (times > 3 ? null : 200 * times),

@@ -163,32 +163,46 @@ export class RedisQuotaStore implements QuotaStore {
   async reserve(key: string, spec: QuotaSpec): Promise<number> {
     const args: (string | number)[] = [spec.spacingMs, spec.windows.length];
     for (const w of spec.windows) args.push(w.limit, w.spanMs);
-    return Number(await this.redis.petstoreReserve(key, ...args));
+    return Number(await this.asked(() => this.redis.petstoreReserve(key, ...args)));
   }
 
   async pauseLeft(key: string): Promise<number> {
-    return Number(await this.redis.petstorePauseLeft(key));
+    return Number(await this.asked(() => this.redis.petstorePauseLeft(key)));
   }
 
   async pause(key: string, ms: number): Promise<void> {
-    await this.redis.petstorePause(key, Math.max(0, ms));
+    await this.asked(() => this.redis.petstorePause(key, Math.max(0, ms)));
   }
 
   async reseed(key: string, spec: QuotaSpec, index: number, count: number, forMs: number): Promise<void> {
     const w = spec.windows[index];
     if (!w || count <= 0 || forMs <= 0) return;
-    await this.redis.petstoreReseed(key, index + 1, count, forMs, w.limit, w.spanMs);
+    await this.asked(() => this.redis.petstoreReseed(key, index + 1, count, forMs, w.limit, w.spanMs));
   }
 
   async tell(key: string, spec: QuotaSpec, agoMs: readonly number[]): Promise<void> {
     if (agoMs.length === 0) return;
     const args: (string | number)[] = [`sent:${randomUUID()}`, spec.windows.length];
     for (const w of spec.windows) args.push(w.limit, w.spanMs);
-    await this.redis.petstoreTell(key, ...args, ...agoMs.map((ms) => Math.max(0, ms)));
+    await this.asked(() => this.redis.petstoreTell(key, ...args, ...agoMs.map((ms) => Math.max(0, ms))));
   }
 
   async knows(key: string): Promise<boolean> {
-    return (await this.redis.exists(`${key}:next`)) === 1;
+    return (await this.asked(() => this.redis.exists(`${key}:next`))) === 1;
+  }
+
+  /**
+   * A command, and when it was asked: one that fails (unanswered past STORE_SILENT_MS, or met a
+   * drop) shows the store silent since then, not since the failure.
+   */
+  private async asked<T>(command: () => Promise<T>): Promise<T> {
+    const at = now();
+    try {
+      return await command();
+    } catch (error) {
+      this.watch.lost(at);
+      throw error;
+    }
   }
 
   async close(): Promise<void> {

@@ -58,13 +58,17 @@ export class StoreWatch {
     return this.current !== undefined;
   }
 
-  /** The store failed a call, or dropped its connection, at `at`. */
+  /**
+   * The store failed a call, or dropped its connection: silent since `at` (a call that timed out
+   * says when it was asked), though never before the last outage ended.
+   */
   lost(at: number = now()): void {
     if (this.closed) return;
     if (this.current === undefined) {
       const last = this.outages.at(-1);
-      this.relapses = last?.to !== undefined && at - last.to < 1000 ? this.relapses + 1 : 0;
-      this.current = { from: at, held: 0, sentWithout: 0 };
+      const from = Math.max(at, last?.to ?? at);
+      this.relapses = last?.to !== undefined && from - last.to < 1000 ? this.relapses + 1 : 0;
+      this.current = { from, held: 0, sentWithout: 0 };
       this.outages.push(this.current);
     }
     if (!this.probing) void this.probeUntilBack();

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_SILENT_MS } from '../../src/api/redis.ts';
+import { now } from '../../src/client/clock.ts';
 import { MemoryQuotaStore, type QuotaSpec, type QuotaStore } from '../../src/client/quota-store.ts';
 import { quotaKeyName, RedisQuotaStore } from '../../src/client/redis-quota-store.ts';
 import { type RedisProcess, startRedis } from '../helpers/redis.ts';
@@ -69,6 +71,28 @@ describe('the redis store', () => {
     }
     // One grid for both: b's first 100 ms after a's, a's next 100 ms later, b's then 300.
     for (const [i, at] of slots.entries()) expect(at, `reservation ${i}`).toBeGreaterThan(i * 100 - 15);
+  });
+
+  it('a store that stops answering is away from when its unanswered command was asked, not when it timed out', async () => {
+    const own = await startRedis();
+    const store = await RedisQuotaStore.connect(own.url);
+    try {
+      // A stopped process answers nothing and drops nothing, as a lost route does.
+      own.child.kill('SIGSTOP');
+      const asked = now();
+      await expect(store.reserve('silent', SPEC)).rejects.toThrow();
+      const failed = now();
+      own.child.kill('SIGCONT');
+      expect(failed - asked).toBeGreaterThanOrEqual(STORE_SILENT_MS - 1);
+      const [outage] = store.watch.outages;
+      expect(outage?.from).toBeGreaterThanOrEqual(asked);
+      expect(outage?.from).toBeLessThan(asked + 100);
+      expect(await store.watch.whenBack(new AbortController().signal, now() + 10_000)).toBe(true);
+    } finally {
+      own.child.kill('SIGCONT');
+      await store.close();
+      await own.stop();
+    }
   });
 
   it('names a key by a digest, never the key itself', () => {

@@ -119,6 +119,22 @@ describe('StoreWatch', () => {
     expect(watch.outages[0]?.to).toBeUndefined();
   });
 
+  it('starts an outage no earlier than the last one ended, when a call asked before then fails after', async () => {
+    let up = false;
+    const watch = new StoreWatch(async () => {
+      if (!up) throw new Error('down');
+      return 'a';
+    }, 'a');
+    watch.lost(now());
+    up = true;
+    expect(await watch.whenBack(never)).toBe(true);
+    const end = watch.outages[0]?.to ?? Number.NaN;
+    // A call asked 200 ms before the probe found the store back fails after it (it met the outage).
+    watch.lost(end - 200);
+    expect(watch.outages[1]?.from).toBe(end);
+    watch.close();
+  });
+
   it('counts as held every send whose wait overlapped an outage, and no other', () => {
     const watch = new StoreWatch(() => Promise.reject(new Error('down')), 'a');
     watch.lost(1000);
