@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ValidateFunction } from 'ajv';
 import { InputError } from './input-error.ts';
 
 /** One quota: at most `limit` requests per fixed window of `seconds`. */
@@ -88,7 +89,10 @@ export function applyPlanOverrides(
   overrides: unknown,
   source = 'plans',
 ): PlanTable {
-  validatePlanFile ??= new Ajv({ allErrors: false }).compile(planFileSchema);
+  // ajv (60 modules) is required here, when a plans file is read: most starts read none.
+  validatePlanFile ??= new (createRequire(import.meta.url)('ajv').Ajv as typeof AjvClass)({
+    allErrors: false,
+  }).compile(planFileSchema);
   if (!validatePlanFile(overrides)) {
     const error = validatePlanFile.errors?.[0];
     const where = error?.instancePath ? ` at ${error.instancePath}` : '';

@@ -117,6 +117,9 @@ export interface RunConfig {
   readonly warnings: readonly string[];
 }
 
+const UNSHARED_SHARD =
+  '--shard without --quota-store: this shard paces the whole plan on its own; shards sharing one key will exceed it together';
+
 /**
  * `run`'s configuration: every default and every refusal of its flags, in the order they were always
  * checked, before a server starts or a request is sent. Reads the scenario, the document and the
@@ -127,7 +130,8 @@ export async function resolveRunConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunConfig> {
   const scenarioPath = args.scenario ?? 'mixed-traffic';
-  const scenario = await loadScenario(scenarioPath);
+  const loadedThrough: string[] = [];
+  const scenario = await loadScenario(scenarioPath, (note) => loadedThrough.push(note));
   // Each operation's `auth` says where the key goes: its security scheme, or --auth-header over all.
   const spec = withAuthHeaderFlag(await loadSpec(args.spec ?? DEFAULT_SPEC_PATH), args.authHeader);
   const plans = args.plans
@@ -154,12 +158,8 @@ export async function resolveRunConfig(
   const sending = fleet?.index ? { ...given, shard: { index: fleet.index, count: fleet.generators } } : given;
   const { shard, quotaStore } = sending;
   const load = resolveLoad(args, scenario, plans, windows, timeScale, embedded, shard);
-  const warnings =
-    shard && shard.count > 1 && !quotaStore && !load.tenants && !args.quiet
-      ? [
-          '--shard without --quota-store: this shard paces the whole plan on its own; shards sharing one key will exceed it together',
-        ]
-      : [];
+  const unshared = Boolean(shard && shard.count > 1 && !quotaStore && !load.tenants);
+  const warnings = args.quiet ? [] : [...loadedThrough, ...(unshared ? [UNSHARED_SHARD] : [])];
   const apiKey = resolveKey(args, env, embedded, planName);
   const seed = args.seed ?? Math.floor(Math.random() * 2 ** 32);
   if (!Number.isInteger(seed) || seed < 0) throw new InputError('--seed must be a whole number >= 0');

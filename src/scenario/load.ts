@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { tsImport } from 'tsx/esm/api';
 import { InputError } from '../api/input-error.ts';
+import { NATIVE_TYPESCRIPT, tsxApi } from '../runtime/typescript.ts';
 import type { Scenario, ThresholdOption } from './define.ts';
 
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
@@ -65,17 +65,19 @@ export function validateScenario(value: unknown, source: string): Scenario {
   return value as Scenario;
 }
 
-/** Imports a scenario module (TypeScript through tsx, no build step) and validates it. */
-export async function loadScenario(nameOrPath: string): Promise<Scenario> {
+/**
+ * Imports a scenario module and validates it. Where Node strips types itself the scenario is
+ * imported as our own sources are; a file that needs more than stripping goes through tsx, and
+ * `told` gets one line saying why.
+ */
+export async function loadScenario(nameOrPath: string, told?: (note: string) => void): Promise<Scenario> {
   const path = scenarioPath(nameOrPath);
   if (!existsSync(path)) {
     throw new InputError(`scenario '${nameOrPath}': no such file (${path})`);
   }
   let module: Record<string, unknown>;
   try {
-    // tsImport loads a scenario wherever it lives; a plain import() from a folder without
-    // "type": "module" fails on it. (Such a file is compiled as CommonJS, handled below.)
-    module = await tsImport(pathToFileURL(path).href, import.meta.url);
+    module = await importScenario(path, (why) => told?.(`scenario ${nameOrPath} ${why}: loaded through tsx`));
   } catch (error) {
     // esbuild's first line is only "Transform failed with 1 error:"; what and where follow it.
     const lines = String((error as Error).message ?? error)
@@ -97,4 +99,43 @@ export async function loadScenario(nameOrPath: string): Promise<Scenario> {
   const source = (wrapped ? inner : module) as Record<string, unknown>;
   const exported = source.default ?? source.scenario;
   return validateScenario(exported, nameOrPath);
+}
+
+async function importScenario(
+  path: string,
+  fallback: (why: string) => void,
+): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(path).href;
+  if (NATIVE_TYPESCRIPT) {
+    try {
+      return await import(url);
+    } catch (error) {
+      const why = beyondStripping(error as NodeJS.ErrnoException);
+      if (!why) throw error;
+      fallback(why);
+    }
+  }
+  // tsImport loads a scenario wherever it lives; a plain import() from a folder without
+  // "type": "module" fails on it. (Such a file is compiled as CommonJS, handled by the caller.)
+  const { tsImport } = (await import(tsxApi())) as typeof import('tsx/esm/api');
+  return tsImport(url, import.meta.url);
+}
+
+/** Why Node's own loading refused a scenario that tsx may load (undefined: a failure of the scenario itself). */
+function beyondStripping(error: NodeJS.ErrnoException): string | undefined {
+  const first = String(error?.message ?? '')
+    .split('\n', 1)[0]
+    ?.trim();
+  switch (error?.code) {
+    case 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX':
+      return `needs more than type stripping (${first})`;
+    case 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING':
+      return 'lies under node_modules, where Node does not strip types';
+    case 'ERR_MODULE_NOT_FOUND':
+      return `imports a name Node does not resolve by itself (${first})`;
+    case 'ERR_UNKNOWN_FILE_EXTENSION':
+      return `has an extension Node does not run (${first})`;
+  }
+  // Decorators, JSX, or a CommonJS file's `import`: syntax only a compiler takes.
+  return error instanceof SyntaxError ? `uses syntax Node does not run (${first})` : undefined;
 }

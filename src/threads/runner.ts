@@ -1,4 +1,5 @@
 import { type Transferable, Worker } from 'node:worker_threads';
+import { NATIVE_TYPESCRIPT, tsxApi } from '../runtime/typescript.ts';
 
 /**
  * The one place worker threads are started (`run --workers`, `bench --workers`): N threads on one
@@ -54,11 +55,13 @@ export interface ThreadGroup<R, D = never> {
   readonly outcomes: Promise<ThreadOutcome<R, D>[]>;
 }
 
-// Scenarios and our sources are TypeScript: each thread registers tsx before loading its module, as
-// bin/petstore-load.js does for the main thread (a loader registered there does not reach threads).
-const TSX = import.meta.resolve('tsx/esm/api');
-function boot(module: URL): string {
-  return `import(${JSON.stringify(TSX)}).then((m) => { m.register(); return import(${JSON.stringify(module.href)}); })`;
+// Scenarios and our sources are TypeScript: where Node does not strip types itself, each thread
+// registers tsx before loading its module, as bin/petstore-load.js does for the main thread (a loader
+// registered there does not reach threads).
+export function threadBoot(module: URL): string {
+  const load = `import(${JSON.stringify(module.href)})`;
+  if (NATIVE_TYPESCRIPT) return load;
+  return `import(${JSON.stringify(tsxApi())}).then((m) => { m.register(); return ${load}; })`;
 }
 
 /** What a thread threw, in one line: the first line of its message, never its stack. */
@@ -90,7 +93,7 @@ class Threads<M, R, D> implements ThreadGroup<R, D> {
     this.options = options;
     this.workers = options.jobs.map(
       (job) =>
-        new Worker(boot(options.module), {
+        new Worker(threadBoot(options.module), {
           eval: true,
           workerData: job.data,
           transferList: job.transfer ? [...job.transfer] : [],

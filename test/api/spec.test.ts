@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SPEC_PATH, loadSpec } from '../../src/api/spec.ts';
+import { parse } from 'yaml';
+import { BUILT_IN_SPEC_JSON, DEFAULT_SPEC_PATH, dereferenceLocal, loadSpec } from '../../src/api/spec.ts';
 
 const EXPECTED_OPERATIONS = [
   'listPets',
@@ -29,6 +31,28 @@ describe('the pet store OpenAPI document', () => {
     };
     expect(api.openapi).toBe('3.0.3');
     expect(api.info.version).toBe('1.0.0');
+  });
+
+  it('is read at each start from its JSON copy, which says what the YAML says (else: npm run spec:json)', async () => {
+    const json = JSON.parse(readFileSync(BUILT_IN_SPEC_JSON, 'utf8'));
+    expect(json, 'src/api/petstore.openapi.json is stale: run npm run spec:json').toEqual(
+      parse(readFileSync(DEFAULT_SPEC_PATH, 'utf8')),
+    );
+    // Dereferenced as swagger-parser would: every $ref replaced by the object it names.
+    const ours = (await loadSpec()).document;
+    expect(ours).toEqual(await SwaggerParser.dereference(DEFAULT_SPEC_PATH));
+    expect(JSON.stringify(ours)).not.toContain('$ref');
+  });
+
+  it('follows a chain of references, keeps one object per component, and names one that leads nowhere', () => {
+    const doc = {
+      components: { schemas: { A: { $ref: '#/components/schemas/B' }, B: { type: 'string' } } },
+      paths: { x: { $ref: '#/components/schemas/A' }, y: { $ref: '#/components/schemas/B' } },
+    };
+    const out = dereferenceLocal(doc) as typeof doc & { paths: Record<string, unknown> };
+    expect(out.paths.x).toEqual({ type: 'string' });
+    expect(out.paths.x).toBe(out.paths.y);
+    expect(() => dereferenceLocal({ a: { $ref: '#/nowhere' } })).toThrow('unresolved $ref #/nowhere');
   });
 
   it('has the seed schemas with their required fields', async () => {

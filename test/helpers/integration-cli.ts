@@ -41,9 +41,10 @@ export function spawnCli(
   args: string[],
   env: Record<string, string | undefined> = {},
   within: string[] = [],
+  nodeArgs: string[] = [],
 ): Cli {
   const [command, ...prefix] = [...within, process.execPath];
-  const child = spawnTied(command as string, [...prefix, BIN, ...args], {
+  const child = spawnTied(command as string, [...prefix, ...nodeArgs, BIN, ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', ...env },
@@ -99,8 +100,9 @@ export async function runCli(
   args: string[],
   ms: number,
   env: Record<string, string | undefined> = {},
+  nodeArgs: string[] = [],
 ): Promise<CliOutcome> {
-  const cli = spawnCli(args, env);
+  const cli = spawnCli(args, env, [], nodeArgs);
   try {
     const { code, signal } = await withTimeout(cli.exited, ms, `petstore-load ${args.join(' ')}`);
     return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() };

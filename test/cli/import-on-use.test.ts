@@ -1,0 +1,49 @@
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SPEC_PATH } from '../../src/api/spec.ts';
+import { cliWorkspace } from '../helpers/integration-cli.ts';
+import { loadedBy, NATIVE } from '../helpers/loaded-modules.ts';
+
+const workspace = cliWorkspace('import-on-use');
+
+/**
+ * Each heavy dependency is loaded by the command that uses it, when it uses it: read from the
+ * module graph the process loaded (a recorder hooked into Node's loader), not from a list of imports.
+ */
+const HEAVY = [
+  'fastify', // the embedded server
+  'ioredis', // --quota-store
+  'autocannon', // bench
+  'protobufjs', // --metrics remote write
+  'snappyjs',
+  '@apidevtools/swagger-parser', // --spec
+  'uplot', // the HTML report's charts
+];
+// Where Node strips types itself, tsx (and its esbuild) load only for a scenario that needs them.
+const COMPILERS = ['tsx', 'esbuild'];
+
+describe('a command loads what it uses, when it uses it', () => {
+  it('--help loads the option tables and yargs, and none of the heavy dependencies', async () => {
+    const out = await loadedBy(['--help']);
+    expect(out.code, out.stderr).toBe(0);
+    // The recorder saw the process: our entry point and the parser.
+    expect(out.sources).toContain('src/cli/main.ts');
+    expect(out.packages).toContain('yargs');
+    const loaded = [...HEAVY, 'ajv', ...(NATIVE ? COMPILERS : [])].filter((p) => out.packages.has(p));
+    expect(loaded).toEqual([]);
+  });
+
+  it('run --print-config loads none of the heavy dependencies; with --spec, swagger-parser', async () => {
+    const plain = await loadedBy(['run', '--print-config']);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.sources).toContain('src/config/run.ts');
+    expect([...HEAVY, ...(NATIVE ? COMPILERS : [])].filter((p) => plain.packages.has(p))).toEqual([]);
+    // The same check sees a package a flag asks for: a user's document is validated by swagger-parser.
+    const spec = join(workspace.fresh('spec'), 'petstore.yaml');
+    copyFileSync(DEFAULT_SPEC_PATH, spec);
+    const withSpec = await loadedBy(['run', '--print-config', '--spec', spec]);
+    expect(withSpec.code, withSpec.stderr).toBe(0);
+    expect(withSpec.packages).toContain('@apidevtools/swagger-parser');
+  });
+});

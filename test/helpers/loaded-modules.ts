@@ -1,0 +1,38 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CliOutcome, REPO, runCli } from './integration-cli.ts';
+
+const RECORDER = join(REPO, 'test', 'helpers', 'record-loads.mjs');
+
+/** Whether this Node strips TypeScript's types itself (22.18 and later): then no tsx should load. */
+export const NATIVE = Boolean((process.features as { typescript?: string | false }).typescript);
+
+/**
+ * A CLI command run with every module it (its threads, its children) loads recorded: the outcome,
+ * and the packages of node_modules among them (`@scope/name` or `name`), and our own source files.
+ */
+export async function loadedBy(
+  args: string[],
+  ms = 30_000,
+): Promise<CliOutcome & { packages: Set<string>; sources: Set<string> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-load-modules-'));
+  const file = join(dir, 'loaded.txt');
+  try {
+    // On the command line for the CLI and its worker threads (they inherit its execArgv), and in
+    // NODE_OPTIONS for the children it starts (the embedded server); recorded twice is still once.
+    const preload = `--import=${RECORDER}`;
+    const outcome = await runCli(args, ms, { NODE_OPTIONS: preload, PETSTORE_LOADS: file }, [preload]);
+    const urls = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const packages = new Set<string>();
+    const sources = new Set<string>();
+    for (const url of urls) {
+      const name = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+      if (name) packages.add(name);
+      else if (url.startsWith(`file://${REPO}src/`)) sources.add(url.slice(`file://${REPO}`.length));
+    }
+    return { ...outcome, packages, sources };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
