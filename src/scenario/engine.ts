@@ -336,6 +336,11 @@ function startTenantIteration<D>(run: WorkloadRun<D>, tenant: TenantRef, vu: num
   void iterate(run, vu, due, tenant);
 }
 
+/** The open model's finest step: iterations due within it start with one due time. */
+const MIN_OPEN_STEP_MS = 0.01;
+/** Iterations started (or dropped) behind schedule between two turns of the event loop. */
+const OPEN_YIELD_EVERY = 1000;
+
 /**
  * Open model: iterations start on the clock's schedule, whatever the earlier ones are doing. With a
  * tenant load, the group's arrivals go to its tenants in turn, so each key gets the group's rate
@@ -349,30 +354,51 @@ async function driveOpen<D>(run: WorkloadRun<D>, load?: TenantLoad): Promise<voi
   let turn = 0;
   // An iteration is due where the integral of the rate crosses the next whole number. Steps of at
   // most 50 ms (midpoint rule) follow a ramp, even one starting from 0, as well as a constant rate.
-  let t = startedAt + (load?.startMs ?? 0);
+  // The schedule counts from the start: at an epoch's magnitude (1.8e12 ms) a step under 0.24 µs
+  // (a rate over 4 million a second) added nothing, and the loop never ended.
+  let elapsed = load?.startMs ?? 0;
   let credit = 0;
-  while (more(run) && t - startedAt < workload.durationMs) {
+  let sinceYield = 0;
+  while (more(run) && elapsed < workload.durationMs) {
     if (credit >= 1 - 1e-9) {
+      const t = startedAt + elapsed;
       // A timer per iteration would cost more than the request at thousands a second: iterations
       // due within a millisecond start together, with their own due times kept.
-      if (t - now() > 1) await sleepUntil(t, run.stop.signal);
+      if (t - now() > 1) {
+        await sleepUntil(t, run.stop.signal);
+        sinceYield = 0;
+      } else if (++sinceYield >= OPEN_YIELD_EVERY) {
+        // Behind schedule nothing above waits: a turn of the event loop now and then lets the
+        // deadline, the ticks and SIGINT run.
+        sinceYield = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       if (!more(run)) break;
-      credit -= 1;
       if (load) {
+        credit -= 1;
         const member = load.tenants[turn] as TenantKey;
         turn = turn + 1 === load.tenants.length ? 0 : turn + 1;
         startTenantIteration(run, member.tenant, member.tenant.index, t);
         continue;
       }
       // Behind schedule, iterations start at once with their due time kept: the lateness is measured.
-      if (run.inFlight.size >= workload.maxInFlight) run.summary.droppedIterations++;
-      else void iterate(run, run.inFlight.size, t);
+      // With every slot in flight, all that are due now are dropped at once.
+      if (run.inFlight.size >= workload.maxInFlight) {
+        const due = Math.max(1, Math.floor(credit + 1e-9));
+        run.summary.droppedIterations += due;
+        credit -= due;
+      } else {
+        credit -= 1;
+        void iterate(run, run.inFlight.size, t);
+      }
       continue;
     }
-    const rate = rateAt(t - startedAt);
-    const step = rate > 0 ? Math.min(1000 / rate, 50) : 50;
-    credit += (rateAt(t - startedAt + step / 2) * step) / 1000;
-    t += step;
+    const rate = rateAt(elapsed);
+    // Iterations due within 10 µs share a due time: at millions a second, a step per iteration would
+    // cost more than the iterations.
+    const step = rate > 0 ? Math.max(MIN_OPEN_STEP_MS, Math.min(1000 / rate, 50)) : 50;
+    credit += (rateAt(elapsed + step / 2) * step) / 1000;
+    elapsed += step;
   }
 }
 
