@@ -120,7 +120,10 @@ const commands: Record<string, () => Promise<Timed>> = {
 const samples: Record<string, Timed[]> = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
 try {
   for (let round = 0; round < rounds; round++)
-    for (const [name, measure] of Object.entries(commands)) samples[name]?.push(await measure());
+    for (const [name, measure] of Object.entries(commands)) {
+      if (process.env.BENCH_VERBOSE) console.log(`round ${round + 1}: ${name}`);
+      samples[name]?.push(await measure());
+    }
 } finally {
   forwarder.close();
   await server.stop();
