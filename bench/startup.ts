@@ -6,7 +6,7 @@
  * interleaved within a round, so that a noisy neighbour hits all of them alike.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'petstore-load-bench-startup-'));
 
 interface Timed {
   wallMs: number;
-  rssMb: number;
+  rssMb?: number;
   /** The first request's arrival at the target after launch (runs only). */
   firstRequestMs?: number;
   /** When the process said its first line on stdout (the server's URL). */
@@ -76,10 +76,11 @@ function timed(args: string[], o: { untilLine?: boolean } = {}): Promise<Timed> 
       const wallMs = performance.now() - launched;
       if (code !== 0 && !(o.untilLine && signal))
         return reject(new Error(`${args.join(' ')} exited ${code}`));
-      const rssMb = Number(readFileSync(rssFile, 'utf8'));
+      // A server ended by its signal (re-raised after its cleanup) has no exit event to say it.
+      const rssMb = existsSync(rssFile) ? Number(readFileSync(rssFile, 'utf8')) : undefined;
       resolve({
         wallMs,
-        rssMb,
+        ...(rssMb !== undefined ? { rssMb } : {}),
         ...(firstArrival !== undefined ? { firstRequestMs: firstArrival - launched } : {}),
         ...(firstLine !== undefined ? { firstLineMs: firstLine - launched } : {}),
       });
@@ -93,6 +94,9 @@ const runArgs = (workers: number) => [
   'catalogue-browse',
   '--duration',
   '2s',
+  // A realistic pace: the plan is vast, so that nothing is paced or refused.
+  '--rate',
+  '200',
   '--base-url',
   url,
   '--api-key',
