@@ -60,7 +60,8 @@ export interface ThreadGroup<R, D = never> {
 // registered there does not reach threads).
 export function threadBoot(module: URL): string {
   const load = `import(${JSON.stringify(module.href)})`;
-  if (NATIVE_TYPESCRIPT) return load;
+  // build/'s modules are JavaScript already.
+  if (NATIVE_TYPESCRIPT || module.pathname.endsWith('.js')) return load;
   return `import(${JSON.stringify(tsxApi())}).then((m) => { m.register(); return ${load}; })`;
 }
 

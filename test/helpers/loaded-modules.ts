@@ -10,12 +10,13 @@ export const NATIVE = Boolean((process.features as { typescript?: string | false
 
 /**
  * A CLI command run with every module it (its threads, its children) loads recorded: the outcome,
- * and the packages of node_modules among them (`@scope/name` or `name`), and our own source files.
+ * the packages of node_modules among them (`@scope/name` or `name`), our own modules (`cli/main`,
+ * from src/ or build/), and which of src/ and build/ they came from.
  */
 export async function loadedBy(
   args: string[],
   ms = 30_000,
-): Promise<CliOutcome & { packages: Set<string>; sources: Set<string> }> {
+): Promise<CliOutcome & { packages: Set<string>; ours: Set<string>; from: Set<'src' | 'build'> }> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-load-modules-'));
   const file = join(dir, 'loaded.txt');
   try {
@@ -25,13 +26,18 @@ export async function loadedBy(
     const outcome = await runCli(args, ms, { NODE_OPTIONS: preload, PETSTORE_LOADS: file }, [preload]);
     const urls = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     const packages = new Set<string>();
-    const sources = new Set<string>();
+    const ours = new Set<string>();
+    const from = new Set<'src' | 'build'>();
     for (const url of urls) {
       const name = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
       if (name) packages.add(name);
-      else if (url.startsWith(`file://${REPO}src/`)) sources.add(url.slice(`file://${REPO}`.length));
+      const own = new RegExp(`^file://${REPO}(src|build)/(.+)\\.[jt]s$`).exec(url);
+      if (own) {
+        from.add(own[1] as 'src' | 'build');
+        ours.add(own[2] as string);
+      }
     }
-    return { ...outcome, packages, sources };
+    return { ...outcome, packages, ours, from };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
