@@ -1,4 +1,4 @@
 export declare const SRC: string;
 export declare const BUILD: string;
-export declare function sourceStamp(): { newest: number; entries: number };
+export declare function sourceStamp(): { digest: string; entries: number };
 export declare function buildIsFresh(): boolean;

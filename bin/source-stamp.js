@@ -1,28 +1,32 @@
-// The sources' stamp: every entry under src/ and the newest change among them. scripts/build.mjs
-// writes it into build/; bin/petstore-load.js runs build/ only while src/ still has the same one.
+// The sources' stamp: a digest of every entry under src/ (its name, time and size) and of the build
+// script. scripts/build.mjs writes it into build/; bin/petstore-load.js runs build/ only while src/
+// still has the same one, so any edit, checkout or deleted file since sends it back to src/.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 export const BUILD = fileURLToPath(new URL('../build/', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../scripts/build.mjs', import.meta.url));
 
 export function sourceStamp() {
-  let newest = 0;
-  let entries = 0;
-  for (const name of readdirSync(SRC, { recursive: true })) {
-    newest = Math.max(newest, statSync(join(SRC, name)).mtimeMs);
-    entries++;
+  const hash = createHash('sha256');
+  const entries = readdirSync(SRC, { recursive: true }).sort();
+  for (const name of entries) {
+    const s = statSync(join(SRC, name));
+    hash.update(`${name}\t${s.mtimeMs}\t${s.size}\n`);
   }
-  return { newest, entries };
+  const script = statSync(SCRIPT);
+  hash.update(`build.mjs\t${script.mtimeMs}\t${script.size}\n`);
+  return { digest: hash.digest('hex'), entries: entries.length };
 }
 
-/** build/ was made from src/ as it is now (an edit, a checkout or a deleted file since: not). */
+/** build/ was made from src/ as it is now. */
 export function buildIsFresh() {
   try {
     const built = JSON.parse(readFileSync(join(BUILD, 'stamp.json'), 'utf8'));
-    const now = sourceStamp();
-    return built.entries === now.entries && now.newest <= built.newest;
+    return built.digest === sourceStamp().digest;
   } catch {
     return false;
   }

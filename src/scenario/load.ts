@@ -135,6 +135,10 @@ function beyondStripping(error: NodeJS.ErrnoException): string | undefined {
       return `imports a name Node does not resolve by itself (${first})`;
     case 'ERR_UNKNOWN_FILE_EXTENSION':
       return `has an extension Node does not run (${first})`;
+    case 'ERR_UNSUPPORTED_DIR_IMPORT':
+      return `imports a folder, which Node does not resolve by itself (${first})`;
+    case 'ERR_IMPORT_ATTRIBUTE_MISSING':
+      return `imports JSON without \`with { type: 'json' }\` (${first})`;
   }
   // Decorators, JSX, or a CommonJS file's `import`: syntax only a compiler takes.
   return error instanceof SyntaxError ? `uses syntax Node does not run (${first})` : undefined;

@@ -16,6 +16,7 @@ export const NATIVE = Boolean((process.features as { typescript?: string | false
 export async function loadedBy(
   args: string[],
   ms = 30_000,
+  env: Record<string, string> = {},
 ): Promise<CliOutcome & { packages: Set<string>; ours: Set<string>; from: Set<'src' | 'build'> }> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-load-modules-'));
   const file = join(dir, 'loaded.txt');
@@ -23,7 +24,9 @@ export async function loadedBy(
     // On the command line for the CLI and its worker threads (they inherit its execArgv), and in
     // NODE_OPTIONS for the children it starts (the embedded server); recorded twice is still once.
     const preload = `--import=${RECORDER}`;
-    const outcome = await runCli(args, ms, { NODE_OPTIONS: preload, PETSTORE_LOADS: file }, [preload]);
+    const outcome = await runCli(args, ms, { ...env, NODE_OPTIONS: preload, PETSTORE_LOADS: file }, [
+      preload,
+    ]);
     const urls = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     const packages = new Set<string>();
     const ours = new Set<string>();
