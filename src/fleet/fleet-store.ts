@@ -83,7 +83,7 @@ const START = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('SET', KEYS[1], tostring(now + tonumber(ARGV[1])), 'NX', 'EX', ARGV[2])
-return {redis.call('GET', KEYS[1]), tostring(now)}
+return redis.call('GET', KEYS[1])
 `;
 
 export class FleetStore {
@@ -145,20 +145,20 @@ export class FleetStore {
 
   /** The fleet's start instant on this machine's clock: the store's, moved by the offset between them. */
   async startAt(leadMs: number): Promise<number> {
-    const [start] = (await this.redis.eval(
+    const start = (await this.redis.eval(
       START,
       1,
       this.key('start'),
       String(leadMs),
       String(this.ttlSeconds),
-    )) as [string, string];
+    )) as string;
     return Number(start) + (await this.clockOffset());
   }
 
   /**
    * This machine's clock less the store's, from the quickest of a few round trips (NTP's rule: the
-   * shortest trip bounds the error best). One trip on a loaded machine, its answer read late, once
-   * put a generator's start 0.56 s after the others'.
+   * shortest trip bounds the error best): one trip whose answer a loaded machine read late would
+   * move this generator's start by half the delay.
    */
   private async clockOffset(trips = 5): Promise<number> {
     let best = { trip: Number.POSITIVE_INFINITY, offset: 0 };
