@@ -241,7 +241,7 @@ export class Gate {
     // Only once told: a store that fails the telling is told again at its return.
     this.toldOf = outage;
     if (spec && epoch !== this.storeEpoch) {
-      const resumed = await this.restore(spec, outage?.from ?? now());
+      const resumed = await this.restore(spec, outage?.seenAt ?? now());
       if (outage) outage.resumed ??= resumed.how;
       if (resumed.holdUntil !== undefined) {
         if (resumed.holdUntil > this.context.closesAt)
@@ -257,7 +257,7 @@ export class Gate {
    * What the target said of the window it counts, put back into a store that came back as another
    * server: what it still counted until its Reset, or nothing where that Reset came well after the
    * outage began (a new window that no send has reached yet); else, where the store holds nothing of the
-   * key, a hold of one window of the plan from the outage's start.
+   * key, a hold of one window of the plan from when the outage was found out.
    */
   private async restore(
     spec: QuotaSpec,

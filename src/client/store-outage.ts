@@ -12,7 +12,14 @@ export type StoreResume = 'intact' | 'server' | 'held' | 'local-share';
 
 /** One spell in which the shared quota store did not answer (epoch ms). */
 export interface StoreOutage {
+  /** Since when the store did not answer: the first call it left unanswered was asked then. */
   from: number;
+  /**
+   * When that was found out (the call's timeout, a dropped connection). Every reservation any
+   * generator made came before it, as `from` does not promise (a call asked just before the store
+   * died): pacing resumes counting from here.
+   */
+  seenAt: number;
   /** When it answered again; absent while it has not. */
   to?: number;
   /** Sends that waited for it (they were held, not sent without a reservation). */
@@ -68,7 +75,7 @@ export class StoreWatch {
       const last = this.outages.at(-1);
       const from = Math.max(at, last?.to ?? at);
       this.relapses = last?.to !== undefined && from - last.to < 1000 ? this.relapses + 1 : 0;
-      this.current = { from, held: 0, sentWithout: 0 };
+      this.current = { from, seenAt: Math.max(from, now()), held: 0, sentWithout: 0 };
       this.outages.push(this.current);
     }
     if (!this.probing) void this.probeUntilBack();

@@ -135,6 +135,16 @@ describe('StoreWatch', () => {
     watch.close();
   });
 
+  it('dates an outage from its unanswered call, and pacing resumes counting from when it was found out', () => {
+    const watch = new StoreWatch(() => Promise.reject(new Error('down')), 'a');
+    const found = now();
+    // A call asked 1.5 s ago timed out now: another generator may have reserved in between.
+    watch.lost(found - 1500);
+    expect(watch.outages[0]?.from).toBe(found - 1500);
+    expect(watch.outages[0]?.seenAt).toBeGreaterThanOrEqual(found);
+    watch.close();
+  });
+
   it('counts as held every send whose wait overlapped an outage, and no other', () => {
     const watch = new StoreWatch(() => Promise.reject(new Error('down')), 'a');
     watch.lost(1000);
