@@ -5,7 +5,12 @@
 // (the sources use erasable syntax only); Node 20, or a copy under node_modules (where Node will not
 // strip types), goes through tsx. src/runtime/typescript.ts makes the same choice for worker threads
 // and scenario files.
+import module from 'node:module';
 import { buildIsFresh } from './source-stamp.js';
+
+// Node 22.1 and later keep the code they compiled on disk (NODE_COMPILE_CACHE, else the temporary
+// folder) and reuse it at the next start: 20 ms of a 240 ms `--help` on Node 26. Node 20 has none.
+module.enableCompileCache?.();
 
 if (process.env.PETSTORE_LOAD_SOURCES !== '1' && buildIsFresh()) await import('../build/cli/main.js');
 else {

@@ -1,5 +1,5 @@
 import { subscribe } from 'node:diagnostics_channel';
-import { Pool } from 'undici';
+import { Pool } from '../client/undici-pool.ts';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';

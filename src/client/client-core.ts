@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import { Pool } from 'undici';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { compilePath, type PathTemplate } from '../api/request.ts';
@@ -9,6 +8,7 @@ import { GateContext } from './gate.ts';
 import { PacerPlan } from './pacer.ts';
 import { Scheduler } from './scheduler.ts';
 import { send } from './transport.ts';
+import { Pool } from './undici-pool.ts';
 
 /**
  * What every key of a client shares: the connection pool, the sink, the retry budget, the run's

@@ -7,7 +7,7 @@ import { mergeResults } from '../report/merge.ts';
 import { ThreadSnapshots } from '../result/thread-snapshots.ts';
 import type { RunResult } from '../result/types.ts';
 import { startThreads, type ThreadGroup, type ThreadJob, type ThreadOutcome } from '../threads/runner.ts';
-import { SetupError } from './engine.ts';
+import { SetupError } from './setup-teardown.ts';
 import type { FromWorker, ToWorker, WorkerJob } from './worker-job.ts';
 
 const ENTRY = new URL('./worker-thread.ts', import.meta.url);

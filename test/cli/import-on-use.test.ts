@@ -24,6 +24,16 @@ const HEAVY = [
 const COMPILERS = ['tsx', 'esbuild'];
 
 describe('a command loads what it uses, when it uses it', () => {
+  it("a run loads undici's pool, not its whole package (fetch, WebSocket, caches: 9 MB a thread)", async () => {
+    const out = await loadedBy(['run', 'catalogue-browse', '--duration', '1s', '--out', workspace.fresh('run')]);
+    expect(out.code, out.stderr).toBe(0);
+    // It sent (through the pool: Node 20's loader hooks see an import, not the pool's require) ...
+    expect(out.stdout).toMatch(/^all +[1-9]\d* /m);
+    // ... and the package's index, which an import of 'undici' loads, is not among the modules.
+    const undici = out.urls.filter((u) => u.includes('/node_modules/undici/'));
+    expect(undici.filter((u) => /\/undici\/(index\.js|lib\/web\/)/.test(u))).toEqual([]);
+  });
+
   it('--help loads the option tables and yargs, and none of the heavy dependencies', async () => {
     const out = await loadedBy(['--help']);
     expect(out.code, out.stderr).toBe(0);
@@ -39,6 +49,10 @@ describe('a command loads what it uses, when it uses it', () => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.ours).toContain('config/run');
     expect([...HEAVY, ...(NATIVE ? COMPILERS : [])].filter((p) => plain.packages.has(p))).toEqual([]);
+    // Nor the run's execution side: the client (and undici), the engine, the report.
+    expect(plain.packages).not.toContain('undici');
+    const executing = ['cli/run-execute', 'scenario/execute', 'client/client-core', 'report/html'];
+    expect(executing.filter((m) => plain.ours.has(m))).toEqual([]);
     // The same check sees a package a flag asks for: a user's document is validated by swagger-parser.
     const spec = join(workspace.fresh('spec'), 'petstore.yaml');
     copyFileSync(DEFAULT_SPEC_PATH, spec);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { metricsIdentity } from '../../src/cli/run.ts';
+import { metricsIdentity } from '../../src/cli/run-execute.ts';
 import type { RunConfig } from '../../src/config/run.ts';
 
 type Identity = Parameters<typeof metricsIdentity>[0];

@@ -11,13 +11,15 @@ export const NATIVE = Boolean((process.features as { typescript?: string | false
 /**
  * A CLI command run with every module it (its threads, its children) loads recorded: the outcome,
  * the packages of node_modules among them (`@scope/name` or `name`), our own modules (`cli/main`,
- * from src/ or build/), and which of src/ and build/ they came from.
+ * from src/ or build/), which of src/ and build/ they came from, and every URL as recorded.
  */
 export async function loadedBy(
   args: string[],
   ms = 30_000,
   env: Record<string, string> = {},
-): Promise<CliOutcome & { packages: Set<string>; ours: Set<string>; from: Set<'src' | 'build'> }> {
+): Promise<
+  CliOutcome & { packages: Set<string>; ours: Set<string>; from: Set<'src' | 'build'>; urls: string[] }
+> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-load-modules-'));
   const file = join(dir, 'loaded.txt');
   try {
@@ -40,7 +42,7 @@ export async function loadedBy(
         ours.add(own[2] as string);
       }
     }
-    return { ...outcome, packages, ours, from };
+    return { ...outcome, packages, ours, from, urls };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
