@@ -29,7 +29,6 @@ import {
 import type { FleetConfig } from '../fleet/join.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import type { Contract } from '../record/checks/contract.ts';
-import { resultFromJson } from '../report/result-input.ts';
 import { parseTolerances } from '../report/tolerances.ts';
 import type { RunResult } from '../result/types.ts';
 import type { Rate, Scenario } from '../scenario/define.ts';
@@ -144,7 +143,7 @@ export async function resolveRunConfig(
     args.abortOnFail,
     args.delayAbortEval === undefined ? 0 : parseDuration(args.delayAbortEval, '--delay-abort-eval'),
   );
-  const baseline = resolveBaseline(args);
+  const baseline = await resolveBaseline(args);
   const planName = args.plan ?? scenario.plan ?? 'free';
   const plan = getPlan(plans, planName);
   const embedded = args.baseUrl === undefined;
@@ -220,9 +219,11 @@ function resolveSending(
 }
 
 /** A missing or foreign baseline, or a malformed tolerance, is found before any traffic. */
-function resolveBaseline(args: RunArgs): RunConfig['baseline'] {
+async function resolveBaseline(args: RunArgs): Promise<RunConfig['baseline']> {
   if (args.baseline) {
     parseTolerances(args.maxRegression);
+    // Reading a result (ajv, its schema, the histograms' decoder) costs a start only with --baseline.
+    const { resultFromJson } = await import('../report/result-input.ts');
     const result = resultFromJson(readJsonFile(args.baseline, '--baseline'), `--baseline ${args.baseline}`);
     return { file: args.baseline, maxRegression: args.maxRegression, result };
   }

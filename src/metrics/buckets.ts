@@ -1,5 +1,5 @@
-import { JsHistogram } from 'hdr-histogram-js';
 import type { Histogram } from '../record/histogram.ts';
+import { JsHistogram } from '../record/histogram.ts';
 
 /**
  * Upper bounds of the classic histogram buckets, seconds: 0.1 ms times 1.5^k up to 65 s (34 bounds,

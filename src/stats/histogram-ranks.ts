@@ -1,5 +1,5 @@
-import { JsHistogram } from 'hdr-histogram-js';
 import type { Histogram } from '../record/histogram.ts';
+import { JsHistogram } from '../record/histogram.ts';
 
 /**
  * A histogram as its non-empty buckets in order: the value hdr reports for each (the highest value

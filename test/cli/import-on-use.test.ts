@@ -24,14 +24,26 @@ const HEAVY = [
 const COMPILERS = ['tsx', 'esbuild'];
 
 describe('a command loads what it uses, when it uses it', () => {
-  it("a run loads undici's pool, not its whole package (fetch, WebSocket, caches: 9 MB a thread)", async () => {
-    const out = await loadedBy(['run', 'catalogue-browse', '--duration', '1s', '--out', workspace.fresh('run')]);
+  it("a run loads undici's pool and hdr-histogram-js's JavaScript histograms, not their whole packages", async () => {
+    const out = await loadedBy([
+      'run',
+      'catalogue-browse',
+      '--duration',
+      '1s',
+      '--out',
+      workspace.fresh('run'),
+    ]);
     expect(out.code, out.stderr).toBe(0);
     // It sent (through the pool: Node 20's loader hooks see an import, not the pool's require) ...
     expect(out.stdout).toMatch(/^all +[1-9]\d* /m);
     // ... and the package's index, which an import of 'undici' loads, is not among the modules.
     const undici = out.urls.filter((u) => u.includes('/node_modules/undici/'));
     expect(undici.filter((u) => /\/undici\/(index\.js|lib\/web\/)/.test(u))).toEqual([]);
+    // Nor hdr-histogram-js's index, its WebAssembly build, or pako (7 MB a thread between them).
+    const wasm = out.urls.filter((u) =>
+      /\/hdr-histogram-js\/dist\/(index|wasm\/)|\/(pako|@assemblyscript)\//.test(u),
+    );
+    expect(wasm).toEqual([]);
   });
 
   it('--help loads the option tables and yargs, and none of the heavy dependencies', async () => {

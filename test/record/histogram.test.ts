@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import {
   decodeHistogram,
@@ -29,6 +30,30 @@ describe('histogram helpers', () => {
     const [a, b] = [latencyStats(h), latencyStats(back)];
     expect(b.count).toBe(a.count);
     for (const p of ['p50', 'p75', 'p90', 'p95', 'p99', 'p99.9'] as const) expect(b[p]).toBe(a[p]);
+  });
+
+  it('encodes and decodes as hdr-histogram-js itself does, to the byte (our encoder spares its pako)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 60_000_000 }), { maxLength: 300 }), (values) => {
+        const ours = newHistogram();
+        const theirs = hdr.build({ bitBucketSize: 32, autoResize: true, numberOfSignificantValueDigits: 3 });
+        for (const v of values) {
+          ours.recordValue(v);
+          theirs.recordValue(v);
+        }
+        const text = hdr.encodeIntoCompressedBase64(theirs);
+        expect(encodeHistogram(ours)).toBe(text);
+        const back = decodeHistogram(text);
+        const reference = hdr.decodeFromCompressedBase64(text, 32, false);
+        expect(back.totalCount).toBe(reference.totalCount);
+        expect(back.maxValue).toBe(reference.maxValue);
+        expect(back.minNonZeroValue).toBe(reference.minNonZeroValue);
+        for (const p of PERCENTILES)
+          expect(back.getValueAtPercentile(p)).toBe(reference.getValueAtPercentile(p));
+        expect(encodeHistogram(back)).toBe(text);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('round-trips an empty histogram', () => {
