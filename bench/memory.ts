@@ -30,7 +30,7 @@ const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 1800);
  */
 const liveHeap = process.env.BENCH_LIVE_HEAP === '1';
 
-const MAX_RSS_MB = 200;
+const MAX_RSS_MB = 150;
 const MAX_RESULT_MB = 2;
 /** "Flat": the large run's peak RSS at most this many times the small one's (our bar; the brief names none). */
 const MAX_RSS_GROWTH = 1.25;

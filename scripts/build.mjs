@@ -4,9 +4,19 @@
 // tsx on Node 20 more). bin/petstore-load.js runs build/ while it is as new as src/ (the stamp), and
 // src/ otherwise. build/ sits beside src/, so a path relative to a source file
 // (`../../package.json`) means the same from either.
-import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { build } from 'esbuild';
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, transform } from 'esbuild';
 import { BUILD, sourceStamp, SRC as src } from '../bin/source-stamp.js';
 
 const out = BUILD.replace(/\/$/, '');
@@ -35,7 +45,63 @@ for (const f of files.filter((f) => !f.endsWith('.ts'))) {
   mkdirSync(dirname(join(next, f)), { recursive: true });
   copyFileSync(join(src, f), join(next, f));
 }
+const scenarios = await buildScenarios();
 writeFileSync(join(next, 'stamp.json'), `${JSON.stringify(stamp)}\n`);
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);
-console.log(`build/: ${result.outputFiles.length} modules from src/`);
+console.log(`build/: ${result.outputFiles.length} modules from src/, ${scenarios} from scenarios/`);
+
+/**
+ * The scenarios shipped in scenarios/, stripped to build/scenarios/: where Node cannot strip types
+ * (20), a run of one then loads no tsx (0.2 s and a hooks thread), and on any Node it shares build/'s
+ * modules rather than loading src/'s beside them. Their imports are relinked to build/ (and to each
+ * other); import.meta keeps naming the source file, so that a path made from it means what it did.
+ * manifest.json holds each source's time and size: src/scenario/built-scenario.ts uses a copy only
+ * while none of them has changed. Not part of build/'s stamp: a scenario added or edited there
+ * costs only its own load, never the CLI's build.
+ */
+async function buildScenarios() {
+  const from = join(dirname(src), 'scenarios');
+  const to = join(next, 'scenarios');
+  const names = readdirSync(from, { recursive: true }).filter((f) => f.endsWith('.ts'));
+  const manifest = {};
+  for (const name of names) {
+    const source = join(from, name);
+    const target = join(to, name.replace(/\.ts$/, '.js'));
+    const { code } = await transform(readFileSync(source, 'utf8'), {
+      loader: 'ts',
+      format: 'esm',
+      target: 'node20',
+      sourcefile: source,
+      // As Node's own stripping does: an import is kept, whatever it imports.
+      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
+      define: {
+        'import.meta.url': JSON.stringify(pathToFileURL(source).href),
+        'import.meta.filename': JSON.stringify(source),
+        'import.meta.dirname': JSON.stringify(dirname(source)),
+      },
+    });
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, relink(code, dirname(source), dirname(target), from, to));
+    const s = statSync(source);
+    manifest[name.split(sep).join('/')] = { mtimeMs: s.mtimeMs, size: s.size };
+  }
+  writeFileSync(join(to, 'manifest.json'), `${JSON.stringify(manifest)}\n`);
+  return names.length;
+}
+
+/** A stripped scenario's relative imports, made to name build/'s modules from where it now lies. */
+function relink(code, sourceDir, targetDir, scenarios, builtScenarios) {
+  const inside = (dir, path) => !relative(dir, path).startsWith('..');
+  const js = (path) => path.replace(/\.ts$/, '.js');
+  return code.replace(/((?:from|import)\s*\(?\s*)"(\.\.?\/[^"\n]*)"/g, (_, lead, specifier) => {
+    const path = resolve(sourceDir, specifier);
+    const linked = inside(src, path)
+      ? js(join(next, relative(src, path)))
+      : inside(scenarios, path)
+        ? js(join(builtScenarios, relative(scenarios, path)))
+        : path;
+    const named = relative(targetDir, linked).split(sep).join('/');
+    return `${lead}"${named.startsWith('.') ? named : `./${named}`}"`;
+  });
+}

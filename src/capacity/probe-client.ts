@@ -1,5 +1,4 @@
 import { subscribe } from 'node:diagnostics_channel';
-import { Pool } from '../client/undici-pool.ts';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
@@ -10,6 +9,7 @@ import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
 import { send } from '../client/transport.ts';
+import { Pool } from '../client/undici-pool.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 
 /** One answer, as the capacity phases need it. */

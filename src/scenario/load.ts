@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InputError } from '../api/input-error.ts';
 import { NATIVE_TYPESCRIPT, tsxApi } from '../runtime/typescript.ts';
+import { builtScenario } from './built-scenario.ts';
 import type { Scenario, ThresholdOption } from './define.ts';
 
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
@@ -66,8 +67,9 @@ export function validateScenario(value: unknown, source: string): Scenario {
 }
 
 /**
- * Imports a scenario module and validates it. Where Node strips types itself the scenario is
- * imported as our own sources are; a file that needs more than stripping goes through tsx, and
+ * Imports a scenario module and validates it. A scenario shipped in scenarios/ runs from its build
+ * (src/scenario/built-scenario.ts) while unchanged; else, where Node strips types itself, the scenario
+ * is imported as our own sources are; a file that needs more than stripping goes through tsx, and
  * `told` gets one line saying why.
  */
 export async function loadScenario(nameOrPath: string, told?: (note: string) => void): Promise<Scenario> {
@@ -105,6 +107,9 @@ async function importScenario(
   path: string,
   fallback: (why: string) => void,
 ): Promise<Record<string, unknown>> {
+  // A scenario shipped here, stripped by the build and unchanged since: plain JavaScript on any Node.
+  const built = builtScenario(path, SCENARIOS_DIR);
+  if (built) return import(built);
   const url = pathToFileURL(path).href;
   if (NATIVE_TYPESCRIPT) {
     try {

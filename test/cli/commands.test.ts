@@ -9,9 +9,7 @@ interface Usage {
   help(): string;
 }
 const usageOf = (parser: unknown): Usage =>
-  (parser as { getInternalMethods(): { getUsageInstance(): Usage } })
-    .getInternalMethods()
-    .getUsageInstance();
+  (parser as { getInternalMethods(): { getUsageInstance(): Usage } }).getInternalMethods().getUsageInstance();
 
 describe('the command line', () => {
   afterEach(() => {
