@@ -18,7 +18,8 @@ import { type Histogram, newHistogram } from './histogram.ts';
  * every answer slow gives holds near 0, and jitter gives neither steady gaps nor steady steps. A
  * queue's interval must also be at least twice the fastest answer, so that a service serialising
  * its own work (answers back to back, each as slow as the first) is not taken for one. A hold under
- * half the interval or step is noise. Cost: a ring of WINDOW answers per key, two sorts of seven
+ * half the interval or step is noise, and so is a slow-down's step under 30 ms (holds are allowed
+ * 15 ms of a busy machine's timer lateness). Cost: a ring of WINDOW answers per key, two sorts of seven
  * numbers per answer, no allocation (about 0.4 µs an answer, histogram included).
  */
 
@@ -63,6 +64,13 @@ const FIELDS = 4;
 /** Steady: each value within 8% of the median, and never closer than timer resolution allows. */
 const TOLERANCE = 0.08;
 const TOLERANCE_FLOOR_MS = 2;
+/**
+ * A hold's floor is wider: a hold is a latency less the fastest, and on a busy machine the limiter's
+ * timer and the client's wake-up each come late by some milliseconds (a real slow-down's 100 ms steps
+ * read 110, 87, 104 under load, and its climb went unnamed). Gaps keep the narrow floor: a capped
+ * climb is told from a queue by gaps 14% apart.
+ */
+const HOLD_TOLERANCE_FLOOR_MS = 15;
 /** A step or interval shorter than this is timer noise, not a limiter. */
 const UNIT_FLOOR_MS = 5;
 
@@ -111,7 +119,7 @@ function sortBySent(order: Int32Array, ring: Float64Array): void {
   }
 }
 
-const tolerance = (unit: number) => Math.max(TOLERANCE * unit, TOLERANCE_FLOOR_MS);
+const tolerance = (unit: number, floor = TOLERANCE_FLOOR_MS) => Math.max(TOLERANCE * unit, floor);
 
 export class HeldByLimiter {
   readonly #keys = new Map<string, KeyState>();
@@ -169,7 +177,8 @@ export class HeldByLimiter {
     const baseline = this.#slowestBaseline(key);
     // The service's own queue spaces answers by its own latency; a limiter's by its rate.
     const queue = gap >= Math.max(UNIT_FLOOR_MS, 2 * baseline);
-    const slowDown = step >= UNIT_FLOOR_MS;
+    // A step must stand clear of its own noise band: one under twice the hold's floor is jitter's.
+    const slowDown = step >= Math.max(UNIT_FLOOR_MS, 2 * HOLD_TOLERANCE_FLOOR_MS);
     if (!queue && !slowDown) return false;
     let verdict: Verdict = queue && slowDown ? Verdict.Either : queue ? Verdict.Queue : Verdict.SlowDown;
     let unit = verdict === Verdict.SlowDown ? step : gap;
@@ -203,7 +212,10 @@ export class HeldByLimiter {
     const at = ((key.seen - 1) % WINDOW) * FIELDS;
     const before = ((key.seen - 2) % WINDOW) * FIELDS;
     const unit = key.lastUnit;
-    const tol = tolerance(unit);
+    const tol = tolerance(
+      unit,
+      key.lastVerdict === Verdict.SlowDown ? HOLD_TOLERANCE_FLOOR_MS : TOLERANCE_FLOOR_MS,
+    );
     const ring = key.ring;
     const fits =
       key.lastVerdict === Verdict.SlowDown
@@ -287,7 +299,7 @@ export class HeldByLimiter {
     diffs.sort();
     const median = diffs[(WINDOW - 1) >> 1]!;
     if (median <= 0) return 0;
-    const tol = tolerance(median);
+    const tol = tolerance(median, field === HOLD ? HOLD_TOLERANCE_FLOOR_MS : TOLERANCE_FLOOR_MS);
     return diffs[0]! >= median - tol && diffs[WINDOW - 2]! <= median + tol ? median : 0;
   }
 

@@ -114,6 +114,7 @@ function slowDown(
   windowMs: number,
   serviceMs: number,
   maxMs = Infinity,
+  late: () => number = () => 0,
 ): Target {
   let windowStart = Number.NEGATIVE_INFINITY;
   let used = 0;
@@ -124,7 +125,7 @@ function slowDown(
     }
     used++;
     const delay = Math.min(maxMs, Math.max(0, used - after) * stepMs);
-    return { receivedAt: sentAt + delay + serviceMs, status: 200 };
+    return { receivedAt: sentAt + delay + serviceMs + (delay > 0 ? late() : 0), status: 200 };
   };
 }
 
@@ -185,6 +186,18 @@ describe('HeldByLimiter', () => {
       expect(held?.longestMs).toBe(400);
     },
   );
+
+  it('names a slow-down on a busy machine, its timers late by up to 13 ms, up to its cap and at it', () => {
+    // As express-slow-down read under load: steps of 100 ms measured as 110, 87, 104 ...
+    const r = random(17);
+    const attempts = closedLoop(4, 20, slowDown(10, 100, 60_000, 15, 1500, () => r() * 13));
+    const held = detect(attempts);
+    const delayed = attempts.filter((a) => a.receivedAt - a.sentAt > 60).length;
+    expect(held?.kind).toBe('slow-down');
+    expect(held?.responses).toBeGreaterThan(delayed * 0.8);
+    expect(held?.stepMs).toBeGreaterThan(90);
+    expect(held?.stepMs).toBeLessThan(110);
+  });
 
   it('names part of a slow-down whose window resets every 3 s: those in flight across a reset break its steps', () => {
     const attempts = closedLoop(4, 15, slowDown(5, 100, 3000, 2));
