@@ -190,7 +190,11 @@ describe('HeldByLimiter', () => {
   it('names a slow-down on a busy machine, its timers late by up to 13 ms, up to its cap and at it', () => {
     // As express-slow-down read under load: steps of 100 ms measured as 110, 87, 104 ...
     const r = random(17);
-    const attempts = closedLoop(4, 20, slowDown(10, 100, 60_000, 15, 1500, () => r() * 13));
+    const attempts = closedLoop(
+      4,
+      20,
+      slowDown(10, 100, 60_000, 15, 1500, () => r() * 13),
+    );
     const held = detect(attempts);
     const delayed = attempts.filter((a) => a.receivedAt - a.sentAt > 60).length;
     expect(held?.kind).toBe('slow-down');

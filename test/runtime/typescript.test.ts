@@ -60,6 +60,15 @@ describe(`TypeScript on Node ${process.versions.node} (${NATIVE ? 'types strippe
         /scenario \S+with-enum\.ts needs more than type stripping \(.*enum.*\): loaded through tsx/,
       );
     else expect(out.stderr).not.toContain('loaded through tsx');
+    // --print-config says it too, in its JSON.
+    const printed = await loadedBy([
+      'run',
+      scenario('with-enum-printed', 'enum Mode { Fast = 1 }\nvoid Mode.Fast;'),
+      '--print-config',
+    ]);
+    expect(printed.code, printed.stderr).toBe(0);
+    const warnings = (JSON.parse(printed.stdout) as { warnings?: string[] }).warnings ?? [];
+    expect(warnings.some((w) => w.includes('loaded through tsx'))).toBe(NATIVE);
     // A folder imported by its name (its index.ts), as tsx resolves it and Node does not.
     const withFolder = scenario('with-folder', "import { limit } from './lib';\nvoid limit;");
     mkdirSync(join(dirname(withFolder), 'lib'));
