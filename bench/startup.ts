@@ -122,7 +122,27 @@ const commands: Record<string, () => Promise<Timed>> = {
   [`${RUN} --workers 2`]: () => timed(runArgs(2)),
   [`${RUN} --workers 4`]: () => timed(runArgs(4)),
   'serve: time to listen': () => timed([BIN, 'serve', '--port', '0'], { untilLine: true }),
+  'embedded server: listen': embedded,
 };
+
+/** `run`'s own server process (spawnServer, bin/embedded-server.js): from the call to its URL. */
+async function embedded(): Promise<Timed> {
+  const rssFile = join(dir, `rss-${Math.random()}`);
+  const saved = { NODE_OPTIONS: process.env.NODE_OPTIONS, BENCH_RSS_FILE: process.env.BENCH_RSS_FILE };
+  Object.assign(process.env, { NODE_OPTIONS: `--import=${RSS_PRELOAD}`, BENCH_RSS_FILE: rssFile });
+  const launched = performance.now();
+  try {
+    const started = await spawnServer([]);
+    const firstLineMs = performance.now() - launched;
+    await started.stop();
+    const rssMb = existsSync(rssFile) ? Number(readFileSync(rssFile, 'utf8')) : undefined;
+    return { wallMs: firstLineMs, firstLineMs, ...(rssMb !== undefined ? { rssMb } : {}) };
+  } finally {
+    for (const [name, value] of Object.entries(saved))
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  }
+}
 
 // BENCH_ONLY=REGEX: only the commands it matches (bare node always, as the yardstick).
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;

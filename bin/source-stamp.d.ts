@@ -2,3 +2,4 @@ export declare const SRC: string;
 export declare const BUILD: string;
 export declare function sourceStamp(): { digest: string; entries: number };
 export declare function buildIsFresh(): boolean;
+export declare function ourModule(name: string): Promise<string>;

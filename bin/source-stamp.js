@@ -31,3 +31,17 @@ export function buildIsFresh() {
     return false;
   }
 }
+
+/**
+ * The URL of one of our modules to import, as the CLI runs it: build/NAME.js while build/ is fresh
+ * (unless PETSTORE_LOAD_SOURCES=1); else src/NAME.ts, which Node 22.18 and later strip themselves,
+ * and which Node 20, or a copy under node_modules (where Node will not strip types), runs through tsx
+ * (registered here).
+ */
+export async function ourModule(name) {
+  if (process.env.PETSTORE_LOAD_SOURCES !== '1' && buildIsFresh())
+    return new URL(`../build/${name}.js`, import.meta.url).href;
+  const native = Boolean(process.features.typescript) && !import.meta.url.includes('/node_modules/');
+  if (!native) (await import('tsx/esm/api')).register();
+  return new URL(`../src/${name}.ts`, import.meta.url).href;
+}

@@ -400,6 +400,25 @@ async function driveOpen<D>(run: WorkloadRun<D>, load?: TenantLoad): Promise<voi
     credit += (rateAt(elapsed + step / 2) * step) / 1000;
     elapsed += step;
   }
+  // Ended by the clock while behind its schedule (a machine too busy for the rate): what fell due
+  // before the deadline and never reached the loop did not start either. Dropped, and counted.
+  const bound = workload.iterations;
+  if (run.interruptedAt === undefined && (bound === undefined || run.started < bound))
+    run.summary.droppedIterations += owedBefore(rateAt, elapsed, credit, workload.durationMs);
+}
+
+/**
+ * Iterations the schedule still owed from `elapsed` to the workload's end, `credit` (due at `elapsed`)
+ * included; none once the schedule reached the end (what it owes then is due after it).
+ */
+function owedBefore(rateAt: (ms: number) => number, elapsed: number, credit: number, endMs: number): number {
+  if (elapsed >= endMs) return 0;
+  let owed = credit;
+  for (let at = elapsed; at < endMs; at += 50) {
+    const step = Math.min(50, endMs - at);
+    owed += (rateAt(at + step / 2) * step) / 1000;
+  }
+  return Math.floor(owed + 1e-9);
 }
 
 /**
