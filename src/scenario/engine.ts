@@ -6,6 +6,7 @@ import { AbortedError, HeldPastEndError } from '../client/gate.ts';
 import { type CallFn, PetstoreApi, petstoreApi } from '../client/petstore-api.ts';
 import type { WorkloadSummary } from '../result/types.ts';
 import type { Flow, FlowContext, Scenario } from './define.ts';
+import { InFlight } from './in-flight.ts';
 import { type Coordination, runSetup, runTeardown, SetupError } from './setup-teardown.ts';
 import type { TenantLoad } from './tenant-load.ts';
 import type { ResolvedWorkload } from './workload.ts';
@@ -131,32 +132,6 @@ interface WorkloadRun<D> {
   inFlight: InFlight;
   /** A tenant mix: each tenant's caller, and its iterations in flight (by tenant index). */
   lanes?: { callers: Caller[]; inFlight: Uint16Array };
-}
-
-/**
- * Iterations and virtual users under way, counted. A set of their promises, each removed by its own
- * `finally`, cost two promise chains and their callbacks per iteration: at thousands a second, a
- * measurable share of what the generator spends on a request.
- */
-class InFlight {
-  size = 0;
-  private waiters: (() => void)[] = [];
-  /** A function made once, that a tracked promise calls when it settles. */
-  readonly leave = (): void => {
-    if (--this.size > 0) return;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const wake of waiters) wake();
-  };
-
-  enter(): void {
-    this.size++;
-  }
-
-  /** Resolves once nothing is under way. */
-  settled(): Promise<void> {
-    return this.size === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
-  }
 }
 
 /**
