@@ -1,78 +1,10 @@
-import type { Operation } from '../src/api/operations.ts';
-import {
-  DEFAULT_PLANS,
-  getPlan,
-  type PlanTable,
-  planRate,
-  type RateWindow,
-  scalePlan,
-} from '../src/api/plans.ts';
-import { loadSpec } from '../src/api/spec.ts';
 import type { ServerProcess } from '../src/cli/embedded-server.ts';
 import { forkTied } from '../src/cli/tied-child.ts';
-import type { RunResult } from '../src/result/types.ts';
-import type { Flow, Workload } from '../src/scenario/define.ts';
-import { type ExecuteInput, executeScenario } from '../src/scenario/execute.ts';
-import { resolveWorkload } from '../src/scenario/workload.ts';
 
+// The real `run` pipeline for one flow, in src/ so that a benchmark's child can run it from build/.
+export { runFlow, runFlowObserved } from '../src/bench/run-flow.ts';
 // Throughput benchmarks measure cost, not 429s: the same never-limiting enterprise plan as `bench`.
 export { unlimitedPlansFile } from '../src/bench/unlimited-plans.ts';
-
-/** Runs one flow through the real `run` pipeline (client, pacing, recorder, checks) and returns the result. */
-export async function runFlow(options: {
-  url: string;
-  plan: string;
-  plans?: PlanTable;
-  timeScale?: number;
-  workload: Workload;
-  flow: Flow<undefined>;
-  /** The operation table, when the caller has it already (parsing the document costs CPU). */
-  operations?: Operation[];
-  /** The windows paced for, when not the plan's (a third-party limiter's own). */
-  windows?: RateWindow[];
-  /** Raw mode when false (default true). */
-  enforce?: boolean;
-  onWorkload?(running: boolean): void;
-  /** Given once, when the run starts: its live recorder and pacing, as `run --metrics` reads them. */
-  onLive?: ExecuteInput<undefined>['onLive'];
-}): Promise<RunResult> {
-  return runFlowObserved(options);
-}
-
-/**
- * runFlow with the pipeline's observers: `tap` sees every attempt as the recorder does (its send,
- * receive and due times, for benchmarks that compare the result with the raw timeline), `onTick` the
- * run so far once a second (progress of long runs). Otherwise the same run as runFlow.
- */
-export async function runFlowObserved(
-  options: Parameters<typeof runFlow>[0] & {
-    tap?: ExecuteInput<undefined>['tap'];
-    onTick?: ExecuteInput<undefined>['onTick'];
-  },
-): Promise<RunResult> {
-  const operations = options.operations ?? (await loadSpec()).operations;
-  const timeScale = options.timeScale ?? 1;
-  const windows =
-    options.windows ?? scalePlan(getPlan(options.plans ?? DEFAULT_PLANS, options.plan), timeScale).windows;
-  return executeScenario({
-    scenario: { name: 'bench', workload: options.workload, flows: [options.flow] },
-    workload: resolveWorkload(options.workload, planRate(windows)),
-    baseUrl: options.url,
-    target: options.url,
-    embeddedTarget: true,
-    apiKey: `${options.plan}-demo-key`,
-    operations,
-    plan: options.plan,
-    windows,
-    timeScale,
-    enforce: options.enforce ?? true,
-    spec: 'built in',
-    onWorkload: options.onWorkload,
-    onLive: options.onLive,
-    tap: options.tap,
-    onTick: options.onTick,
-  });
-}
 
 /**
  * Stops these servers when the benchmark is interrupted (SIGINT, SIGTERM) as well as when it ends:

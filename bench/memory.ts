@@ -3,18 +3,13 @@
  * of getPetById (closed model, bounded by iterations, enterprise key with limits that never bind, the
  * reference server in its own process), each in a child process of its own so that its peak RSS is
  * that run's alone: the histograms, timeline and checks must not grow with the requests, nor may the
- * result JSON. The child writes the result with writeResult into a temporary directory and stats it.
+ * result JSON. The child (src/bench/memory-child.ts, run from build/ as the CLI runs) writes the
+ * result with writeResult into a temporary directory and stats it.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyPlanOverrides, DEFAULT_PLANS } from '../src/api/plans.ts';
-import { loadSpec } from '../src/api/spec.ts';
+import type { ChildReport } from '../src/bench/memory-child.ts';
 import { type ServerProcess, spawnServer } from '../src/cli/embedded-server.ts';
-import { exitWithParent } from '../src/cli/tied-child.ts';
-import { writeResult } from '../src/result/write.ts';
-import { forkReport, runFlowObserved, stopOnExit, unlimitedPlansFile } from './harness.ts';
+import { forkReport, stopOnExit, unlimitedPlansFile } from './harness.ts';
 import { writeBenchReport } from './report.ts';
 
 const small = Number(process.env.BENCH_SMALL ?? 100_000);
@@ -29,114 +24,27 @@ const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 1800);
  * not the figures to quote.
  */
 const liveHeap = process.env.BENCH_LIVE_HEAP === '1';
+const CHILD = fileURLToPath(new URL('./memory-child.mjs', import.meta.url));
 
 const MAX_RSS_MB = 150;
 const MAX_RESULT_MB = 2;
 /** "Flat": the large run's peak RSS at most this many times the small one's (our bar; the brief names none). */
 const MAX_RSS_GROWTH = 1.25;
 
-interface ChildReport {
-  iterations: number;
-  requests: number;
-  non2xx: number;
-  seconds: number;
-  rps: number;
-  rssBeforeMb: number;
-  peakRssMb: number;
-  /** maxRSS when the run had ended, before the result was serialised and written. */
-  peakRssAfterRunMb: number;
-  vmHwmMb: number | undefined;
-  heapUsedMb: number;
-  /** BENCH_LIVE_HEAP=1: the largest live heap (after a full GC) sampled during the run. */
-  liveHeapMb?: number;
-  resultBytes: number;
-}
-
 const mb = (bytes: number) => bytes / 1024 / 1024;
-/** VmHWM from /proc (Linux): the kernel's own peak resident set, the same figure as maxRSS. */
-function vmHwmMb(): number | undefined {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? Number(m[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
-/** The child: one run of `iterations` requests against `url`; reports to the parent over IPC. */
-async function child(url: string, plansPath: string, iterations: number): Promise<void> {
-  const plans = applyPlanOverrides(DEFAULT_PLANS, JSON.parse(readFileSync(plansPath, 'utf8')));
-  const { operations } = await loadSpec();
-  const rssBeforeMb = process.resourceUsage().maxRSS / 1024;
-  const label = `[${iterations.toLocaleString('en')}]`;
-  let lastPrint = 0;
-  let liveHeapMb: number | undefined;
-  const gc = (globalThis as { gc?: () => void }).gc;
-  const started = performance.now();
-  const result = await runFlowObserved({
-    url,
-    plan: 'enterprise',
-    plans,
-    operations,
-    workload: { executor: 'constant-vus', vus, iterations, duration: `${maxSeconds}s` },
-    flow: { name: 'get-pet', run: async (api) => void (await api.getPetById(1)) },
-    onTick: (tick) => {
-      if (tick.elapsedMs - lastPrint < 10_000) return;
-      lastPrint = tick.elapsedMs;
-      let live = '';
-      if (liveHeap && gc) {
-        gc();
-        const used = mb(process.memoryUsage().heapUsed);
-        liveHeapMb = Math.max(liveHeapMb ?? 0, used);
-        live = `, live heap ${used.toFixed(1)} MB`;
-      }
-      console.log(
-        `  ${label} ${((tick.requests / iterations) * 100).toFixed(0).padStart(3)}%  ${tick.requests} requests, ${tick.rate.toFixed(0)} req/s, RSS ${mb(process.memoryUsage.rss()).toFixed(0)} MB${live}`,
-      );
-    },
-  });
-  const seconds = (performance.now() - started) / 1000;
-  const peakRssAfterRunMb = process.resourceUsage().maxRSS / 1024;
-  const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
-  try {
-    const path = writeResult(dir, result);
-    const report: ChildReport = {
-      iterations,
-      requests: result.overall.requests,
-      non2xx: Object.entries(result.overall.statuses)
-        .filter(([status]) => status !== '200')
-        .reduce((n, [, count]) => n + count, 0),
-      seconds,
-      rps: result.overall.requests / seconds,
-      rssBeforeMb,
-      peakRssMb: process.resourceUsage().maxRSS / 1024,
-      peakRssAfterRunMb,
-      vmHwmMb: vmHwmMb(),
-      heapUsedMb: mb(process.memoryUsage().heapUsed),
-      ...(liveHeapMb === undefined ? {} : { liveHeapMb }),
-      resultBytes: statSync(path).size,
-    };
-    process.send?.(report);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Runs one child (this script, with the same loader flags: tsx) and waits for its report. */
+/**
+ * Runs one child and waits for its report: src/bench/memory-child.ts, from build/ as the CLI runs
+ * (bench/memory-child.mjs picks it), so that its peak RSS is the pipeline's, not a TypeScript
+ * loader's (tsx's hooks thread on Node 20, Node's own stripper on 26).
+ */
 function runChild(url: string, plansPath: string, iterations: number): Promise<ChildReport> {
   return forkReport<ChildReport>(
-    fileURLToPath(import.meta.url),
-    ['--child', url, plansPath, String(iterations)],
+    CHILD,
+    [url, plansPath, String(iterations), String(vus), String(maxSeconds), liveHeap ? '1' : '0'],
     `of ${iterations} iterations`,
-    { execArgv: liveHeap ? [...process.execArgv, '--expose-gc'] : process.execArgv },
+    { execArgv: liveHeap ? ['--expose-gc'] : [] },
   );
-}
-
-if (process.argv[2] === '--child') {
-  exitWithParent();
-  const [url, plansPath, iterations] = process.argv.slice(3);
-  await child(url as string, plansPath as string, Number(iterations));
-  process.exit(0);
 }
 
 const { path: plansPath } = unlimitedPlansFile();
