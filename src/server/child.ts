@@ -15,6 +15,8 @@ if (!process.send) {
 process.once('disconnect', () => process.exit(EXIT.INTERRUPTED));
 // The server and its framework are what this process costs: loaded while the options are on their way.
 const loading = import('./index.ts');
+// Its failure is told where it is awaited, not as an unhandled rejection before the options come.
+loading.catch(() => undefined);
 process.once('message', (options: ServerOptions) => {
   // The channel stays open to notice the parent's end, without holding the process alive.
   process.channel?.unref();
