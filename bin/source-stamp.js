@@ -1,5 +1,5 @@
 // The sources' stamp: a digest of every entry under src/ (its name, time and size) and of the build
-// script. scripts/build.mjs writes it into build/; bin/petstore-load.js runs build/ only while src/
+// scripts. scripts/build.mjs writes it into build/; bin/petstore-load.js runs build/ only while src/
 // still has the same one, so any edit, checkout or deleted file since sends it back to src/.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 export const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 export const BUILD = fileURLToPath(new URL('../build/', import.meta.url));
-const SCRIPT = fileURLToPath(new URL('../scripts/build.mjs', import.meta.url));
+const SCRIPTS = ['build.mjs', 'relink.mjs'];
 
 export function sourceStamp() {
   const hash = createHash('sha256');
@@ -17,8 +17,10 @@ export function sourceStamp() {
     const s = statSync(join(SRC, name));
     hash.update(`${name}\t${s.mtimeMs}\t${s.size}\n`);
   }
-  const script = statSync(SCRIPT);
-  hash.update(`build.mjs\t${script.mtimeMs}\t${script.size}\n`);
+  for (const name of SCRIPTS) {
+    const script = statSync(fileURLToPath(new URL(`../scripts/${name}`, import.meta.url)));
+    hash.update(`${name}\t${script.mtimeMs}\t${script.size}\n`);
+  }
   return { digest: hash.digest('hex'), entries: entries.length };
 }
 

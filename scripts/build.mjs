@@ -14,10 +14,11 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
 import { BUILD, sourceStamp, SRC as src } from '../bin/source-stamp.js';
+import { relink } from './relink.mjs';
 
 const out = BUILD.replace(/\/$/, '');
 const next = `${out}.next-${process.pid}`;
@@ -82,26 +83,18 @@ async function buildScenarios() {
       },
     });
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, relink(code, dirname(source), dirname(target), from, to));
+    const dirs = {
+      sourceDir: dirname(source),
+      targetDir: dirname(target),
+      src,
+      builtSrc: next,
+      scenarios: from,
+      builtScenarios: to,
+    };
+    writeFileSync(target, relink(code, dirs));
     const s = statSync(source);
     manifest[name.split(sep).join('/')] = { mtimeMs: s.mtimeMs, size: s.size };
   }
   writeFileSync(join(to, 'manifest.json'), `${JSON.stringify(manifest)}\n`);
   return names.length;
-}
-
-/** A stripped scenario's relative imports, made to name build/'s modules from where it now lies. */
-function relink(code, sourceDir, targetDir, scenarios, builtScenarios) {
-  const inside = (dir, path) => !relative(dir, path).startsWith('..');
-  const js = (path) => path.replace(/\.ts$/, '.js');
-  return code.replace(/((?:from|import)\s*\(?\s*)"(\.\.?\/[^"\n]*)"/g, (_, lead, specifier) => {
-    const path = resolve(sourceDir, specifier);
-    const linked = inside(src, path)
-      ? js(join(next, relative(src, path)))
-      : inside(scenarios, path)
-        ? js(join(builtScenarios, relative(scenarios, path)))
-        : path;
-    const named = relative(targetDir, linked).split(sep).join('/');
-    return `${lead}"${named.startsWith('.') ? named : `./${named}`}"`;
-  });
 }
