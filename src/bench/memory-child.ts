@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EXIT } from '../api/exit-codes.ts';
+import { exitWithParent } from '../api/exit-with-parent.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { loadSpec } from '../api/spec.ts';
 import { writeResult } from '../result/write.ts';
@@ -107,8 +107,7 @@ async function child(
 }
 
 if (process.send) {
-  process.once('disconnect', () => process.exit(EXIT.INTERRUPTED));
-  process.channel?.unref();
+  exitWithParent();
   const [url, plansPath, iterations, vus, maxSeconds, liveHeap] = process.argv.slice(2);
   await child(url as string, plansPath as string, Number(iterations), {
     vus: Number(vus),

@@ -6,7 +6,9 @@ import {
   type StdioOptions,
   spawn,
 } from 'node:child_process';
-import { EXIT } from '../api/exit-codes.ts';
+
+// The child's side lives in src/api, where the embedded server's process and bench children reach it.
+export { exitWithParent } from '../api/exit-with-parent.ts';
 
 /**
  * Every process the toolkit starts dies with the process that started it, however that one ends:
@@ -35,17 +37,4 @@ export function forkTied(script: string, args: readonly string[], options: ForkO
 /** The channel must never keep the parent alive: a parent that ends without stopping its child is a bug, not a hang. */
 function release(child: ChildProcess): void {
   child.channel?.unref();
-}
-
-/**
- * In a child started by `spawnTied` or `forkTied` (any process with an IPC channel to its parent):
- * exit at once when the channel closes, i.e. when the parent is gone. 'exit' handlers still run, so
- * a child's own children are stopped as well (and they watch their own channel anyway). Without a
- * channel (started from a shell) it does nothing.
- */
-export function exitWithParent(): void {
-  if (!process.channel) return;
-  process.once('disconnect', () => process.exit(EXIT.INTERRUPTED));
-  // Listening for 'disconnect' holds the event loop open; a child with nothing left to do still ends.
-  process.channel.unref();
 }

@@ -1,4 +1,5 @@
 import { EXIT } from '../api/exit-codes.ts';
+import { exitWithParent } from '../api/exit-with-parent.ts';
 import type { ServerOptions } from './options.ts';
 
 /**
@@ -12,14 +13,13 @@ if (!process.send) {
   process.stderr.write('petstore-load: the embedded server is started by petstore-load itself\n');
   process.exit(EXIT.USAGE);
 }
-process.once('disconnect', () => process.exit(EXIT.INTERRUPTED));
 // The server and its framework are what this process costs: loaded while the options are on their way.
 const loading = import('./index.ts');
 // Its failure is told where it is awaited, not as an unhandled rejection before the options come.
 loading.catch(() => undefined);
 process.once('message', (options: ServerOptions) => {
-  // The channel stays open to notice the parent's end, without holding the process alive.
-  process.channel?.unref();
+  // Until the options came, the channel held the process; from now on it only ends it with the parent.
+  exitWithParent();
   listen(options).catch((error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code;
     process.stderr.write(
