@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { after, now } from '../client/clock.ts';
+import type { TlsOptions } from '../transport/network.ts';
 import { shareOf } from './coordinated-omission.ts';
 import type { BenchFeed, RawHeaders } from './feed.ts';
 import { ResponsePairer } from './pairing.ts';
@@ -16,6 +17,8 @@ export interface DriveInput {
   rate: number | undefined;
   durationMs: number;
   timeoutMs: number;
+  /** A client certificate for an https target (autocannon never verifies the target's: checked before). */
+  tls?: TlsOptions | undefined;
 }
 
 export interface DriveOutcome {
@@ -146,6 +149,7 @@ export async function drive(input: DriveInput, feed: BenchFeed, signal?: AbortSi
       // At a fixed rate, our own correction (coordinated-omission.ts): autocannon's back-fills 1 ms steps.
       ...(input.rate === undefined ? {} : { overallRate: input.rate, ignoreCoordinatedOmission: true }),
       skipAggregateResult: true,
+      ...(input.tls ? { tlsOptions: input.tls } : {}),
       setupClient: (client) => {
         const i = created++;
         const state: ConnectionState = {

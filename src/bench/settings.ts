@@ -1,4 +1,5 @@
 import type { RateWindow } from '../api/plans.ts';
+import type { TlsOptions } from '../transport/network.ts';
 import { effectiveConnections } from './drive.ts';
 import type { MixEntry } from './operation-mix.ts';
 import type { BenchRequest } from './request-cycle.ts';
@@ -25,6 +26,8 @@ export interface BenchSettings {
   timeoutMs: number;
   /** How many threads drive the benchmark in all (this settings object may be one's share). */
   workers: number;
+  /** A client certificate for an https target, as autocannon takes it. */
+  tls?: TlsOptions | undefined;
 }
 
 /** The mix as `--operations` takes it: `listPets:4,getPetById:3`. */

@@ -4,7 +4,8 @@ import { bounded, PhaseTimeout } from '../client/bounded.ts';
 import { ApiClient } from '../client/client.ts';
 import { AbortedError } from '../client/gate.ts';
 import { type Api, type CallFn, petstoreApi } from '../client/petstore-api.ts';
-import { prepareCatalogue, removeCatalogue } from '../scenario/catalogue.ts';
+import { failedCall, NoAnswerError, prepareCatalogue, removeCatalogue } from '../scenario/catalogue.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import type { MixEntry } from './operation-mix.ts';
 import type { BenchCatalogue } from './request-cycle.ts';
 
@@ -22,6 +23,7 @@ export interface SetupInput {
   operations: Operation[];
   mix: readonly MixEntry[];
   timeoutMs: number;
+  network?: NetworkOptions | undefined;
 }
 
 export interface Prepared {
@@ -49,6 +51,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
     operations: input.operations,
     windows: input.windows,
     timeoutMs: input.timeoutMs,
+    network: input.network,
     sink: { record: () => {} },
   });
   const api: Api = petstoreApi(client.call.bind(client) as CallFn);
@@ -58,7 +61,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
       const prepared: BenchCatalogue = await prepareCatalogue(api, BENCH_PETS);
       if (input.mix.some((e) => e.operationId === 'getOrder')) {
         const order = await api.placeOrder({ petId: prepared.petIds[0] as number, quantity: 1 });
-        if (!order.ok) throw new Error(`placeOrder answered ${order.status}`);
+        if (!order.ok) throw failedCall('placeOrder', order);
         prepared.orderId = order.body.id;
       }
       return prepared;
@@ -69,7 +72,7 @@ export async function prepareBench(input: SetupInput): Promise<Prepared> {
       error instanceof PhaseTimeout || error instanceof AbortedError
         ? `not done in ${SETUP_TIMEOUT_MS / 1000} s (a spent quota, or a target that does not answer)`
         : `${(error as Error).message}${/answered 40[13]\b/.test((error as Error).message) ? ' (was the key refused?)' : ''}`;
-    throw new Error(`setup: ${why}`);
+    throw error instanceof NoAnswerError ? new NoAnswerError(`setup: ${why}`) : new Error(`setup: ${why}`);
   }
   return {
     catalogue,

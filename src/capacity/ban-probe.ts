@@ -3,6 +3,7 @@ import { type Plan, shortestWindow } from '../api/plans.ts';
 import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { BanReport } from '../result/capacity-types.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import { exhaustWindow } from './exhaust.ts';
 import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
 import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
@@ -21,6 +22,7 @@ export interface BanProbeOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   transport?: Transport;
+  network?: NetworkOptions | undefined;
 }
 
 export const DEFAULT_MAX_STRIKES = 20;
@@ -224,6 +226,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
     keyLabel: `ban:${o.plan.name}`,
     timeoutMs: o.timeoutMs,
     transport: o.transport,
+    network: o.network,
   });
   const count: ProbeCount = { requests: 0, index: 0 };
   const reasons: string[] = [];

@@ -1,4 +1,5 @@
 import { subscribe } from 'node:diagnostics_channel';
+import type { Dispatcher } from 'undici';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
@@ -9,8 +10,9 @@ import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
 import { send } from '../client/transport.ts';
-import { Pool } from '../client/undici-pool.ts';
 import type { AttemptSink } from '../record/attempt.ts';
+import { newDispatcher } from '../transport/dispatcher.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 
 /** One answer, as the capacity phases need it. */
 export interface ProbeReply {
@@ -54,6 +56,8 @@ export interface ProbeClientOptions {
   timeoutMs?: number;
   /** Sends one request on the pool: a real socket by default, a test's simulated target otherwise. */
   transport?: Transport;
+  /** TLS, HTTP/2 and a proxy, as the run's client has them. */
+  network?: NetworkOptions | undefined;
 }
 
 /** Admitted: counted against the quota. A 403 is how some services answer a banned key. */
@@ -128,7 +132,7 @@ export class ProbeClient {
   concurrency: number | undefined;
   private inFlight = 0;
   private waiters: (() => void)[] = [];
-  private readonly pool: Pool;
+  private readonly pool: Dispatcher;
   /** The one request every probe sends, its id header aside. */
   private readonly template: BuiltRequest;
   private readonly cap: number;
@@ -138,7 +142,7 @@ export class ProbeClient {
     this.o = o;
     const url = new URL(o.baseUrl);
     this.cap = o.maxInFlight ?? 32;
-    this.pool = new Pool(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 });
+    this.pool = newDispatcher(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 }, o.network);
     // The key where the probed operation's document puts it; the path is sent, never recorded.
     this.template = new KeyRequests(o.apiKey).build(
       url.pathname.replace(/\/$/, ''),

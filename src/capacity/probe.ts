@@ -1,6 +1,5 @@
 import type { Operation } from '../api/operations.ts';
 import { type Plan, type RateWindow, shortestWindow } from '../api/plans.ts';
-import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { CapacityReport } from '../result/capacity-types.ts';
@@ -16,7 +15,7 @@ import type { Measured, PhasesMeasured } from './measured.ts';
 import { checkModel } from './model-check.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
-import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
+import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from './probe-client.ts';
 import { capacityReport } from './probe-report.ts';
 import { announced, probeRecovery, type Recovery, recoveryStepMs, returnedLimit } from './recovery.ts';
 import { SlowDownWatch } from './slow-down.ts';
@@ -24,7 +23,8 @@ import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
-export interface CapacityProbeOptions {
+/** How requests are sent (`transport`, a test's simulated target) and reach the target (`network`). */
+export interface CapacityProbeOptions extends Pick<ProbeClientOptions, 'transport' | 'network'> {
   baseUrl: string;
   apiKey: string;
   /** The plan as the target counts it (time-scaled). */
@@ -47,7 +47,6 @@ export interface CapacityProbeOptions {
   /** Told what the probe is about to do when it decides a longer phase (the rate search). */
   log?: (line: string) => void;
   signal?: AbortSignal;
-  transport?: Transport;
 }
 
 const NO_EXHAUST: Exhausted = noBurst();
@@ -88,6 +87,7 @@ export class CapacityProbe {
       maxInFlight: o.maxInFlight,
       timeoutMs: o.timeoutMs,
       transport: o.transport,
+      network: o.network,
     });
   }
 

@@ -9,6 +9,7 @@ import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import { probeBan } from './ban-probe.ts';
 import { CapacityProbe } from './probe.ts';
 
@@ -21,6 +22,8 @@ export interface CapacityTarget {
   timeScale: number;
   /** How its requests are sent: a socket to `baseUrl` by default, or a test's simulated target. */
   transport?: Transport;
+  /** TLS, HTTP/2 and a proxy for the target's connections. */
+  network?: NetworkOptions | undefined;
   /** `--max-wait`: the longest single wait its probe accepts (default: the probe's). */
   maxWaitMs?: number;
 }
@@ -77,20 +80,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   recorder.measure(true, startedAt);
   input.onLive?.({ recorder });
   const ban = input.ban;
-  const banProbe = () =>
-    ban
-      ? probeBan({
-          baseUrl: ban.baseUrl,
-          apiKey: ban.apiKey,
-          plan: scalePlan(ban.plan, ban.timeScale),
-          timeScale: ban.timeScale,
-          operation: listPets,
-          maxWaitMs: ban.maxWaitMs,
-          timeoutMs: input.timeoutMs,
-          signal: input.signal,
-          transport: ban.transport,
-        })
-      : Promise.resolve(undefined);
+  const banProbe = () => (ban ? probeBan(banInput(ban, listPets, input)) : Promise.resolve(undefined));
   // Settled into a value at once: a failure must not surface as an unhandled rejection while the plans run.
   const alongside = ban?.alongside
     ? banProbe().then(
@@ -128,6 +118,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
         transport: t.transport,
+        network: t.network,
       })
         .run()
         .then((report) => {
@@ -145,6 +136,22 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   recorder.measure(false, endedAt);
   const result = resultAt(endedAt, input.signal?.aborted ?? false);
   return { result, reports, ban: banReport };
+}
+
+/** The ban probe's options, from its target and the run's. */
+function banInput(ban: NonNullable<CapacityInput['ban']>, operation: Operation, input: CapacityInput) {
+  return {
+    baseUrl: ban.baseUrl,
+    apiKey: ban.apiKey,
+    plan: scalePlan(ban.plan, ban.timeScale),
+    timeScale: ban.timeScale,
+    operation,
+    maxWaitMs: ban.maxWaitMs,
+    timeoutMs: input.timeoutMs,
+    signal: input.signal,
+    transport: ban.transport,
+    network: ban.network,
+  };
 }
 
 /** The run's result: every request's figures, and the reports of the plans (and ban) measured. */

@@ -7,6 +7,7 @@ import { now } from '../client/clock.ts';
 import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
 import type { RunResult } from '../result/types.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import { type RampOutcome, rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
 import { runTenantStep, type TenantStepInput } from './tenant-step.ts';
 
@@ -32,6 +33,8 @@ export interface TenantCapacityInput {
   /** Judged on each step's result; any that fails breaks the step. */
   thresholds: readonly Threshold[];
   baseUrl: string;
+  /** TLS, HTTP/2 and a proxy for the target's connections. */
+  network?: NetworkOptions | undefined;
   /** Without credentials. */
   target: string;
   embeddedTarget: boolean;
@@ -84,6 +87,7 @@ function stepCommon(
     keyFor: input.keyFor,
     windowsOf,
     baseUrl: input.baseUrl,
+    network: input.network,
     target: input.target,
     embeddedTarget: input.embeddedTarget,
     operations: input.operations,

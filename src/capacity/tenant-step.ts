@@ -11,6 +11,7 @@ import type { ConstantArrivalRate, Scenario } from '../scenario/define.ts';
 import { type ExecuteInput, executeScenario } from '../scenario/execute.ts';
 import { tenantLoads } from '../scenario/tenant-load.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 
 /** Iterations dropped beyond this share: the schedule was not kept. */
 export const DROPPED_LIMIT = 0.01;
@@ -128,6 +129,7 @@ export interface TenantStepInput {
   /** A plan's windows as the target counts them (time-scaled). */
   windowsOf(plan: string): readonly RateWindow[];
   baseUrl: string;
+  network?: NetworkOptions | undefined;
   target: string;
   embeddedTarget: boolean;
   operations: Operation[];
@@ -205,6 +207,7 @@ export async function runTenantStep(
       scenario: readScenario(declared),
       workload,
       baseUrl: input.baseUrl,
+      network: input.network,
       target: input.target,
       embeddedTarget: input.embeddedTarget,
       apiKey: undefined,

@@ -15,9 +15,11 @@ import { type BenchArgs, type BenchConfig, benchOperations, resolveBenchConfig }
 import { configJson } from '../config/print.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
+import { NoAnswerError } from '../scenario/catalogue.ts';
 import type { RunTick } from '../scenario/execute.ts';
+import { type NetworkOptions, type TlsOptions, tlsOptions } from '../transport/network.ts';
 import { spawnServer } from './embedded-server.ts';
-import { reachable } from './reachable.ts';
+import { checkReachable, reachable } from './reachable.ts';
 import { exitCodeOf, type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
 import { writeResultAndReportTo } from './write-output.ts';
@@ -60,8 +62,8 @@ async function setUp(
   }
   if (url === undefined) throw new Error('bench: no target');
   const target = publicTarget(url);
-  if (!config.embedded && !(await reachable(url)))
-    throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
+  const network = config.network.options;
+  if (!config.embedded) await checkReachable(url, network, target);
   const apiKey = config.apiKey.reveal();
   // The plan is known for the embedded server's keys only; a real target's is its own business.
   const planName = config.embedded ? (DEMO_KEYS[apiKey] ?? 'unknown') : 'unknown';
@@ -76,6 +78,7 @@ async function setUp(
     operations,
     mix: [...config.mix],
     timeoutMs: config.timeoutMs,
+    network,
   });
   const settings: BenchSettings = {
     origin: url.origin,
@@ -97,8 +100,17 @@ async function setUp(
     durationMs: config.durationMs,
     timeoutMs: config.timeoutMs,
     workers: config.workers,
+    tls: autocannonTls(network),
   };
   return { settings, operations };
+}
+
+/** What autocannon takes of the TLS options: the client certificate (it verifies no server's). */
+function autocannonTls(network: NetworkOptions | undefined): TlsOptions | undefined {
+  const tls = tlsOptions(network);
+  if (!tls?.cert) return undefined;
+  const { cert, key, passphrase } = tls;
+  return { cert, ...(key ? { key } : {}), ...(passphrase !== undefined ? { passphrase } : {}) };
 }
 
 /** The data the benchmark reads, made before it starts and undone when the session closes. */
@@ -111,7 +123,10 @@ async function prepare(
   try {
     prepared = await prepareBench(input);
   } catch (error) {
-    const unreachable = !config.embedded && !(await reachable(new URL(input.baseUrl)));
+    // No answer at all (a client certificate the target wants) is as unreachable as a refused connection.
+    const unreachable =
+      error instanceof NoAnswerError ||
+      (!config.embedded && !(await reachable(new URL(input.baseUrl), input.network)));
     throw new InputError((error as Error).message, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
   }
   session.defer(async () => {

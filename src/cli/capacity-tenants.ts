@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { EXIT } from '../api/exit-codes.ts';
-import { InputError } from '../api/input-error.ts';
 import { getPlan, planRate, scalePlan } from '../api/plans.ts';
 import { mintedKey, TENANT_SEED_ENV } from '../api/tenants.ts';
 import { mixLabel, restMsFor, runTenantCapacity } from '../capacity/run-tenant-capacity.ts';
@@ -11,7 +10,7 @@ import type { TenantRampConfig } from '../config/capacity.ts';
 import type { LiveMetricsOptions } from '../metrics/live-metrics.ts';
 import type { RunResult } from '../result/types.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
-import { reachable } from './reachable.ts';
+import { checkReachable } from './reachable.ts';
 import { exitCodeOf, type Session, withSession } from './session.ts';
 import { writeResultAndReportTo } from './write-output.ts';
 
@@ -79,10 +78,12 @@ export function capacityTenants(s: TenantRampConfig): Promise<number> {
     const { baseUrl, keyFor, max, server } = await openTarget(s);
     if (server) session.own(server);
     const target = `${baseUrl.protocol}//${baseUrl.host}${baseUrl.pathname.replace(/\/$/, '')}`;
-    if (!(await reachable(baseUrl)))
-      throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
+    await checkReachable(baseUrl, s.network.options, target);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
-    if (!s.quiet) process.stderr.write(announcement(s, max));
+    if (!s.quiet) {
+      for (const warning of s.network.warnings) process.stderr.write(`capacity: ${warning}\n`);
+      process.stderr.write(announcement(s, max));
+    }
     const live = await session.useMetrics(liveMetrics(s, target));
     const result = await runTenantCapacity({
       mix: s.mix,
@@ -94,6 +95,7 @@ export function capacityTenants(s: TenantRampConfig): Promise<number> {
       stepMs: s.stepMs,
       thresholds: s.stepThresholds,
       baseUrl: baseUrl.href,
+      network: s.network.options,
       target,
       embeddedTarget: s.baseUrl === undefined,
       targetName: s.baseUrl === undefined ? 'the reference server' : target,

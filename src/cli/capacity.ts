@@ -1,6 +1,5 @@
 import { parseDuration } from '../api/duration.ts';
 import { EXIT } from '../api/exit-codes.ts';
-import { InputError } from '../api/input-error.ts';
 import { scalePlan, shortestWindow } from '../api/plans.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/ban-probe.ts';
 import { capacityEstimateMs, dailyEstimateMs, dailyWindow } from '../capacity/daily.ts';
@@ -18,7 +17,7 @@ import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult } from '../result/types.ts';
 import { capacityTenants } from './capacity-tenants.ts';
 import { spawnServer } from './embedded-server.ts';
-import { reachable } from './reachable.ts';
+import { checkReachable } from './reachable.ts';
 import { exitCodeOf, type Outputs, type Session, withSession } from './session.ts';
 import { writeResultAndReportTo } from './write-output.ts';
 
@@ -68,11 +67,18 @@ async function openTargets(
   }
   const url = c.baseUrl;
   const target = `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
-  if (!(await reachable(url))) throw new InputError(`target ${target} is unreachable`, EXIT.UNREACHABLE);
+  const network = c.network.options;
+  await checkReachable(url, network, target);
   for (const { plan, key, timeScale, maxWaitMs } of c.keys)
-    targets.push({ plan, apiKey: key.reveal(), baseUrl: url.href, timeScale, maxWaitMs });
+    targets.push({ plan, apiKey: key.reveal(), baseUrl: url.href, timeScale, maxWaitMs, network });
   if (c.ban)
-    ban = { plan: c.ban.plan, apiKey: c.ban.key.reveal(), baseUrl: url.href, timeScale: c.ban.timeScale };
+    ban = {
+      plan: c.ban.plan,
+      apiKey: c.ban.key.reveal(),
+      baseUrl: url.href,
+      timeScale: c.ban.timeScale,
+      network,
+    };
   return { target, targets, ban };
 }
 
@@ -126,7 +132,10 @@ function probePlans(c: PlanProbeConfig): Promise<number> {
   return withSession({ label: 'capacity', quiet: c.quiet, write }, async (session) => {
     const { target, targets, ban } = await openTargets(c, session);
     if (session.stoppedEarly()) return EXIT.INTERRUPTED;
-    if (!c.quiet) announce(c, targets, ban);
+    if (!c.quiet) {
+      for (const warning of c.network.warnings) process.stderr.write(`capacity: ${warning}\n`);
+      announce(c, targets, ban);
+    }
     const live = await session.useMetrics(liveMetrics(c, target, targets));
     const outcome = await runCapacity({
       target,

@@ -15,7 +15,7 @@ import { SetupError } from '../scenario/setup-teardown.ts';
 import type { WorkerJob } from '../scenario/worker-job.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { spawnServer } from './embedded-server.ts';
-import { reachable } from './reachable.ts';
+import { checkReachable, reachable } from './reachable.ts';
 import type { FleetRun } from './run-fleet.ts';
 import { type OutputOptions, resultDir, runExitCode, writeRunOutputs } from './run-output.ts';
 import { type Ending, judge, tell } from './run-verdict.ts';
@@ -32,8 +32,7 @@ function tenantJob(mix: TenantMix): NonNullable<WorkerJob['tenants']> {
 /** The target: the embedded server started for this run, or the given one, checked reachable. */
 async function startTarget(config: RunConfig, session: Session<RunOutputs>): Promise<URL> {
   if (config.baseUrl) {
-    if (!(await reachable(config.baseUrl)))
-      throw new InputError(`target ${publicTarget(config.baseUrl)} is unreachable`, EXIT.UNREACHABLE);
+    await checkReachable(config.baseUrl, config.network.options, publicTarget(config.baseUrl));
     return config.baseUrl;
   }
   const minted = config.tenants?.minted;
@@ -191,7 +190,7 @@ async function measure(run: RunState): Promise<number> {
     setupFailure = `scenario ${config.scenario.name}: ${error.message}`;
     // Setup's requests were measured: with them, the run's outputs are written as for any run.
     if (!error.result) {
-      const unreachable = !config.embedded && !(await reachable(run.baseUrl));
+      const unreachable = !config.embedded && !(await reachable(run.baseUrl, config.network.options));
       throw new InputError(setupFailure, unreachable ? EXIT.UNREACHABLE : EXIT.USAGE);
     }
     result = error.result;
@@ -267,6 +266,8 @@ async function traffic(run: RunState): Promise<RunResult> {
     contract: config.contract,
     timeoutMs: config.timeoutMs,
     maxAttempts: config.maxAttempts,
+    network: config.network.options,
+    networkSeen: config.network.seen,
     spec: config.specLabel,
     seed: config.seed,
     shard: config.shard,

@@ -5,6 +5,7 @@ import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
+import { describeTlsFailures } from '../transport/tls-failure.ts';
 import { exitCodeOf } from './session.ts';
 import { outputDir, writeOutput, writeResultFile } from './write-output.ts';
 
@@ -72,8 +73,12 @@ export function writeCiOutputs(result: RunResult, o: OutputOptions): { written: 
 export function neverAnsweredLine(result: RunResult): string | undefined {
   const { overall } = result;
   if (overall.requests === 0 || answeredCount(overall) > 0) return undefined;
+  const requests = `${overall.requests} request${overall.requests === 1 ? '' : 's'}`;
+  // A TLS failure is said in words with the flag that addresses it, not as a code among others.
+  const tls = describeTlsFailures(overall.transportErrors);
+  if (tls) return `the target never answered over TLS (${requests}): ${tls}`;
   const errors = describeTransportErrors(overall.transportErrors);
-  return `the target never answered: ${overall.requests} request${overall.requests === 1 ? '' : 's'}${errors ? `, ${errors}` : ''}`;
+  return `the target never answered: ${requests}${errors ? `, ${errors}` : ''}`;
 }
 
 /**

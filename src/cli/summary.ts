@@ -3,6 +3,7 @@ import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
 import { describeHeldByLimiter } from '../report/held-by-limiter.ts';
+import { describeNetwork } from '../report/network.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
@@ -17,6 +18,7 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
   const m = result.meta;
   return [
     `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.fleet ? `, fleet ${m.fleet.name} of ${m.fleet.generators} generators` : ''}${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
+    ...describeNetwork(result),
     ...operationTable(result),
     ...tierLines(result),
     ...(result.isolation ? isolationLines(result.isolation) : []),

@@ -1,14 +1,15 @@
 import { setMaxListeners } from 'node:events';
+import type { Dispatcher } from 'undici';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import { compilePath, type PathTemplate } from '../api/request.ts';
+import { newDispatcher } from '../transport/dispatcher.ts';
 import { RetryBudget } from './backoff.ts';
 import type { ClientOptions, HeldPastEnd, Transport } from './client-types.ts';
 import { GateContext } from './gate.ts';
 import { PacerPlan } from './pacer.ts';
 import { Scheduler } from './scheduler.ts';
 import { send } from './transport.ts';
-import { Pool } from './undici-pool.ts';
 
 /**
  * What every key of a client shares: the connection pool, the sink, the retry budget, the run's
@@ -20,7 +21,7 @@ export class ClientCore {
   readonly templates: ReadonlyMap<Operation, PathTemplate>;
   readonly origin: string;
   readonly basePath: string;
-  pool: Pool;
+  pool: Dispatcher;
   readonly budget: RetryBudget;
   stop = new AbortController();
   readonly context = new GateContext(new Scheduler());
@@ -59,7 +60,8 @@ export class ClientCore {
     return plan;
   }
 
-  newPool(): Pool {
-    return new Pool(this.origin, { connections: this.options.connections ?? 64, keepAliveTimeout: 30_000 });
+  newPool(): Dispatcher {
+    const shape = { connections: this.options.connections ?? 64, keepAliveTimeout: 30_000 };
+    return newDispatcher(this.origin, shape, this.options.network);
   }
 }

@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { RequestInput } from '../api/request.ts';
 import type { AttemptSink } from '../record/attempt.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import type { SharedQuota } from './gate.ts';
 import type { RawResponse } from './transport.ts';
 
@@ -44,6 +45,8 @@ export interface ClientOptions {
   /** Share of requests that may be 5xx/transport retries (default 0.1). */
   retryBudget?: number;
   connections?: number;
+  /** TLS, HTTP/2 and a proxy (`--ca`, `--insecure`, `--cert`, `--http2`, `--proxy`...): Node's defaults without. */
+  network?: NetworkOptions | undefined;
   sink: AttemptSink;
   /**
    * A quota shared with other generators (worker threads, or machines through Redis): the client's
@@ -55,7 +58,7 @@ export interface ClientOptions {
 }
 
 /** Sends one request on the client's pool: `send` of transport.ts, or a test's fake. */
-export type Transport = (pool: Pool, options: Dispatcher.DispatchOptions) => Promise<RawResponse>;
+export type Transport = (pool: Dispatcher, options: Dispatcher.DispatchOptions) => Promise<RawResponse>;
 
 /** What a flow calls through: the client (its own key), or one tenant's lane of it. */
 export interface Caller {

@@ -4,6 +4,7 @@ import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
 import { quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import { KeyRequests } from '../api/request.ts';
 import type { TenantRef } from '../api/tenants.ts';
+import type { Protocol } from '../transport/dispatcher.ts';
 import type { SpacingState } from './adaptive-spacing.ts';
 import type { ClientCore } from './client-core.ts';
 import type { ApiResponse, Caller, CallInput, HeldPastEnd } from './client-types.ts';
@@ -89,11 +90,13 @@ export class Lane implements Caller {
       let headers: IncomingHttpHeaders | undefined;
       let text = '';
       let errorCode: string | undefined;
+      let protocol: Protocol | undefined;
       try {
         const response = await core.send(core.pool, request);
         status = response.status;
         headers = response.headers;
         text = response.text;
+        protocol = response.protocol;
       } catch (error) {
         errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
       }
@@ -118,6 +121,7 @@ export class Lane implements Caller {
         receivedAt,
         status,
         errorCode,
+        protocol,
         headers,
         rateLimitView: view,
         body: payload,

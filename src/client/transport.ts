@@ -1,10 +1,30 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import { kVia, type Protocol, protocolOf } from '../transport/dispatcher.ts';
 
 export interface RawResponse {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
+  /** Absent (a test's fake transport): HTTP/1.1. */
+  protocol?: Protocol;
+}
+
+/**
+ * nginx answers a client certificate it requires and did not get, or refused, with a 400 page (its
+ * own 496 and 495 underneath), not with a TLS alert: told apart here, they are the TLS failures they
+ * are (a transport error with its words), not answers of the API.
+ */
+const CLIENT_CERT_PAGES: [RegExp, string][] = [
+  [/No required SSL certificate was sent/, 'CLIENT_CERT_REQUIRED'],
+  [/The SSL certificate error/, 'CLIENT_CERT_REFUSED'],
+];
+
+function clientCertFailure(text: string): Error | undefined {
+  for (const [page, code] of CLIENT_CERT_PAGES)
+    if (page.test(text))
+      return Object.assign(new Error(`the target refused the client certificate (${code})`), { code });
+  return undefined;
 }
 
 /**
@@ -16,6 +36,8 @@ class Collector implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
+  /** The connection that carried the request (set by it, with --http2), for the response's protocol. */
+  via: unknown = undefined;
   private readonly resolve: (response: RawResponse) => void;
   private readonly reject: (error: Error) => void;
 
@@ -47,7 +69,9 @@ class Collector implements Dispatcher.DispatchHandler {
         : chunks.length === 1
           ? (chunks[0] as Buffer).toString()
           : Buffer.concat(chunks).toString();
-    this.resolve({ status: this.status, headers: this.headers, text });
+    const refused = this.status === 400 ? clientCertFailure(text) : undefined;
+    if (refused) this.reject(refused);
+    else this.resolve({ status: this.status, headers: this.headers, text, protocol: protocolOf(this.via) });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -55,8 +79,10 @@ class Collector implements Dispatcher.DispatchHandler {
   }
 }
 
-export function send(pool: Pool, options: Dispatcher.DispatchOptions): Promise<RawResponse> {
+export function send(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    pool.dispatch(options, new Collector(resolve, reject));
+    const collector = new Collector(resolve, reject);
+    (options as { [kVia]?: Collector })[kVia] = collector;
+    dispatcher.dispatch(options, collector);
   });
 }

@@ -1,6 +1,7 @@
 import type { Options } from 'yargs';
 import { DEFAULT_OPERATIONS } from '../bench/operation-mix.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
+import { NETWORK_FLAGS } from './network-flags.ts';
 
 /** `bench`'s options as data: src/config/bench.ts resolves what they say into one BenchConfig. */
 export const BENCH_FLAGS = {
@@ -36,11 +37,10 @@ export const BENCH_FLAGS = {
     describe: 'Target; without it the reference server is started on 127.0.0.1 with an unlimited key',
   },
   'api-key': {
-    alias: 'key',
     type: 'string',
     requiresArg: true,
     describe:
-      "API key (or env PETSTORE_API_KEY with --base-url); never printed or written. Wants an unlimited or enterprise plan. --key: the same flag's former name",
+      'API key (or env PETSTORE_API_KEY with --base-url); never printed or written. Wants an unlimited or enterprise plan',
   },
   'auth-header': {
     type: 'string',
@@ -61,6 +61,7 @@ export const BENCH_FLAGS = {
   },
   quiet: { type: 'boolean', default: false, describe: 'No status line and no summary: only the result path' },
   ...METRICS_FLAGS,
+  ...NETWORK_FLAGS,
   'print-config': {
     type: 'boolean',
     default: false,

@@ -11,13 +11,14 @@ import type { SinkSpec } from '../metrics/sinks.ts';
 import { parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl, publicTarget } from './base-url.ts';
 import { metricsFlags } from './metrics-flags.ts';
+import { type NetworkArgs, type NetworkConfig, networkFlags } from './network-flags.ts';
 import { Secret } from './secret.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see src/bench/unlimited-plans.ts). */
 export const EMBEDDED_KEY = 'enterprise-demo-key';
 
 /** What `bench`'s flags say, as yargs hands them over (camel-cased). */
-export interface BenchArgs {
+export interface BenchArgs extends NetworkArgs {
   operations: string;
   duration: string;
   connections: number;
@@ -59,6 +60,8 @@ export interface BenchConfig {
   /** Base URL without credentials, query or fragment: what a result and a message may show. */
   readonly target: string | undefined;
   readonly apiKey: Secret;
+  /** TLS of the target's connections (autocannon's, setup's); no HTTP/2, no proxy. */
+  readonly network: NetworkConfig;
   /** Said on stderr before the benchmark starts (and shown by --print-config). */
   readonly warnings: readonly string[];
   /** Where the key goes; `from` says why. */
@@ -89,6 +92,7 @@ export async function resolveBenchConfig(
       '--metrics pushes the figures of one thread: it cannot be used with --workers yet (run one bench process per worker instead)',
     );
   const target = resolveTarget(args, env);
+  const network = benchNetwork(args, target.baseUrl, env);
   const operations = [...spec.operations];
   // Printed, the operations read as a count: the document is named by specPath.
   Object.defineProperty(operations, 'toJSON', { value: () => `${operations.length} operations` });
@@ -103,10 +107,36 @@ export async function resolveBenchConfig(
     thresholds,
     metrics: metrics && hideEndpoints(metrics),
     ...target,
+    warnings: [...target.warnings, ...network.warnings],
+    network,
     auth: resolvePlacement(args.authHeader),
     out: args.out,
     quiet: args.quiet,
   });
+}
+
+/**
+ * The network flags as autocannon can honour them: TLS with a client certificate, yes; HTTP/2 and a
+ * proxy, no (refused in one line, rather than a benchmark that silently went another way). It never
+ * verifies a certificate, so the target's is verified once, before the benchmark (src/cli/bench.ts).
+ */
+function benchNetwork(args: BenchArgs, baseUrl: URL | undefined, env: NodeJS.ProcessEnv): NetworkConfig {
+  if (args.http2)
+    throw new InputError(
+      '--http2: bench drives autocannon, which speaks HTTP/1.1 only; measure HTTP/2 with run --http2',
+    );
+  const network = networkFlags(args, baseUrl, env);
+  if (network.proxyFrom !== undefined)
+    throw new InputError(
+      network.proxyFrom === '--proxy'
+        ? '--proxy: bench drives autocannon, which cannot go through a proxy; measure through it with run --proxy'
+        : `${network.proxyFrom} names a proxy for ${baseUrl?.host}: bench drives autocannon, which cannot go through one; add the host to NO_PROXY to bench it directly, or measure through the proxy with run`,
+    );
+  const verifiedOnce =
+    baseUrl?.protocol === 'https:' && !args.insecure
+      ? ["autocannon does not verify certificates: the target's is verified once, before the benchmark"]
+      : [];
+  return { ...network, warnings: [...network.warnings, ...verifiedOnce] };
 }
 
 function wholeNumber(value: number, flag: string, min: number, max: number): number {

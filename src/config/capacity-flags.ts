@@ -1,6 +1,7 @@
 import type { InferredOptionTypes, Options } from 'yargs';
 import { DEFAULTS } from '../api/defaults.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
+import { NETWORK_FLAGS } from './network-flags.ts';
 
 /**
  * `capacity`'s own defaults, which the flags' help names and `resolveCapacityConfig` applies (those
@@ -22,12 +23,11 @@ export const CAPACITY_FLAGS = {
     describe: 'Target; without it the reference server is started',
   },
   'api-key': {
-    alias: 'key',
     type: 'string',
     array: true,
     requiresArg: true,
     describe:
-      "PLAN=KEY, repeatable: the API key each plan is probed with, as run's --api-key but one per plan (default with the embedded server: its demo key for every plan). --key: the same flag's former name",
+      "PLAN=KEY, repeatable: the API key each plan is probed with, as run's --api-key but one per plan (default with the embedded server: its demo key for every plan)",
   },
   'auth-header': {
     type: 'string',
@@ -124,6 +124,7 @@ export const CAPACITY_FLAGS = {
       'Print the resolved configuration as JSON (keys as where they came from) and exit: nothing started or sent',
   },
   ...METRICS_FLAGS,
+  ...NETWORK_FLAGS,
 } as const satisfies Record<string, Options>;
 
 /** The parsed flags, camel-cased as yargs gives them. */

@@ -13,6 +13,7 @@ export function printable(config: CapacityConfig): Record<string, unknown> {
     command: config.mode === 'tenants' ? 'capacity --tenants' : 'capacity',
     target: config.baseUrl ? config.baseUrl.href : 'the reference server, started for the run',
     timeoutMs: config.timeoutMs,
+    network: config.network.printable,
     plansFile: config.plansFile,
     auth: Object.fromEntries(
       [...config.auth]

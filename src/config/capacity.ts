@@ -24,6 +24,7 @@ import { BAN_METRICS, parseThreshold, type Threshold } from '../report/threshold
 import { parseBaseUrl } from './base-url.ts';
 import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
 import { metricsFlags } from './metrics-flags.ts';
+import { type NetworkConfig, networkFlags } from './network-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
 import { type TenantFileKeys, tenantFileKeys } from './tenants-file.ts';
@@ -56,6 +57,8 @@ interface CapacityCommon {
   operations: Operation[];
   spec: string;
   metrics: { sinks: SinkSpec[]; intervalMs: number } | undefined;
+  /** TLS, HTTP/2 and the proxy of the target's connections. */
+  network: NetworkConfig;
   out: string | undefined;
   quiet: boolean;
   printConfig: boolean;
@@ -161,6 +164,7 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
   checkThresholdPlans(thresholds, new Set(keys.map((k) => k.plan.name)), ban?.plan.name);
   const metrics = metricsFlags({ ...args, workers: 1 });
   const common = await commonOf(args, plans, timeoutMs, metrics);
+  const baseUrl = targetUrl(args.baseUrl);
   for (const { plan } of keys)
     if (args.daily && !dailyWindow(plan))
       throw new InputError(
@@ -168,7 +172,8 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
       );
   return Object.freeze({
     ...common,
-    baseUrl: targetUrl(args.baseUrl),
+    baseUrl,
+    network: networkFlags(args, baseUrl, process.env),
     mode: 'plans',
     windows: args.windows,
     daily: args.daily,
@@ -215,9 +220,11 @@ async function resolveTenantRamp(args: CapacityArgs, tenants: string): Promise<T
   const verdicts = (args.threshold ?? []).map(parseTenantCapacityThreshold);
   const metrics = metricsFlags({ ...args, workers: 1 });
   const common = await commonOf(args, plans, timeoutMs, metrics, spec);
+  const baseUrl = targetUrl(args.baseUrl);
   return Object.freeze({
     ...common,
-    baseUrl: targetUrl(args.baseUrl),
+    baseUrl,
+    network: networkFlags(args, baseUrl, process.env),
     mode: 'tenants',
     mix,
     timeScale,
@@ -238,7 +245,7 @@ async function commonOf(
   timeoutMs: number,
   metrics: CapacityCommon['metrics'],
   loaded?: Awaited<ReturnType<typeof loadSpec>>,
-): Promise<Omit<CapacityCommon, 'baseUrl'>> {
+): Promise<Omit<CapacityCommon, 'baseUrl' | 'network'>> {
   const authHeader = args.authHeader === undefined ? undefined : parseAuthHeader(args.authHeader);
   const spec = loaded ?? (await loadSpec(DEFAULT_SPEC_PATH));
   return {

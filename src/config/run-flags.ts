@@ -5,6 +5,7 @@ import { DEFAULT_TOLERANCES, describeTolerance, type Metric } from '../report/to
 import { CHECKPOINT_FILE } from './checkpoint.ts';
 import { FLEET_FLAGS } from './fleet-flags.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
+import { NETWORK_FLAGS } from './network-flags.ts';
 
 const TOLERANCE_DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
   .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)
@@ -164,6 +165,7 @@ export const RUN_FLAGS = {
   },
   ...FLEET_FLAGS,
   ...METRICS_FLAGS,
+  ...NETWORK_FLAGS,
   'auth-header': {
     requiresArg: true,
     type: 'string',

@@ -25,6 +25,7 @@ export function printable(config: RunConfig): Record<string, unknown> {
     spec: config.specLabel,
     apiKey: config.apiKey ?? 'none',
     ...(config.authHeader ? { authHeader: describeAuth(config.authHeader) } : {}),
+    network: config.network.printable,
     auth: Object.fromEntries(
       [...config.auth].map(([id, placement]) => [id, `${describeAuth(placement)} (${placement.from})`]),
     ),

@@ -40,6 +40,7 @@ import { parseBaseUrl } from './base-url.ts';
 import { parseCheckpointInterval } from './checkpoint.ts';
 import { resolveFleet } from './fleet-flags.ts';
 import { metricsFlags } from './metrics-flags.ts';
+import { type NetworkConfig, networkFlags } from './network-flags.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import type { RUN_FLAGS } from './run-flags.ts';
@@ -112,6 +113,8 @@ export interface RunConfig {
   readonly auth: Map<string, ResolvedAuth>;
   readonly outputs: { out: string | undefined; junit: string | undefined; summaryMd: string | undefined };
   readonly quiet: boolean;
+  /** TLS, HTTP/2 and the proxy of the target's connections. */
+  readonly network: NetworkConfig;
   /** Said on stderr before the run starts. */
   readonly warnings: readonly string[];
 }
@@ -158,11 +161,14 @@ export async function resolveRunConfig(
   const { shard, quotaStore } = sending;
   const load = resolveLoad(args, scenario, plans, windows, timeScale, embedded, shard);
   const unshared = Boolean(shard && shard.count > 1 && !quotaStore && !load.tenants);
-  const warnings = args.quiet ? [] : [...loadedThrough, ...(unshared ? [UNSHARED_SHARD] : [])];
+  const baseUrl = embedded ? undefined : parseBaseUrl(args.baseUrl as string);
+  const network = networkFlags(args, baseUrl, env);
+  const warnings = args.quiet
+    ? []
+    : [...loadedThrough, ...(unshared ? [UNSHARED_SHARD] : []), ...network.warnings];
   const apiKey = resolveKey(args, env, embedded, planName);
   const seed = args.seed ?? Math.floor(Math.random() * 2 ** 32);
   if (!Number.isInteger(seed) || seed < 0) throw new InputError('--seed must be a whole number >= 0');
-  const baseUrl = embedded ? undefined : parseBaseUrl(args.baseUrl as string);
   const authHeader = args.authHeader === undefined ? undefined : parseAuthHeader(args.authHeader);
   return Object.freeze({
     printConfig: args.printConfig,
@@ -196,6 +202,7 @@ export async function resolveRunConfig(
     auth: new Map(spec.operations.map((op) => [op.id, op.auth])),
     outputs: { out: args.out, junit: args.junit, summaryMd: args.summaryMd },
     quiet: args.quiet,
+    network,
     warnings,
   });
 }

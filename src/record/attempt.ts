@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
 import type { RateLimitView } from '../api/rate-limit-dialect.ts';
 import type { TenantRef } from '../api/tenants.ts';
+import type { Protocol } from '../transport/dispatcher.ts';
 
 /**
  * One HTTP attempt, as the client hands it to the recorder. Every attempt is recorded, retries
@@ -24,6 +25,8 @@ export interface AttemptRecord {
   status: number;
   /** Transport error code (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...). */
   errorCode: string | undefined;
+  /** The protocol a response came over (absent: HTTP/1.1, or a transport error). */
+  protocol?: Protocol | undefined;
   headers: IncomingHttpHeaders | undefined;
   /**
    * The quota fields in whatever dialect the server spoke, as the client read them for pacing; the

@@ -15,7 +15,13 @@ import { quotaSection } from './sections/quota.ts';
 import { summaryCards } from './sections/summary.ts';
 import { tenantCapacitySection } from './sections/tenant-capacity.ts';
 import { tenantsSection } from './sections/tenants.ts';
-import { baselineBanner, benchRateLimitedBanner, partialBanner, verdictBanner } from './sections/verdict.ts';
+import {
+  baselineBanner,
+  benchRateLimitedBanner,
+  partialBanner,
+  unverifiedBanner,
+  verdictBanner,
+} from './sections/verdict.ts';
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -96,6 +102,7 @@ export function renderHtmlReport(result: RunResult): string {
 ${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
 </header>
 ${partialBanner(result)}
+${unverifiedBanner(result)}
 ${benchRateLimitedBanner(result)}
 ${tableOfContents(sections)}
 ${sections}

@@ -69,6 +69,7 @@ export function mergeSummaries(parts: SummaryPart[], coveredSeconds: number): Op
     rateLimited: 0,
     retries: 0,
     transportErrors: {} as Record<string, number>,
+    protocols: {} as Record<string, number>,
     pacingWaitMs: 0,
     backoffWaitMs: 0,
     checkFailures: 0,
@@ -79,6 +80,7 @@ export function mergeSummaries(parts: SummaryPart[], coveredSeconds: number): Op
     merged.rateLimited += s.rateLimited;
     merged.retries += s.retries;
     addCounts(merged.transportErrors, s.transportErrors);
+    addCounts(merged.protocols, s.protocols ?? {});
     merged.pacingWaitMs += s.pacingWaitMs;
     merged.backoffWaitMs += s.backoffWaitMs;
     merged.checkFailures += s.checkFailures;
@@ -94,6 +96,7 @@ export function mergeSummaries(parts: SummaryPart[], coveredSeconds: number): Op
     rateLimitedRate: merged.requests ? merged.rateLimited / merged.requests : 0,
     retries: merged.retries,
     transportErrors: merged.transportErrors,
+    protocols: merged.protocols,
     pacingWaitMs: merged.pacingWaitMs,
     backoffWaitMs: merged.backoffWaitMs,
     checkFailures: merged.checkFailures,

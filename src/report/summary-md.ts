@@ -2,6 +2,7 @@ import { errorCount } from '../record/errors.ts';
 import type { RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
 import { describeHeldByLimiter } from './held-by-limiter.ts';
+import { UNVERIFIED_LINE } from './network.ts';
 import { partialReason } from './partial-reason.ts';
 
 /**
@@ -31,6 +32,7 @@ export function renderSummaryMarkdown(result: RunResult): string {
   const { meta, overall, compliance } = result;
   const lines: string[] = [headline(result)];
   if (meta.partial) lines.push('', `> Partial run: ${cell(partialReason(meta))}.`);
+  if (result.config.network?.insecure) lines.push('', `> ${cell(UNVERIFIED_LINE)}.`);
   lines.push(
     '',
     `Plan **${cell(meta.plan)}** against ${code(meta.target)}${meta.embeddedTarget ? ' (embedded reference server)' : ''}, ${meta.durationSeconds} s from ${meta.startedAt}.`,

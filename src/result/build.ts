@@ -23,6 +23,7 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
     rateLimitedRate: stats.requests ? stats.rateLimited / stats.requests : 0,
     retries: stats.retries,
     transportErrors: { ...stats.transportErrors },
+    protocols: { ...stats.protocols },
     pacingWaitMs: Math.round(stats.pacingWaitMs),
     backoffWaitMs: Math.round(stats.backoffWaitMs),
     checkFailures: stats.checkFailures,

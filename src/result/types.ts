@@ -247,6 +247,12 @@ export interface RunConfig {
   seed?: number;
   /** `--contract`: the rate-limit dialect the checks judged as promised (absent: the seed's). */
   contract?: Contract;
+  /**
+   * How requests reached the target, when not as Node does by default: a CA of one's own (`--ca`),
+   * no verification (`--insecure`: every figure came from an unverified peer), a client certificate,
+   * HTTP/2 offered, the proxy's origin. Never a certificate's or key's contents.
+   */
+  network?: NetworkSeen;
 }
 
 export interface OperationInfo {
@@ -254,6 +260,14 @@ export interface OperationInfo {
   path: string;
   deprecated: boolean;
   stability: string;
+}
+
+export interface NetworkSeen {
+  ca?: boolean;
+  insecure?: boolean;
+  clientCertificate?: boolean;
+  http2?: boolean;
+  proxy?: string;
 }
 
 export interface OperationSummary {
@@ -266,6 +280,8 @@ export interface OperationSummary {
   rateLimitedRate: number;
   retries: number;
   transportErrors: Record<string, number>;
+  /** Responses by the protocol that carried them, 'HTTP/1.1' or 'HTTP/2' (absent from older results). */
+  protocols?: Record<string, number>;
   pacingWaitMs: number;
   backoffWaitMs: number;
   /** Responses that failed at least one check. */

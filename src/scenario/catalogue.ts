@@ -3,11 +3,27 @@
  * data flows one way, from scenarios into src. Scenario authors import it from here or from
  * scenarios/lib/catalogue.ts.
  */
+import type { ApiResponse } from '../client/client-types.ts';
 import type { Api } from '../client/petstore-api.ts';
+import { tlsFailureWords } from '../transport/tls-failure.ts';
 
 export interface Catalogue {
   categoryIds: number[];
   petIds: number[];
+}
+
+/** A setup call that got no HTTP answer at all: the target is unreachable as the run reaches it (exit 3). */
+export class NoAnswerError extends Error {}
+
+/**
+ * How a setup call failed, as the error its one line says: the status it answered, or, with none,
+ * why (a TLS failure in words, with the flag that addresses it).
+ */
+export function failedCall(operation: string, reply: ApiResponse): Error {
+  if (reply.status !== 0) return new Error(`${operation} answered ${reply.status}`);
+  const code = reply.error ?? 'unknown';
+  const words = tlsFailureWords(code);
+  return new NoAnswerError(`${operation} got no answer (${words ? `${words}; ${code}` : code})`);
 }
 
 /** Stock given to the pets setup prepares, so that shoppers do not run them out during a run. */
@@ -22,7 +38,7 @@ export async function prepareCatalogue(api: Api, pets = 5): Promise<Catalogue> {
   let categoryIds = categories.ok ? categories.body.map((c) => c.id) : [];
   if (categoryIds.length === 0) {
     const created = await api.createCategory({ name: 'Dogs', description: 'Created by petstore-load setup' });
-    if (!created.ok) throw new Error(`createCategory answered ${created.status}`);
+    if (!created.ok) throw failedCall('createCategory', created);
     categoryIds = [created.body.id];
   }
   const petIds: number[] = [];
@@ -31,9 +47,9 @@ export async function prepareCatalogue(api: Api, pets = 5): Promise<Catalogue> {
       name: `load-test pet ${i + 1}`,
       categoryId: categoryIds[i % categoryIds.length] as number,
     });
-    if (!pet.ok) throw new Error(`createPet answered ${pet.status}`);
+    if (!pet.ok) throw failedCall('createPet', pet);
     const stocked = await api.updateInventory(pet.body.id, { quantity: SETUP_STOCK });
-    if (!stocked.ok) throw new Error(`updateInventory answered ${stocked.status}`);
+    if (!stocked.ok) throw failedCall('updateInventory', stocked);
     petIds.push(pet.body.id);
   }
   return { categoryIds, petIds };

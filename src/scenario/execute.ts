@@ -15,7 +15,8 @@ import { errorCount } from '../record/errors.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import { outagesFromStart } from '../result/store-outages.ts';
-import type { LimiterSeen, RunResult, WorkloadSummary } from '../result/types.ts';
+import type { LimiterSeen, NetworkSeen, RunResult, WorkloadSummary } from '../result/types.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import type { Scenario } from './define.ts';
 import { type Coordination, type EngineInput, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
@@ -46,6 +47,9 @@ export interface ExecuteInput<D> {
   contract?: Contract;
   timeoutMs?: number;
   maxAttempts?: number;
+  /** TLS, HTTP/2 and a proxy for the target's connections, and what the result records of them. */
+  network?: NetworkOptions | undefined;
+  networkSeen?: NetworkSeen | undefined;
   spec: string;
   /** SIGINT/SIGTERM: aborting it ends the run early with a partial result. */
   signal?: AbortSignal;
@@ -144,6 +148,7 @@ function runClient<D>(input: ExecuteInput<D>, recorder: Recorder): ApiClient {
     timeoutMs: input.timeoutMs,
     maxAttempts: input.maxAttempts,
     connections: input.tenants ? 256 : Math.max(1, Math.min(256, input.workload.maxInFlight)),
+    network: input.network,
     sharedQuota: input.sharedQuota,
     transport: input.transport,
     sink: tap
@@ -203,6 +208,7 @@ function resultBuilder<D>(
         spec: input.spec,
         ...(input.seed === undefined ? {} : { seed: input.seed }),
         ...(input.contract === undefined ? {} : { contract: input.contract }),
+        ...(input.networkSeen === undefined ? {} : { network: input.networkSeen }),
       },
       recorder,
       operations: input.operations,

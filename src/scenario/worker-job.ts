@@ -3,6 +3,8 @@ import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
 import type { TenantGroupSpec } from '../api/tenants.ts';
 import type { Contract } from '../record/checks/contract.ts';
+import type { NetworkSeen } from '../result/types.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 import type { Share } from './share.ts';
 import type { WorkloadOverrides } from './workload.ts';
 
@@ -38,6 +40,8 @@ export interface WorkerJob {
   contract?: Contract;
   timeoutMs: number;
   maxAttempts: number;
+  network?: NetworkOptions | undefined;
+  networkSeen?: NetworkSeen | undefined;
   seed: number;
   /**
    * A tenant mix, as plain data: the groups, every key in tenant order (kept in memory, never

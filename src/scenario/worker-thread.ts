@@ -109,6 +109,8 @@ try {
     contract: job.contract,
     timeoutMs: job.timeoutMs,
     maxAttempts: job.maxAttempts,
+    network: job.network,
+    networkSeen: job.networkSeen,
     spec: job.spec,
     signal: interrupt.signal,
     interruptedBy: () => interruptedBy,

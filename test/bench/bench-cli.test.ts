@@ -91,7 +91,7 @@ describe('petstore-load bench (embedded server)', () => {
   }, 120_000);
 
   it('says prominently when a rate limit held the benchmark back (the free demo key)', async () => {
-    const run = await bench('free', ['--key', 'free-demo-key', '--operations', 'listPets', '--quiet']);
+    const run = await bench('free', ['--api-key', 'free-demo-key', '--operations', 'listPets', '--quiet']);
     expect(run.code, run.context).toBe(0);
     expect(resultProblem(run.result)).toBeUndefined();
     expect(run.result.meta.plan).toBe('free');

@@ -86,15 +86,18 @@ describe('petstore-load bench --print-config', () => {
   // that a request sent before the refusal would show in `requests`.
   it.each([
     [
-      ['--base-url', 'TARGET', '--key', 'k', '--duration', '10'],
+      ['--base-url', 'TARGET', '--api-key', 'k', '--duration', '10'],
       /^petstore-load: --duration: '10' is not a duration/,
     ],
     [
-      ['--base-url', 'TARGET', '--key', 'k', '--auth-header', 'X Api'],
+      ['--base-url', 'TARGET', '--api-key', 'k', '--auth-header', 'X Api'],
       /^petstore-load: --auth-header: 'X Api' is not a header name/,
     ],
     [['--base-url', 'TARGET'], /^petstore-load: --base-url needs --api-key KEY/],
-    [['--base-url', 'TARGET', '--key', 'k', '--rate', '1.5'], /^petstore-load: --rate: '1.5' is not a rate/],
+    [
+      ['--base-url', 'TARGET', '--api-key', 'k', '--rate', '1.5'],
+      /^petstore-load: --rate: '1.5' is not a rate/,
+    ],
   ])('refuses %j in one line with exit 2, before anything is sent', async (flags, message) => {
     const args = flags.map((f) => (f === 'TARGET' ? `${baseUrl}/api` : f));
     const out = await cliInProcess(['bench', ...args, '--print-config'], { PETSTORE_API_KEY: undefined });

@@ -29,7 +29,7 @@ describe('petstore-load capacity --daily and --probe-ban (embedded server, time 
     const outcome = await runCli(
       [
         'capacity',
-        '--key',
+        '--api-key',
         'free=free-demo-key',
         '--plans',
         plans,
@@ -70,7 +70,7 @@ describe('petstore-load capacity --daily and --probe-ban (embedded server, time 
 
   it('on Ctrl-C writes what it measured, marked partial, and exits 130', async () => {
     const out = freshDir('interrupted');
-    const cli = spawnCli(['capacity', '--key', 'free=free-demo-key', '--out', out]);
+    const cli = spawnCli(['capacity', '--api-key', 'free=free-demo-key', '--out', out]);
     try {
       const deadline = Date.now() + 20_000;
       while (!cli.stderr().includes('capacity: free:') && Date.now() < deadline)

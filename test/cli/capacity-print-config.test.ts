@@ -37,7 +37,7 @@ function expectNoKey(outcome: { stdout: string; stderr: string }): void {
 describe('petstore-load capacity --print-config', () => {
   it('prints the plan probed, its windows and the timeout; the key as where it came from; sends nothing', async () => {
     const outcome = await runCli(
-      ['capacity', '--base-url', baseUrl, '--key', `pro=${KEY}`, '--timeout', '4s', '--print-config'],
+      ['capacity', '--base-url', baseUrl, '--api-key', `pro=${KEY}`, '--timeout', '4s', '--print-config'],
       20_000,
       { PETSTORE_API_KEY: KEY },
     );
@@ -47,7 +47,6 @@ describe('petstore-load capacity --print-config', () => {
     const printed = JSON.parse(outcome.stdout);
     expect(printed.target).toBe(`${baseUrl}/`);
     expect(printed.timeoutMs).toBe(4000);
-    // --key is --api-key's former name: the key reads as given with --api-key.
     expect(printed.plans.pro.key).toBe('from --api-key pro');
     expect(printed.plans.pro.windows).toEqual(DEFAULT_PLANS.pro?.windows);
     expect(printed.auth.listPets.placement).toBe('header authorization: Bearer');
@@ -57,13 +56,20 @@ describe('petstore-load capacity --print-config', () => {
   });
 
   it('--max-wait: the longest wait each plan accepts, as given; by default its longest window, at least a minute', async () => {
-    const given = await cliInProcess(['capacity', '--key', 'free=k', '--max-wait', '90s', '--print-config']);
+    const given = await cliInProcess([
+      'capacity',
+      '--api-key',
+      'free=k',
+      '--max-wait',
+      '90s',
+      '--print-config',
+    ]);
     expect(given.code).toBe(0);
     expect(JSON.parse(given.stdout).plans.free.maxWaitMs).toBe(90_000);
     // The embedded server at time scale 10 000: a day of 8.64 s, so the floor of a minute.
     const fast = await cliInProcess([
       'capacity',
-      '--key',
+      '--api-key',
       'free=k',
       '--time-scale',
       '10000',
@@ -71,10 +77,24 @@ describe('petstore-load capacity --print-config', () => {
     ]);
     expect(JSON.parse(fast.stdout).plans.free.maxWaitMs).toBe(60_000);
     // At time scale 100, the day's 864 s is past the cap of 10 minutes.
-    const slow = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '100', '--print-config']);
+    const slow = await cliInProcess([
+      'capacity',
+      '--api-key',
+      'free=k',
+      '--time-scale',
+      '100',
+      '--print-config',
+    ]);
     expect(JSON.parse(slow.stdout).plans.free.maxWaitMs).toBe(600_000);
     // At time scale 1000, 86.4 s: the day itself.
-    const day = await cliInProcess(['capacity', '--key', 'free=k', '--time-scale', '1000', '--print-config']);
+    const day = await cliInProcess([
+      'capacity',
+      '--api-key',
+      'free=k',
+      '--time-scale',
+      '1000',
+      '--print-config',
+    ]);
     expect(JSON.parse(day.stdout).plans.free.maxWaitMs).toBe(86_400);
   });
 
@@ -134,7 +154,16 @@ describe('petstore-load capacity --print-config', () => {
 
   it('a run does what was printed: the same plan, time scale, windows and timeout in its result', async () => {
     const out = workspace.fresh('run');
-    const flags = ['--key', 'free=free-demo-key', '--windows', '1', '--time-scale', '30', '--timeout', '3s'];
+    const flags = [
+      '--api-key',
+      'free=free-demo-key',
+      '--windows',
+      '1',
+      '--time-scale',
+      '30',
+      '--timeout',
+      '3s',
+    ];
     const shown = await cliInProcess(['capacity', ...flags, '--print-config']);
     expect(shown.code).toBe(0);
     const printed = JSON.parse(shown.stdout);

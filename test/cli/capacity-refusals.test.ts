@@ -10,11 +10,11 @@ import { type CliOutcome, runCli } from '../helpers/integration-cli.ts';
 const refusals: [string[], RegExp][] = [
   [['--ban-key', 'free=k'], /--ban-key is only used with --probe-ban/],
   [
-    ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k'],
+    ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--api-key', 'free=k'],
     /--probe-ban needs --ban-key PLAN=KEY/,
   ],
   [
-    ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--key', 'free=k', '--ban-key', 'pro=k'],
+    ['--probe-ban', '--base-url', 'http://127.0.0.1:9', '--api-key', 'free=k', '--ban-key', 'pro=k'],
     /--ban-key: the pro key is also given with --api-key/,
   ],
   [['--probe-ban', '--ban-max-wait', '5'], /--ban-max-wait: '5' is not a duration/],
@@ -29,7 +29,7 @@ const refusals: [string[], RegExp][] = [
   [['--daily', '--threshold', 'capacity.free.strikes_to_ban==6'], /strikes_to_ban needs --probe-ban/],
   // What was typed, quoted as typed: no '=' that was never there.
   [
-    ['--base-url', 'http://127.0.0.1:9', '--key', 'pro'],
+    ['--base-url', 'http://127.0.0.1:9', '--api-key', 'pro'],
     /--api-key: expected PLAN=KEY, got 'pro' \(a plan with no '=KEY'\)\n?$/,
   ],
 ];

@@ -62,16 +62,18 @@ describe('resolveBenchConfig', () => {
     ).toEqual([]);
   });
 
-  it('--api-key is the flag, --key its former name, as the CLI parses them', async () => {
-    for (const flag of ['--api-key', '--key']) {
-      const args = (await yargs()
+  it('--api-key is the flag; --key, its former name, is now a client key file and refuses a key without echoing it', async () => {
+    const parse = async (argv: string[]) =>
+      (await yargs()
         .options(BENCH_FLAGS)
         .strict()
-        .parseAsync(['--base-url', 'http://127.0.0.1:9', flag, 'k-123'])) as unknown as BenchArgs;
-      const config = await resolveBenchConfig(args, {});
-      expect(config.apiKey.reveal(), flag).toBe('k-123');
-      expect(JSON.parse(configJson(config)).apiKey, flag).toBe('from --api-key');
-    }
+        .parseAsync(['--base-url', 'http://127.0.0.1:9', ...argv])) as unknown as BenchArgs;
+    const config = await resolveBenchConfig(await parse(['--api-key', 'k-123']), {});
+    expect(config.apiKey.reveal()).toBe('k-123');
+    expect(JSON.parse(configJson(config)).apiKey).toBe('from --api-key');
+    const refused = resolveBenchConfig(await parse(['--api-key', 'k', '--key', 'k-secret']), {});
+    await expect(refused).rejects.toThrow(/^--key needs --cert: .*--api-key/);
+    await expect(refused).rejects.not.toThrow(/k-secret/);
   });
 
   it('a target takes PETSTORE_API_KEY, --api-key over it; --auth-header puts it there as-is', async () => {

@@ -47,7 +47,7 @@ describe('resolveCapacityConfig: the plan probes', () => {
   });
 
   it('a given target: the keys given, scale 1, the key printed only as where it came from', async () => {
-    const c = await resolveFlags(['--base-url', 'http://127.0.0.1:9/api/', '--key', 'pro=secret-xyz']);
+    const c = await resolveFlags(['--base-url', 'http://127.0.0.1:9/api/', '--api-key', 'pro=secret-xyz']);
     if (c.mode !== 'plans') throw new Error('expected the plan probes');
     expect(c.baseUrl?.href).toBe('http://127.0.0.1:9/api/');
     expect(c.keys.map((k) => [k.plan.name, k.timeScale, k.key.reveal()])).toEqual([['pro', 1, 'secret-xyz']]);
@@ -59,31 +59,36 @@ describe('resolveCapacityConfig: the plan probes', () => {
     expect(Object.keys(json.plans)).toEqual(['pro']);
   });
 
-  it('--api-key is the flag, --key its former name: both give a key per plan', async () => {
-    for (const flag of ['--api-key', '--key']) {
-      const c = await resolveFlags([
-        '--base-url',
-        'http://127.0.0.1:9',
-        flag,
-        'pro=k-pro',
-        flag,
-        'free=k-free',
-      ]);
-      if (c.mode !== 'plans') throw new Error('expected the plan probes');
-      expect(
-        c.keys.map((k) => [k.plan.name, k.key.reveal()]),
-        flag,
-      ).toEqual([
-        ['pro', 'k-pro'],
-        ['free', 'k-free'],
-      ]);
-    }
+  it('--api-key gives a key per plan; --key, its former name, is now a client key file and refuses one without echoing it', async () => {
+    const c = await resolveFlags([
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--api-key',
+      'pro=k-pro',
+      '--api-key',
+      'free=k-free',
+    ]);
+    if (c.mode !== 'plans') throw new Error('expected the plan probes');
+    expect(c.keys.map((k) => [k.plan.name, k.key.reveal()])).toEqual([
+      ['pro', 'k-pro'],
+      ['free', 'k-free'],
+    ]);
+    const refused = resolveFlags([
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--api-key',
+      'pro=k',
+      '--key',
+      'pro=k-secret',
+    ]);
+    await expect(refused).rejects.toThrow(/^--key needs --cert: .*--api-key/);
+    await expect(refused).rejects.not.toThrow(/k-secret/);
   });
 
   it.each([
     // A plan's name and a plan with its '=' are quoted as typed, never with an '=' that was not.
     [['--api-key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
-    [['--key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
+    [['--api-key', 'pro'], "--api-key: expected PLAN=KEY, got 'pro' (a plan with no '=KEY')"],
     [['--api-key', 'pro='], "--api-key: expected PLAN=KEY, got 'pro=' (no key after '=')"],
     // Anything else may be the key itself: described, not echoed.
     [['--api-key', 'sk-live-secret'], "--api-key: expected PLAN=KEY, got a value without '=' (not shown"],
@@ -115,9 +120,12 @@ describe('resolveCapacityConfig: the plan probes', () => {
   it.each([
     [['--step-duration', '5s'], /^--step-duration is a flag of capacity --tenants$/],
     [['--windows', '0'], /^--windows must be a whole number from 1 to 10$/],
-    [['--base-url', 'ftp://x', '--key', 'pro=k'], /^--base-url must be http/],
+    [['--base-url', 'ftp://x', '--api-key', 'pro=k'], /^--base-url must be http/],
     [['--base-url', 'http://127.0.0.1:9'], /^--api-key PLAN=KEY is required with --base-url$/],
-    [['--threshold', 'capacity.gold.accepted_per_minute>=1', '--key', 'pro=k'], /plan 'gold' is not probed/],
+    [
+      ['--threshold', 'capacity.gold.accepted_per_minute>=1', '--api-key', 'pro=k'],
+      /plan 'gold' is not probed/,
+    ],
   ])('refuses %j with an input error naming the flag', async (argv, message) => {
     await expect(resolveFlags(argv)).rejects.toThrow(message);
   });
@@ -181,7 +189,7 @@ describe('resolveCapacityConfig: the tenant ramp', () => {
   });
 
   it.each([
-    [['--tenants', 'pro', '--key', 'pro=k'], /^--api-key measures one key per plan/],
+    [['--tenants', 'pro', '--api-key', 'pro=k'], /^--api-key measures one key per plan/],
     [['--tenants', 'pro', '--api-key', 'pro=k'], /^--api-key measures one key per plan/],
     [['--tenants', 'pro', '--step-duration', '5'], /^--step-duration: '5' is not a duration/],
     [['--tenants', 'pro', '--step-duration', '100ms'], /^--step-duration must be from 500ms to 10m$/],

@@ -1,10 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fastifyRateLimit from '@fastify/rate-limit';
 import express from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
@@ -12,7 +7,7 @@ import { slowDown } from 'express-slow-down';
 import Fastify from 'fastify';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { Agent, type Dispatcher, request } from 'undici';
-import { freePort } from './free-port.ts';
+import { proxyTarget, startNginx } from './nginx.ts';
 
 /**
  * Real third-party rate limiters (@fastify/rate-limit, express-rate-limit, rate-limiter-flexible,
@@ -239,15 +234,6 @@ export interface NginxLimitReqOptions {
   zoneKey?: string;
 }
 
-const NGINX_START_LIMIT_MS = 10_000;
-
-/** /usr/sbin is not on a non-root user's PATH on Debian, yet that is where the package puts nginx. */
-function nginxBinary(): string {
-  for (const candidate of ['nginx', '/usr/sbin/nginx'])
-    if (!spawnSync(candidate, ['-v']).error) return candidate;
-  throw new Error('nginx is not installed (apt-get install -y nginx): the limiter tests need it');
-}
-
 /** Everything the config interpolates is checked, so no option can smuggle in a directive. */
 function checkNginxOptions(options: NginxLimitReqOptions): void {
   if (!/^\d+r\/[sm]$/.test(options.rate)) throw new Error(`nginx rate ${options.rate}: want e.g. '60r/m'`);
@@ -259,19 +245,7 @@ function checkNginxOptions(options: NginxLimitReqOptions): void {
 function checkNginxCommon(options: { upstream: string; zoneKey?: string }): void {
   if (options.zoneKey !== undefined && !/^\$[a-z0-9_]+$/.test(options.zoneKey))
     throw new Error(`nginx zoneKey ${options.zoneKey}: want a variable, e.g. '$http_authorization'`);
-  const url = new URL(options.upstream);
-  if (url.protocol !== 'http:' || url.search || url.hash || /[\s;{}"'\\]/.test(options.upstream))
-    throw new Error(`nginx upstream ${options.upstream}: want a plain http:// URL`);
-}
-
-/**
- * `proxy_pass` with no path passes the request's URI unchanged; with one, it replaces the location's
- * `/` by it, which puts the upstream's path in front of the request's.
- */
-function proxyTarget(upstream: string): string {
-  const url = new URL(upstream);
-  const path = url.pathname.replace(/\/+$/, '');
-  return path ? `${url.origin}${path}/` : url.origin;
+  proxyTarget(options.upstream);
 }
 
 /** The directives a limiter puts in nginx's http block (its zone) and in the location (the limit). */
@@ -301,77 +275,13 @@ function limitConn(options: NginxLimitConnOptions): NginxLimit {
   };
 }
 
-function nginxConfig(dir: string, port: number, upstream: string, { zone, limit }: NginxLimit): string {
-  const at = (name: string) => `"${join(dir, name)}"`;
-  // One process, no master: nothing forks or switches user (as root the worker would become nobody,
-  // who cannot enter the 0700 temp dir), and SIGTERM ends the one process there is.
-  return `daemon off;
-master_process off;
-pid ${at('nginx.pid')};
-error_log ${at('error.log')} warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${at('client_body')};
-  proxy_temp_path ${at('proxy')};
-  fastcgi_temp_path ${at('fastcgi')};
-  uwsgi_temp_path ${at('uwsgi')};
-  scgi_temp_path ${at('scgi')};
-  ${zone}
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      # limit_req and limit_conn act in the preaccess phase, after rewrite: a 'return' would never be limited.
-      ${limit}
-      proxy_pass ${proxyTarget(upstream)};
-    }
-  }
-}
-`;
-}
-
-/** Polls a TCP connect: nginx says nothing on stdout when it is ready. */
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function waitForNginx(child: ChildProcess, port: number, errorLog: string): Promise<void> {
-  const deadline = Date.now() + NGINX_START_LIMIT_MS;
-  const failure = async (why: string) => {
-    const log = await readFile(errorLog, 'utf8').catch(() => '(no error log)');
-    return new Error(`nginx ${why}: ${log.trim()}`);
-  };
-  while (Date.now() < deadline) {
-    if (child.pid === undefined) throw await failure('could not be started');
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw await failure(`exited with ${child.exitCode ?? child.signalCode}`);
-    if (await accepts(port)) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw await failure(`did not accept connections within ${NGINX_START_LIMIT_MS / 1000} s`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
-
 /**
  * Debian's nginx with `limit_req` in front of the upstream: a leaky bucket that sends a bare 429,
  * with no rate-limit header and no Retry-After.
  */
 export async function startNginxLimitReq(options: NginxLimitReqOptions): Promise<RunningLimiter> {
   checkNginxOptions(options);
-  return startNginx(options.upstream, limitReq(options));
+  return startNginxLimit(options.upstream, limitReq(options));
 }
 
 export interface NginxLimitConnOptions {
@@ -390,31 +300,23 @@ export async function startNginxLimitConn(options: NginxLimitConnOptions): Promi
   if (!(Number.isInteger(options.conn) && options.conn >= 1))
     throw new Error(`nginx conn ${options.conn}: want a whole number, 1 or more`);
   checkNginxCommon(options);
-  return startNginx(options.upstream, limitConn(options));
+  return startNginxLimit(options.upstream, limitConn(options));
 }
 
-async function startNginx(upstream: string, limit: NginxLimit): Promise<RunningLimiter> {
-  const binary = nginxBinary();
-  const dir = await mkdtemp(join(tmpdir(), 'petstore-nginx-'));
-  const port = await freePort();
-  const errorLog = join(dir, 'error.log');
-  await writeFile(join(dir, 'nginx.conf'), nginxConfig(dir, port, upstream, limit));
-  const child = spawn(binary, ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', errorLog], {
-    stdio: 'ignore',
-  });
-  // A spawn that fails leaves no pid, which waitForNginx reports; unheard, the event would crash the run.
-  child.once('error', () => {});
-  const stop = async () => {
-    await stopChild(child);
-    await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitForNginx(child, port, errorLog);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url: `http://127.0.0.1:${port}`, stop };
+async function startNginxLimit(upstream: string, { zone, limit }: NginxLimit): Promise<RunningLimiter> {
+  const target = proxyTarget(upstream);
+  const nginx = await startNginx(
+    (port) => `${zone}
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      # limit_req and limit_conn act in the preaccess phase, after rewrite: a 'return' would never be limited.
+      ${limit}
+      proxy_pass ${target};
+    }
+  }`,
+  );
+  return { url: `http://127.0.0.1:${nginx.port}`, stop: nginx.stop };
 }
 
 export interface ExpressSlowDownOptions {

@@ -50,7 +50,7 @@ describe.concurrent('--metrics refused on capacity and bench as on run', () => {
         'capacity',
         '--base-url',
         sink,
-        '--key',
+        '--api-key',
         'free=k',
         '--metrics',
         `prometheus=http://me:s3cret@${sink.slice(7)}/api/v1/write`,
@@ -71,7 +71,15 @@ describe.concurrent('--metrics refused on capacity and bench as on run', () => {
     ],
     [
       'bench against a target, not http',
-      () => ['bench', '--base-url', sink, '--key', 'k', '--metrics', 'prometheus=ftp://me:s3cret@127.0.0.1/'],
+      () => [
+        'bench',
+        '--base-url',
+        sink,
+        '--api-key',
+        'k',
+        '--metrics',
+        'prometheus=ftp://me:s3cret@127.0.0.1/',
+      ],
       /must be http:\/\/ or https:\/\//,
     ],
     [
@@ -122,7 +130,7 @@ describe.skipIf(SKIP_PROMETHEUS).concurrent('capacity and bench into a real Prom
     const outcome = await runCli(
       [
         'capacity',
-        '--key',
+        '--api-key',
         'free=free-demo-key',
         '--plans',
         plans,

@@ -1,6 +1,7 @@
 import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, decimal, duration } from '../format.ts';
+import { describeNetwork } from '../network.ts';
 import { partialReason } from '../partial-reason.ts';
 import { countCell } from './cells.ts';
 
@@ -56,6 +57,7 @@ function configList(result: RunResult): SafeHtml {
     ['spec', c.spec],
     ['seed', c.seed],
     ['rate-limit contract', c.contract ?? 'seed'],
+    ...describeNetwork(result).map((line): Entry => ['network', line]),
   ]);
 }
 

@@ -1,6 +1,7 @@
 import type { RunResult, ThresholdResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { decimal } from '../format.ts';
+import { UNVERIFIED_LINE } from '../network.ts';
 import { partialReason } from '../partial-reason.ts';
 
 const actual = (t: ThresholdResult) =>
@@ -46,6 +47,12 @@ export function baselineBanner(result: RunResult): SafeHtml | '' {
     <strong>${regressions.length} regression${regressions.length === 1 ? '' : 's'}</strong> against <code>${file}</code>
     <ul>${regressions.map((r) => html`<li><code>${r.operation}</code> ${r.metric}: ${decimal(r.baseline)} → ${decimal(r.current)}</li>`)}</ul>
   </div>`;
+}
+
+/** A run that verified no certificate says so before any of its figures. */
+export function unverifiedBanner(result: RunResult): SafeHtml | '' {
+  if (!result.config.network?.insecure) return '';
+  return html`<div class="banner partial" data-insecure="true"><strong>TLS unverified</strong>: ${UNVERIFIED_LINE.replace(/^TLS unverified \(--insecure\): /, '')}.</div>`;
 }
 
 /** A partial run's figures cover less than was planned: say so before any of them. */
