@@ -104,6 +104,9 @@ const TIMING_LIGHT = [
   'test/cli/run-sigint.test.ts',
   // --abort-on-fail: a 30 s run ended at its first failing second.
   'test/cli/run-abort.test.ts',
+  // Over TLS behind nginx, 4 s at the plan rate (50 a second) over HTTP/1.1, then over HTTP/2, each
+  // judged on the share of the quota it used.
+  'test/transport/tls-pacing.test.ts',
 ];
 
 /**
@@ -127,6 +130,8 @@ const LONG_FIRST = [
   'test/cli/capacity-print-config.test.ts',
   'test/server/fuzz.test.ts',
   'test/cli/serve.test.ts',
+  // Five nginx and tinyproxy fronts, eleven CLIs through them: 20 s.
+  'test/transport/tls-targets.test.ts',
 ];
 
 /** Where each file named above starts: in that order, before the files not named. */

@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
  * one leaves the loop by itself); `npm test` stays the whole suite, which CI runs.
  */
 const STARTS_SOMETHING =
-  /\b(startServer|startNginx\w*|startRedis|startSentinelGroup|startExpress\w*|startFastify\w*|startPrometheus\w*|runCli|cliInProcess|runInProcess|runListAgainst|executeScenario|spawn|spawnSync|fork|execFile|createServer|listen|hostileTarget|Worker|freePort|tsImport|realRun|tenantResult)\b|helpers\/(integration|limiters|redis|prometheus|processes|hostile-target|real-run)/;
+  /\b(startServer|startNginx\w*|startRedis|startSentinelGroup|startExpress\w*|startFastify\w*|startPrometheus\w*|runCli|cliInProcess|runInProcess|runListAgainst|executeScenario|spawn|spawnSync|fork|execFile|createServer|listen|hostileTarget|Worker|freePort|tsImport|realRun|tenantResult|makeCertificates|startTlsFront|startHttpProxy)\b|helpers\/(integration|limiters|redis|prometheus|processes|hostile-target|real-run|tls-target|http-proxy|nginx)/;
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
