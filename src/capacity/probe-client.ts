@@ -11,7 +11,7 @@ import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
 import { send } from '../client/transport.ts';
 import type { AttemptSink } from '../record/attempt.ts';
-import { newDispatcher } from '../transport/dispatcher.ts';
+import { newDispatcher, type Protocol } from '../transport/dispatcher.ts';
 import type { NetworkOptions } from '../transport/network.ts';
 
 /** One answer, as the capacity phases need it. */
@@ -186,6 +186,7 @@ export class ProbeClient {
     let errorCode: string | undefined;
     let headers: Record<string, string | string[] | undefined> | undefined;
     let text = '';
+    let protocol: Protocol | undefined;
     const id = String(++probeIds);
     try {
       const template = this.template;
@@ -196,6 +197,7 @@ export class ProbeClient {
       status = response.status;
       headers = response.headers;
       text = response.text;
+      protocol = response.protocol;
     } catch (error) {
       errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
     } finally {
@@ -219,6 +221,7 @@ export class ProbeClient {
       receivedAt,
       status,
       errorCode,
+      protocol,
       headers,
       rateLimitView: reply.view,
       body: new ResponseBody(text, headers),

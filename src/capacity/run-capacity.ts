@@ -8,7 +8,7 @@ import { now } from '../client/clock.ts';
 import { Recorder } from '../record/recorder.ts';
 import { buildResult } from '../result/build.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
-import type { RunResult } from '../result/types.ts';
+import type { NetworkSeen, RunResult } from '../result/types.ts';
 import type { NetworkOptions } from '../transport/network.ts';
 import { probeBan } from './ban-probe.ts';
 import { CapacityProbe } from './probe.ts';
@@ -38,6 +38,8 @@ export interface CapacityInput {
   daily?: boolean;
   operations: Operation[];
   spec: string;
+  /** What the result records of TLS, HTTP/2 and the proxy (config.network). */
+  networkSeen?: NetworkSeen | undefined;
   /** `--probe-ban`: the key named for it, and how long its ban may be waited out. */
   ban?: CapacityTarget & {
     maxWaitMs: number;
@@ -195,6 +197,7 @@ function capacityResult(
       timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxAttempts: 1,
       spec: input.spec,
+      ...(input.networkSeen ? { network: input.networkSeen } : {}),
     },
     recorder,
     operations: input.operations,

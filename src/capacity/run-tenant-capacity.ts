@@ -6,7 +6,7 @@ import { getPlan, type PlanTable, planRate, type RateWindow, scalePlan } from '.
 import { now } from '../client/clock.ts';
 import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
-import type { RunResult } from '../result/types.ts';
+import type { NetworkSeen, RunResult } from '../result/types.ts';
 import type { NetworkOptions } from '../transport/network.ts';
 import { type RampOutcome, rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
 import { runTenantStep, type TenantStepInput } from './tenant-step.ts';
@@ -42,6 +42,8 @@ export interface TenantCapacityInput {
   targetName: string;
   operations: Operation[];
   spec: string;
+  /** What the result records of TLS, HTTP/2 and the proxy (config.network). */
+  networkSeen?: NetworkSeen | undefined;
   timeoutMs?: number;
   /** Without it, the first measured step also warms connections and JIT on both sides. */
   warmup?: boolean;
@@ -92,6 +94,7 @@ function stepCommon(
     embeddedTarget: input.embeddedTarget,
     operations: input.operations,
     spec: input.spec,
+    networkSeen: input.networkSeen,
     timeScale: input.timeScale,
     thresholds: input.thresholds,
     timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,

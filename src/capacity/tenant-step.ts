@@ -6,7 +6,7 @@ import { errorCount } from '../record/errors.ts';
 import { evaluateThreshold } from '../report/threshold-evaluate.ts';
 import type { Threshold } from '../report/threshold-parse.ts';
 import type { TenantBreakCause, TenantStep } from '../result/capacity-types.ts';
-import type { RunResult } from '../result/types.ts';
+import type { NetworkSeen, RunResult } from '../result/types.ts';
 import type { ConstantArrivalRate, Scenario } from '../scenario/define.ts';
 import { type ExecuteInput, executeScenario } from '../scenario/execute.ts';
 import { tenantLoads } from '../scenario/tenant-load.ts';
@@ -134,6 +134,8 @@ export interface TenantStepInput {
   embeddedTarget: boolean;
   operations: Operation[];
   spec: string;
+  /** What the result records of TLS, HTTP/2 and the proxy (config.network). */
+  networkSeen?: NetworkSeen | undefined;
   timeScale: number;
   durationMs: number;
   thresholds: readonly Threshold[];
@@ -220,6 +222,7 @@ export async function runTenantStep(
       maxAttempts: 1,
       timeoutMs: input.timeoutMs,
       spec: input.spec,
+      networkSeen: input.networkSeen,
       signal: input.signal,
       tenants: { mix, loads: tenantLoads(mix, declared, {}, 'open') },
       ...(input.onLive ? { onLive: input.onLive } : {}),

@@ -101,6 +101,7 @@ export function capacityTenants(s: TenantRampConfig): Promise<number> {
       targetName: s.baseUrl === undefined ? 'the reference server' : target,
       operations: s.operations,
       spec: s.spec,
+      networkSeen: s.network.seen,
       timeoutMs: s.timeoutMs,
       log: s.quiet ? undefined : (line) => process.stderr.write(`capacity: ${line}\n`),
       signal: session.interrupt.signal,

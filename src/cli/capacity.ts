@@ -145,6 +145,7 @@ function probePlans(c: PlanProbeConfig): Promise<number> {
       daily: c.daily,
       operations: c.operations,
       spec: c.spec,
+      networkSeen: c.network.seen,
       timeoutMs: c.timeoutMs,
       log: c.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: session.interrupt.signal,

@@ -27,6 +27,7 @@ const PAGES: Record<string, string[]> = {
   'docs/serve.md': ['serve'],
   'docs/multi-generator.md': ['run'],
   'docs/metrics.md': ['run', 'capacity', 'bench'],
+  'docs/network.md': ['run', 'capacity', 'bench'],
   'docs/results.md': ['run', 'report', 'compare', 'merge'],
   'docs/exit-codes.md': ALL,
   'docs/checks.md': ['run', 'serve'],
