@@ -9,7 +9,13 @@
  * the recorder read and pushed every second to a real Prometheus' remote-write receiver, started
  * here, in a process of its own whose CPU is not counted). The median of the rounds' ratios is the
  * cost of `--metrics` per request; the target is within 5%.
+ *
+ * `run` is also measured through nginx in front of the same server (Debian's, certificates made with
+ * openssl): plain HTTP, HTTPS (HTTP/1.1) and HTTPS with `--http2`, side by side in each round. Their
+ * CPU per request is printed for each, and against the plain hop through the same nginx: a figure of
+ * what TLS and HTTP/2 cost the generator, not a gate.
  */
+import { readFileSync } from 'node:fs';
 import { cpuUsage } from 'node:process';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
@@ -19,6 +25,7 @@ import { spawnServer } from '../src/cli/embedded-server.ts';
 import { LiveMetrics } from '../src/metrics/live-metrics.ts';
 import { parseMetricsFlags } from '../src/metrics/sinks.ts';
 import { startPrometheus } from '../test/helpers/prometheus.ts';
+import { makeCertificates, startTlsFront } from '../test/helpers/tls-target.ts';
 import { runFlow, stopOnExit, unlimitedPlansFile } from './harness.ts';
 import { median, writeBenchReport } from './report.ts';
 
@@ -40,7 +47,27 @@ const prometheus = await startPrometheus().catch(async (error: unknown) => {
   plansFile.remove();
   throw error;
 });
+const certs = makeCertificates();
+const front = await startTlsFront({
+  upstream: server.url,
+  cert: certs.server,
+  http2: true,
+  plain: true,
+}).catch(async (error: unknown) => {
+  await prometheus.stop();
+  await stopServers();
+  plansFile.remove();
+  certs.remove();
+  throw error;
+});
 const stopAll = stopOnExit([server, prometheus]);
+const ca = readFileSync(certs.ca, 'utf8');
+/** The nginx hop's three ways, each `run` as the CLI would make it. */
+const viaNginx = {
+  'run-nginx': { url: front.plainUrl as string, network: undefined },
+  'run-https': { url: front.url, network: { ca } },
+  'run-h2': { url: front.url, network: { ca, http2: true } },
+} as const;
 const sinks = parseMetricsFlags([`prometheus=${prometheus.writeUrl}`]);
 const METRICS_INTERVAL_MS = 1000;
 const PROMETHEUS_DEADLINE_MS = 15_000;
@@ -50,9 +77,17 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-type Tool = 'run' | 'run-metrics' | 'autocannon' | 'undici';
+type Tool = 'run' | 'run-metrics' | 'autocannon' | 'undici' | keyof typeof viaNginx;
 type Sample = { requests: number; cpuMs: number; usPerRequest: number; rps: number; pushedSamples?: number };
-const samples: Record<Tool, Sample[]> = { run: [], 'run-metrics': [], autocannon: [], undici: [] };
+const samples: Record<Tool, Sample[]> = {
+  run: [],
+  'run-metrics': [],
+  autocannon: [],
+  undici: [],
+  'run-nginx': [],
+  'run-https': [],
+  'run-h2': [],
+};
 // Parsed once, outside every measurement: the figure is the request path, not start-up.
 const { operations } = await loadSpec();
 
@@ -125,8 +160,10 @@ async function measure(tool: Tool): Promise<Sample> {
             windows: enterpriseWindows,
           })
         : undefined;
+    const hop = tool in viaNginx ? viaNginx[tool as keyof typeof viaNginx] : undefined;
     const result = await runFlow({
-      url: server.url,
+      url: hop?.url ?? server.url,
+      ...(hop?.network ? { network: hop.network } : {}),
       plan: 'enterprise',
       plans,
       operations,
@@ -145,6 +182,11 @@ async function measure(tool: Tool): Promise<Sample> {
       ...(metrics ? { onLive: (live) => metrics.start(live) } : {}),
     });
     requests = result.overall.requests;
+    const protocols = result.overall.protocols ?? {};
+    if (tool === 'run-h2' && protocols['HTTP/2'] !== requests)
+      throw new MetricsCheckFailed(
+        `--http2 through nginx: ${JSON.stringify(protocols)} of ${requests} responses`,
+      );
     const sample: Sample = {
       requests,
       cpuMs: workloadCpu,
@@ -173,7 +215,12 @@ try {
   // `run` off and on go back to back in every round, each first in turn: a pair's ratio compares
   // neighbours (rotating them apart, two tools between them in one round, let a burst of load on a
   // shared machine fall on one side). The pair and the other tools rotate, so that drift favours none.
-  const units: Tool[][] = [['run', 'run-metrics'], ['autocannon'], ['undici']];
+  const units: Tool[][] = [
+    ['run', 'run-metrics'],
+    ['autocannon'],
+    ['undici'],
+    ['run-nginx', 'run-https', 'run-h2'],
+  ];
   // The warm-up ends with the pair: when it began with them, run's first measured round after
   // autocannon's and undici's warm-up was the dearest of all in quiet runs (33.5, 34.8, 32.6 µs, its
   // later rounds 29 to 32), which favoured whichever of the pair went second in round 1.
@@ -195,6 +242,8 @@ try {
   console.error(`bench:generator: ${error.message}`);
   process.exitCode = 1;
 } finally {
+  await front.stop();
+  certs.remove();
   await stopAll();
   await stopServers();
   plansFile.remove();
@@ -222,7 +271,21 @@ console.log(
 console.log(
   `--metrics (push every ${METRICS_INTERVAL_MS / 1000} s to Prometheus)  off: ${run.toFixed(1)} µs   on: ${runMetrics.toFixed(1)} µs   on/off: ${metricsOnToOffPaired.toFixed(3)}x, the median of the rounds' (per round: ${pairRatios.map((r) => r.toFixed(3)).join(', ')}; the medians' ratio: ${metricsOnToOff.toFixed(3)}x); target within 5%: ${metricsOnToOffPaired <= 1.05 ? 'met' : 'NOT met'}`,
 );
-const medianUsPerRequest = { run, runMetrics, autocannon: ac, undici: bare };
+const [plainHop, httpsHop, h2Hop] = (['run-nginx', 'run-https', 'run-h2'] as const).map((t) =>
+  median(samples[t].map((s) => s.usPerRequest)),
+) as [number, number, number];
+console.log(
+  `run through nginx  http: ${plainHop.toFixed(1)} µs   https: ${httpsHop.toFixed(1)} µs (${(httpsHop / plainHop).toFixed(2)}x)   https --http2: ${h2Hop.toFixed(1)} µs (${(h2Hop / plainHop).toFixed(2)}x)`,
+);
+const medianUsPerRequest = {
+  run,
+  runMetrics,
+  autocannon: ac,
+  undici: bare,
+  runNginxHttp: plainHop,
+  runNginxHttps: httpsHop,
+  runNginxHttp2: h2Hop,
+};
 const ratios = {
   runToAutocannon: run / ac,
   runToUndici: run / bare,
@@ -230,6 +293,8 @@ const ratios = {
   metricsOnToOff,
   metricsOnToOffPaired,
   metricsOnToOffPerRound: pairRatios,
+  httpsToHttp: httpsHop / plainHop,
+  http2ToHttp: h2Hop / plainHop,
 };
 console.log(
   `written ${writeBenchReport('bench-generator', { connections, duration, rounds, metricsIntervalMs: METRICS_INTERVAL_MS, samples, medianUsPerRequest, ratios })}`,

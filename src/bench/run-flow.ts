@@ -12,6 +12,7 @@ import type { RunResult } from '../result/types.ts';
 import type { Flow, Workload } from '../scenario/define.ts';
 import { type ExecuteInput, executeScenario } from '../scenario/execute.ts';
 import { resolveWorkload } from '../scenario/workload.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 
 /** Runs one flow through the real `run` pipeline (client, pacing, recorder, checks) and returns the result. */
 export async function runFlow(options: {
@@ -30,6 +31,8 @@ export async function runFlow(options: {
   onWorkload?(running: boolean): void;
   /** Given once, when the run starts: its live recorder and pacing, as `run --metrics` reads them. */
   onLive?: ExecuteInput<undefined>['onLive'];
+  /** TLS, HTTP/2 and a proxy, as `run`'s flags give them. */
+  network?: NetworkOptions;
 }): Promise<RunResult> {
   return runFlowObserved(options);
 }
@@ -64,6 +67,7 @@ export async function runFlowObserved(
     spec: 'built in',
     onWorkload: options.onWorkload,
     onLive: options.onLive,
+    network: options.network,
     tap: options.tap,
     onTick: options.onTick,
   });

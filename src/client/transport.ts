@@ -20,6 +20,17 @@ const CLIENT_CERT_PAGES: [RegExp, string][] = [
   [/The SSL certificate error/, 'CLIENT_CERT_REFUSED'],
 ];
 
+/**
+ * An HTTP/2 server closes a connection with GOAWAY (nginx after 1000 requests on it, its
+ * keepalive_requests), and undici fails a request in flight on it as a socket error: named for what
+ * it is, so that the summary does not read it as the target resetting connections.
+ */
+function goAwayNamed(error: Error): Error {
+  if ((error as NodeJS.ErrnoException).code !== 'UND_ERR_SOCKET' || !/"GOAWAY" frame/.test(error.message))
+    return error;
+  return Object.assign(new Error(error.message), { code: 'H2_GOAWAY' });
+}
+
 function clientCertFailure(text: string): Error | undefined {
   for (const [page, code] of CLIENT_CERT_PAGES)
     if (page.test(text))
@@ -38,6 +49,8 @@ class Collector implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   /** The connection that carried the request (set by it, with --http2), for the response's protocol. */
   via: unknown = undefined;
+  /** Read when the response starts, while its connection still says what it negotiated. */
+  private protocol: Protocol = 'HTTP/1.1';
   private readonly resolve: (response: RawResponse) => void;
   private readonly reject: (error: Error) => void;
 
@@ -55,6 +68,7 @@ class Collector implements Dispatcher.DispatchHandler {
   ): void {
     this.status = status;
     this.headers = headers;
+    if (this.via !== undefined) this.protocol = protocolOf(this.via);
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -71,11 +85,11 @@ class Collector implements Dispatcher.DispatchHandler {
           : Buffer.concat(chunks).toString();
     const refused = this.status === 400 ? clientCertFailure(text) : undefined;
     if (refused) this.reject(refused);
-    else this.resolve({ status: this.status, headers: this.headers, text, protocol: protocolOf(this.via) });
+    else this.resolve({ status: this.status, headers: this.headers, text, protocol: this.protocol });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.reject(error);
+    this.reject(goAwayNamed(error));
   }
 }
 

@@ -25,7 +25,7 @@ const KINDS: { kind: string; plural: string; codes: RegExp }[] = [
   {
     kind: 'reset',
     plural: 'resets',
-    codes: /^(ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ECONNABORTED)$/,
+    codes: /^(ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ECONNABORTED|H2_GOAWAY)$/,
   },
   { kind: 'refused', plural: 'refused', codes: /^ECONNREFUSED$/ },
   { kind: 'other', plural: 'other', codes: /./ },

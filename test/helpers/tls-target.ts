@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 import { proxyTarget, startNginx } from './nginx.ts';
 
 /**
@@ -153,11 +154,15 @@ export interface TlsFrontOptions {
   http2?: boolean;
   /** `ssl_verify_client on` with this CA: a client certificate it signed is required. */
   clientCa?: string;
+  /** Also listen for plain HTTP on a port of its own (`plainUrl`): the same hop without TLS. */
+  plain?: boolean;
 }
 
 export interface TlsFront {
   /** `https://127.0.0.1:PORT`. */
   url: string;
+  /** `http://127.0.0.1:PORT`, with `plain`. */
+  plainUrl: string | undefined;
   /** The protocol of every request nginx answered, in order ('HTTP/2.0', 'HTTP/1.1'), from its access log. */
   protocols(): string[];
   stop(): Promise<void>;
@@ -167,11 +172,12 @@ export interface TlsFront {
 export async function startTlsFront(options: TlsFrontOptions): Promise<TlsFront> {
   const target = proxyTarget(options.upstream);
   let log = '';
+  const plainPort = options.plain ? await freePort() : undefined;
   const nginx = await startNginx((port, at) => {
     log = at('access.log').slice(1, -1);
     return `log_format protocol '$server_protocol';
   server {
-    listen 127.0.0.1:${port} ssl${options.http2 ? ' http2' : ''};
+    listen 127.0.0.1:${port} ssl${options.http2 ? ' http2' : ''};${plainPort ? `\n    listen 127.0.0.1:${plainPort};` : ''}
     access_log ${at('access.log')} protocol;
     ssl_certificate ${JSON.stringify(options.cert.cert)};
     ssl_certificate_key ${JSON.stringify(options.cert.key)};
@@ -185,6 +191,7 @@ export async function startTlsFront(options: TlsFrontOptions): Promise<TlsFront>
   });
   return {
     url: `https://127.0.0.1:${nginx.port}`,
+    plainUrl: plainPort ? `http://127.0.0.1:${plainPort}` : undefined,
     protocols: () => {
       try {
         return readFileSync(log, 'utf8').split('\n').filter(Boolean);

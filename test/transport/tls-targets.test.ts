@@ -56,7 +56,14 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([caSigned?.stop(), h2?.stop(), selfSigned?.stop(), mutual?.stop(), proxy?.stop()]);
+  await Promise.all([
+    caSigned?.stop(),
+    h2?.stop(),
+
+    selfSigned?.stop(),
+    mutual?.stop(),
+    proxy?.stop(),
+  ]);
   await server?.close();
   certs?.remove();
 });
@@ -66,6 +73,7 @@ function run(
   target: string,
   flags: string[],
   env: Record<string, string> = {},
+  vus = 2,
 ): Promise<CliOutcome & { out: string }> {
   const out = freshDir('run');
   const args = [
@@ -80,7 +88,7 @@ function run(
     '--time-scale',
     '10',
     '--vus',
-    '2',
+    String(vus),
     '--duration',
     '2s',
     '--out',
