@@ -24,11 +24,15 @@ let dir: string;
 let server: RunningServer;
 let scenarioFile: string;
 let counter = 0;
+const KEYS = 16;
+let keysUsed = 0;
 const fresh = (name: string) => join(dir, `${name}-${++counter}`);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'petstore-load-gates-'));
-  server = await startServer({ timeScale: 10 });
+  // A key per run: runs side by side on one key would share its quota, and meet each other's 429s.
+  const keys = Object.fromEntries(Array.from({ length: KEYS }, (_, i) => [`free-${i + 1}`, 'free']));
+  server = await startServer({ timeScale: 10, keys });
   scenarioFile = join(dir, 'gated.ts');
   writeFileSync(
     scenarioFile,
@@ -54,7 +58,7 @@ const gated = (out: string, extra: string[]) => [
   '--base-url',
   server.url,
   '--api-key',
-  'free-demo-key',
+  `free-${(keysUsed++ % KEYS) + 1}`,
   '--time-scale',
   '10',
   '--out',
@@ -147,7 +151,8 @@ describe.concurrent('run as a CI gate', () => {
     () =>
       parallel(async () => {
         const first = fresh('baseline');
-        expect((await run(first, [])).code).toBe(0);
+        const baselineRun = await run(first, []);
+        expect(baselineRun.code, `${baselineRun.stdout}\n${baselineRun.stderr}`).toBe(0);
         const out = fresh('against-baseline');
         const baseline = join(first, 'result.json');
         // Tolerances no noise can exceed: the verdict is certain, the wiring is what is tested.
