@@ -32,6 +32,8 @@ const PASSPHRASE = 'tls test phrase';
 /** Each child is a second or two of a core to start; CI has 2 cores. */
 const parallel = pLimit(3);
 const RUN_LIMIT_MS = 60_000;
+const KEYS = 32;
+let keysUsed = 0;
 
 let certs: TestCertificates;
 let server: RunningServer;
@@ -45,7 +47,9 @@ const freshDir = cliWorkspace('tls').fresh;
 
 beforeAll(async () => {
   certs = makeCertificates(PASSPHRASE);
-  server = await startServer({ timeScale: 10 });
+  // A key per run: runs side by side on one key would share its quota and meet each other's 429s.
+  const keys = Object.fromEntries(Array.from({ length: KEYS }, (_, i) => [`pro-${i + 1}`, 'pro']));
+  server = await startServer({ timeScale: 10, keys: { ...keys, 'enterprise-demo-key': 'enterprise' } });
   [caSigned, h2, selfSigned, mutual, proxy] = await Promise.all([
     startTlsFront({ upstream: server.url, cert: certs.server, http2: true }),
     startTlsFront({ upstream: server.url, cert: certs.server, http2: true }),
@@ -82,7 +86,7 @@ function run(
     '--base-url',
     target,
     '--api-key',
-    'pro-demo-key',
+    `pro-${(keysUsed++ % KEYS) + 1}`,
     '--plan',
     'pro',
     '--time-scale',
@@ -170,6 +174,15 @@ describe.concurrent('run against an https target', () => {
     const seen = h2.protocols();
     expect(seen.length).toBeGreaterThanOrEqual(result.overall.requests);
     expect(new Set(seen)).toEqual(new Set(['HTTP/2.0']));
+  });
+
+  it('--workers 2: every thread reaches the target as the main thread would, over HTTP/2 with --ca', async () => {
+    const r = await run(h2.url, ['--ca', certs.ca, '--http2', '--workers', '2']);
+    expect(r.code, context(r)).toBe(0);
+    const result = resultOf(r);
+    expectNoErrors(result, context(r));
+    expect(result.meta.workers).toBe(2);
+    expect(result.overall.protocols).toEqual({ 'HTTP/2': result.overall.requests });
   });
 
   it('a client certificate required: with --cert and --key (its passphrase from the environment) 0 errors; without one, or with a stranger, exit 3 in words', async () => {
