@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
+import { acceptsOnLoopback as accepts, stopChild } from './processes.ts';
 
 const START_LIMIT_MS = 10_000;
 
@@ -61,17 +60,6 @@ MaxClients 100
   return { url: `http://127.0.0.1:${port}`, log, stop };
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 async function waitFor(child: ChildProcess, port: number, log: () => string): Promise<void> {
   const deadline = Date.now() + START_LIMIT_MS;
   while (Date.now() < deadline) {
@@ -81,11 +69,4 @@ async function waitFor(child: ChildProcess, port: number, log: () => string): Pr
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`tinyproxy did not accept connections within ${START_LIMIT_MS / 1000} s: ${log().trim()}`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
 }

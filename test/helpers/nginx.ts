@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
+import { acceptsOnLoopback as accepts, stopChild } from './processes.ts';
 
 const NGINX_START_LIMIT_MS = 10_000;
 
@@ -73,18 +72,6 @@ http {
   return { port, dir, stop };
 }
 
-/** Polls a TCP connect: nginx says nothing on stdout when it is ready. */
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 async function waitForNginx(child: ChildProcess, port: number, errorLog: string): Promise<void> {
   const deadline = Date.now() + NGINX_START_LIMIT_MS;
   const failure = async (why: string) => {
@@ -99,13 +86,6 @@ async function waitForNginx(child: ChildProcess, port: number, errorLog: string)
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw await failure(`did not accept connections within ${NGINX_START_LIMIT_MS / 1000} s`);
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
 }
 
 /**

@@ -1,4 +1,7 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 
 /**
  * Whether a process has ended: gone, or a zombie. A parent killed by SIGKILL leaves its children to
@@ -35,4 +38,24 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+/** Whether something accepts a TCP connection on loopback's `port`: how a daemon that says nothing is ready. */
+export function acceptsOnLoopback(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Ends a child started by a test (SIGTERM) and waits for it; one already ended is left as it is. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
 }

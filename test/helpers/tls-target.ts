@@ -44,97 +44,32 @@ function signed(
 ): void {
   openssl(['req', ...EC, ...keyArgs, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
   writeFileSync(join(dir, `${name}.ext`), extensions);
+  const ca = ['-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2'];
   openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-      '-out',
-      `${name}.pem`,
-    ],
+    ['x509', '-req', '-in', `${name}.csr`, ...ca, '-extfile', `${name}.ext`, '-out', `${name}.pem`],
     dir,
   );
+}
+
+/** A self-signed certificate `name`.pem and its key in `dir`: a CA's, or a server's with `extra` arguments. */
+function selfSigned(dir: string, name: string, subject: string, extra: string[] = []): void {
+  const args = ['-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', subject];
+  openssl(['req', '-x509', ...EC, ...args, ...extra], dir);
 }
 
 export function makeCertificates(passphrase = 'correct horse'): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-tls-'));
   const at = (name: string) => join(dir, name);
-  openssl(
-    [
-      'req',
-      '-x509',
-      ...EC,
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.pem',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=petstore-load test CA',
-    ],
-    dir,
-  );
-  signed(
-    dir,
-    'server',
-    '/CN=localhost',
-    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
-  );
-  openssl(
-    [
-      'req',
-      '-x509',
-      ...EC,
-      '-nodes',
-      '-keyout',
-      'self.key',
-      '-out',
-      'self.pem',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    dir,
-  );
-  signed(dir, 'client', '/CN=petstore-load client', 'extendedKeyUsage=clientAuth\n', [
-    '-passout',
-    `pass:${passphrase}`,
-  ]);
+  selfSigned(dir, 'ca', '/CN=petstore-load test CA');
+  const names = 'subjectAltName=IP:127.0.0.1,DNS:localhost';
+  signed(dir, 'server', '/CN=localhost', `${names}\nextendedKeyUsage=serverAuth\n`);
+  selfSigned(dir, 'self', '/CN=localhost', ['-addext', names]);
+  const encrypted = ['-passout', `pass:${passphrase}`];
+  signed(dir, 'client', '/CN=petstore-load client', 'extendedKeyUsage=clientAuth\n', encrypted);
   // A client certificate from another CA: the server must refuse it.
   const other = join(dir, 'other');
   mkdirSync(other);
-  openssl(
-    [
-      'req',
-      '-x509',
-      ...EC,
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.pem',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=another CA',
-    ],
-    other,
-  );
+  selfSigned(other, 'ca', '/CN=another CA');
   signed(other, 'client', '/CN=stranger', 'extendedKeyUsage=clientAuth\n');
   return {
     dir,
