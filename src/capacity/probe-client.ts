@@ -9,7 +9,7 @@ import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
 import { ResponseBody } from '../client/response-body.ts';
-import { send } from '../client/transport.ts';
+import { senderFor } from '../client/transport.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import { newDispatcher, type Protocol } from '../transport/dispatcher.ts';
 import type { NetworkOptions } from '../transport/network.ts';
@@ -133,6 +133,7 @@ export class ProbeClient {
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private readonly pool: Dispatcher;
+  private readonly send: Transport;
   /** The one request every probe sends, its id header aside. */
   private readonly template: BuiltRequest;
   private readonly cap: number;
@@ -143,6 +144,7 @@ export class ProbeClient {
     const url = new URL(o.baseUrl);
     this.cap = o.maxInFlight ?? 32;
     this.pool = newDispatcher(url.origin, { connections: this.cap, keepAliveTimeout: 30_000 }, o.network);
+    this.send = o.transport ?? senderFor(o.network);
     // The key where the probed operation's document puts it; the path is sent, never recorded.
     this.template = new KeyRequests(o.apiKey).build(
       url.pathname.replace(/\/$/, ''),
@@ -190,7 +192,7 @@ export class ProbeClient {
     const id = String(++probeIds);
     try {
       const template = this.template;
-      const response = await (this.o.transport ?? send)(this.pool, {
+      const response = await this.send(this.pool, {
         ...template,
         headers: { ...template.headers, [PROBE_HEADER]: id },
       });

@@ -9,7 +9,7 @@ import type { ClientOptions, HeldPastEnd, Transport } from './client-types.ts';
 import { GateContext } from './gate.ts';
 import { PacerPlan } from './pacer.ts';
 import { Scheduler } from './scheduler.ts';
-import { send } from './transport.ts';
+import { senderFor } from './transport.ts';
 
 /**
  * What every key of a client shares: the connection pool, the sink, the retry budget, the run's
@@ -41,7 +41,7 @@ export class ClientCore {
     this.pool = this.newPool();
     setMaxListeners(0, this.stop.signal);
     this.budget = new RetryBudget(options.retryBudget ?? 0.1);
-    this.send = options.transport ?? send;
+    this.send = options.transport ?? senderFor(options.network);
   }
 
   pacerPlan(windows: readonly RateWindow[], enforce: boolean): PacerPlan {

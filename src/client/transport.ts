@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { kVia, type Protocol, protocolOf } from '../transport/dispatcher.ts';
+import type { NetworkOptions } from '../transport/network.ts';
 
 export interface RawResponse {
   status: number;
@@ -95,8 +96,27 @@ class Collector implements Dispatcher.DispatchHandler {
 
 export function send(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
+    dispatcher.dispatch(options, new Collector(resolve, reject));
+  });
+}
+
+/**
+ * `send` where a response's protocol is not known in advance (`--http2`): the request's options
+ * carry its collector, for the connection that takes it to write itself in. Without HTTP/2 every
+ * response is HTTP/1.1, and the request path does without it.
+ */
+export function sendNoting(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
     const collector = new Collector(resolve, reject);
     (options as { [kVia]?: Collector })[kVia] = collector;
     dispatcher.dispatch(options, collector);
   });
+}
+
+/** How a client with these network options sends: noting the connection only with HTTP/2. */
+export function senderFor(network: NetworkOptions | undefined): typeof send {
+  return network?.http2 ? sendNoting : send;
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Options } from 'yargs';
 import { InputError } from '../api/input-error.ts';
 import type { NetworkSeen } from '../result/types.ts';
-import type { NetworkOptions } from '../transport/network.ts';
+import { type NetworkOptions, publicProxy } from '../transport/network.ts';
 import { type ProxyChoice, proxyFromEnv } from '../transport/proxy-env.ts';
 
 /** How requests reach the target, as `run`, `capacity` and `bench` all take it. */
@@ -239,7 +239,7 @@ function printableNetwork(
         }
       : {}),
     ...(args.http2 ? { http2: 'offered (ALPN h2)' } : {}),
-    proxy: proxy ? `${new URL(proxy.url).origin} (from ${proxy.from})` : 'none',
+    proxy: proxy ? `${publicProxy(proxy.url)} (from ${proxy.from})` : 'none',
   };
 }
 
@@ -254,6 +254,6 @@ function seenNetwork(
     ...(args.insecure ? { insecure: true } : {}),
     ...(clientCertificate ? { clientCertificate: true } : {}),
     ...(args.http2 ? { http2: true } : {}),
-    ...(proxy ? { proxy: new URL(proxy.url).origin } : {}),
+    ...(proxy ? { proxy: publicProxy(proxy.url) } : {}),
   };
 }

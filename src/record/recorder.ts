@@ -28,8 +28,8 @@ export class OperationStats {
   rateLimited = 0;
   retries = 0;
   readonly transportErrors: Record<string, number> = {};
-  /** Responses by the protocol that carried them (HTTP/1.1 unless `--http2` found h2). */
-  readonly protocols: Record<string, number> = {};
+  /** Responses that came over HTTP/2 (`--http2`); every other response came over HTTP/1.1. */
+  http2 = 0;
   pacingWaitMs = 0;
   backoffWaitMs = 0;
   /** Responses of this operation that failed at least one check. */
@@ -46,8 +46,7 @@ export class OperationStats {
       this.transportErrors[code] = (this.transportErrors[code] ?? 0) + 1;
     } else {
       this.statuses[a.status] = (this.statuses[a.status] ?? 0) + 1;
-      const protocol = a.protocol ?? 'HTTP/1.1';
-      this.protocols[protocol] = (this.protocols[protocol] ?? 0) + 1;
+      if (a.protocol === 'HTTP/2') this.http2++;
     }
     if (a.status === 429) this.rateLimited++;
     if (a.retried) this.retries++;

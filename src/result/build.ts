@@ -1,5 +1,6 @@
 import type { Operation } from '../api/operations.ts';
 import { planRate } from '../api/plans.ts';
+import { answeredCount } from '../record/errors.ts';
 import { encodeHistogram, latencyStats } from '../record/histogram.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
 import { tenantFigures } from './build-tenants.ts';
@@ -23,13 +24,22 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
     rateLimitedRate: stats.requests ? stats.rateLimited / stats.requests : 0,
     retries: stats.retries,
     transportErrors: { ...stats.transportErrors },
-    protocols: { ...stats.protocols },
+    protocols: protocolCounts(stats),
     pacingWaitMs: Math.round(stats.pacingWaitMs),
     backoffWaitMs: Math.round(stats.backoffWaitMs),
     checkFailures: stats.checkFailures,
     service: latencyStats(stats.service),
     response: latencyStats(stats.response),
     histograms: { service: encodeHistogram(stats.service), response: encodeHistogram(stats.response) },
+  };
+}
+
+/** Responses by protocol: those over HTTP/2 counted, the rest of the answers HTTP/1.1. */
+function protocolCounts(stats: OperationStats): Record<string, number> {
+  const http1 = answeredCount(stats) - stats.http2;
+  return {
+    ...(http1 > 0 ? { 'HTTP/1.1': http1 } : {}),
+    ...(stats.http2 > 0 ? { 'HTTP/2': stats.http2 } : {}),
   };
 }
 

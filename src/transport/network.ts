@@ -43,6 +43,5 @@ export interface TlsOptions {
 
 /** The proxy's URL as it may be shown: its origin, never its credentials. */
 export function publicProxy(url: string): string {
-  const parsed = new URL(url);
-  return parsed.origin;
+  return new URL(url).origin;
 }
