@@ -1,4 +1,5 @@
 import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { unit } from './vitest.unit.config.ts';
@@ -163,6 +164,8 @@ class LongestFirst extends BaseSequencer {
 }
 
 export default defineConfig({
+  // A scenario's `import 'petstore-load'` reads the public module's source here, as tsconfig's paths do.
+  resolve: { alias: { 'petstore-load': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     sequence: { sequencer: LongestFirst },
     // Servers under test listen on loopback with real sockets and time-scaled windows:

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -21,6 +22,8 @@ function testFiles(dir: string): string[] {
 export const unit = testFiles('test').filter((file) => !STARTS_SOMETHING.test(readFileSync(file, 'utf8')));
 
 export default defineConfig({
+  // A scenario's `import 'petstore-load'` reads the public module's source here, as tsconfig's paths do.
+  resolve: { alias: { 'petstore-load': fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     include: unit,
     testTimeout: 30_000,

@@ -1,11 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { parseDeprecation, parseLinks, parseSunset } from '../src/api/deprecation-headers.ts';
-import { formatHttpDate } from '../src/api/http-date.ts';
-import { RATE_LIMIT_HEADER, readRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
-import { parseRetryAfter } from '../src/api/retry-after.ts';
-import type { Api } from '../src/client/petstore-api.ts';
-import { defineScenario, type Probe, type ProbeOutcome } from '../src/scenario/define.ts';
-import { describeResponse, expectError, isErrorBody, probeBattery } from '../src/scenario/probes.ts';
+import {
+  type Api,
+  defineScenario,
+  describeResponse,
+  expectError,
+  formatHttpDate,
+  isErrorBody,
+  type Probe,
+  type ProbeOutcome,
+  parseDeprecation,
+  parseLinks,
+  parseRetryAfter,
+  parseSunset,
+  probeBattery,
+  RATE_LIMIT_HEADER,
+  readRateLimitHeaders,
+} from 'petstore-load';
 
 interface Target {
   petId: number;

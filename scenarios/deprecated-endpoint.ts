@@ -1,4 +1,4 @@
-import { defineScenario } from '../src/scenario/define.ts';
+import { defineScenario } from 'petstore-load';
 import { type Catalogue, prepareCatalogue, removeCatalogue } from './lib/catalogue.ts';
 import * as flows from './lib/flows.ts';
 

@@ -1,4 +1,4 @@
-import { defineScenario } from '../src/scenario/define.ts';
+import { defineScenario } from 'petstore-load';
 
 /**
  * Raw mode on purpose: twice the plan's rate, no pacing, to watch the server's limiter answer 429 and

@@ -14,10 +14,11 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
-import { BUILD, sourceStamp, SRC as src } from '../bin/source-stamp.js';
+import { BUILD, contentDigest, sourceStamp, SRC as src } from '../bin/source-stamp.js';
+import { publicDeclarations } from './declarations.mjs';
 import { relink } from './relink.mjs';
 
 const out = BUILD.replace(/\/$/, '');
@@ -26,7 +27,7 @@ const next = `${out}.next-${process.pid}`;
 const stamp = sourceStamp();
 const files = readdirSync(src, { recursive: true }).filter((f) => statSync(join(src, f)).isFile());
 const result = await build({
-  entryPoints: files.filter((f) => f.endsWith('.ts')).map((f) => join(src, f)),
+  entryPoints: files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => join(src, f)),
   outdir: next,
   outbase: src,
   bundle: false,
@@ -40,25 +41,89 @@ rmSync(next, { recursive: true, force: true });
 for (const file of result.outputFiles) {
   mkdirSync(dirname(file.path), { recursive: true });
   // Our relative module names end in .ts (imports, import(), new URL('./worker-thread.ts')): here .js.
-  writeFileSync(file.path, file.text.replace(/(['"])(\.\.?\/[^'"\n]*?)\.ts\1/g, '$1$2.js$1'));
+  const code = file.text.replace(/(['"])(\.\.?\/[^'"\n]*?)\.ts\1/g, '$1$2.js$1');
+  writeFileSync(file.path, linkVendored(code, dirname(file.path)));
 }
-for (const f of files.filter((f) => !f.endsWith('.ts'))) {
+await vendor(next);
+for (const f of files.filter((f) => !f.endsWith('.ts') || f.endsWith('.d.ts'))) {
   mkdirSync(dirname(join(next, f)), { recursive: true });
   copyFileSync(join(src, f), join(next, f));
 }
+// The public module's types (package.json's exports): what a user's TypeScript checks a scenario with.
+const declarations = publicDeclarations(src);
+for (const [name, text] of Object.entries(declarations)) writeFileSync(join(next, name), text);
 const scenarios = await buildScenarios();
 writeFileSync(join(next, 'stamp.json'), `${JSON.stringify(stamp)}\n`);
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);
-console.log(`build/: ${result.outputFiles.length} modules from src/, ${scenarios} from scenarios/`);
+console.log(
+  `build/: ${result.outputFiles.length} modules from src/, ${Object.keys(declarations).length} declaration files, ${scenarios} from scenarios/`,
+);
+
+/**
+ * fastify, bundled into build/vendor/fastify.js with the licences of what it holds: the reference
+ * server's only use of it. Installed as a package, fastify brings light-my-request (its inject helper,
+ * a test-time need) and with it cookie 2, whose `engines` refuses Node 20: every user's `npm install`
+ * on Node 20 warned. Bundled, the server runs the same code and users install none of it.
+ */
+async function vendor(into) {
+  const outfile = join(into, 'vendor', 'fastify.js');
+  const { metafile } = await build({
+    stdin: {
+      contents: "export { default } from 'fastify';",
+      resolveDir: dirname(src),
+      sourcefile: 'fastify.js',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    // fastify is CommonJS: its require() of Node's modules needs a require in an ES module.
+    banner: {
+      js: "import { createRequire as __require_ } from 'node:module'; const require = __require_(import.meta.url);",
+    },
+    outfile,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const packages = new Set();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = input.match(/^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//);
+    if (match) packages.add(match[1]);
+  }
+  const notices = [...packages].sort().map((dir) => {
+    const { name, version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const file = readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
+    const text = file ? readFileSync(join(dir, file), 'utf8').trim() : `License: ${license}`;
+    return `${name}@${version}\n\n${text}\n`;
+  });
+  writeFileSync(
+    join(into, 'vendor', 'fastify.LICENSES.txt'),
+    `build/vendor/fastify.js bundles these packages:\n\n${notices.join(`\n${'-'.repeat(72)}\n\n`)}`,
+  );
+}
+
+/** A compiled module's import of fastify, pointed at the bundled copy (vendor() above). */
+function linkVendored(code, dir) {
+  const target = relative(dir, join(next, 'vendor', 'fastify.js'))
+    .split(sep)
+    .join('/');
+  return code.replace(
+    /(from\s*)(['"])fastify\2/g,
+    `$1$2${target.startsWith('.') ? target : `./${target}`}$2`,
+  );
+}
 
 /**
  * The scenarios shipped in scenarios/, stripped to build/scenarios/: where Node cannot strip types
  * (20), a run of one then loads no tsx (0.2 s and a hooks thread), and on any Node it shares build/'s
  * modules rather than loading src/'s beside them. Their imports are relinked to build/ (and to each
  * other); import.meta keeps naming the source file, so that a path made from it means what it did.
- * manifest.json holds each source's time and size: src/scenario/built-scenario.ts uses a copy only
- * while none of them has changed. Not part of build/'s stamp: a scenario added or edited there
+ * manifest.json holds a digest of each source's content: src/scenario/built-scenario.ts uses a copy
+ * only while none of them has changed (by content: a checkout or npm's tarball changes every time). Not part of build/'s stamp: a scenario added or edited there
  * costs only its own load, never the CLI's build.
  */
 async function buildScenarios() {
@@ -94,8 +159,7 @@ async function buildScenarios() {
       builtScenarios: to,
     };
     writeFileSync(target, relink(code, dirs));
-    const s = statSync(source);
-    manifest[name.split(sep).join('/')] = { mtimeMs: s.mtimeMs, size: s.size };
+    manifest[name.split(sep).join('/')] = contentDigest(source);
   }
   writeFileSync(join(to, 'manifest.json'), `${JSON.stringify(manifest)}\n`);
   return names.length;

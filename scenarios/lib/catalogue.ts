@@ -4,4 +4,4 @@ export {
   prepareCatalogue,
   removeCatalogue,
   SETUP_STOCK,
-} from '../../src/scenario/catalogue.ts';
+} from 'petstore-load';

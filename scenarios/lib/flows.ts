@@ -1,4 +1,4 @@
-import type { Flow } from '../../src/scenario/define.ts';
+import type { Flow } from 'petstore-load';
 import type { Catalogue } from './catalogue.ts';
 
 const STATUSES = ['available', 'pending', 'sold'] as const;

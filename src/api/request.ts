@@ -1,4 +1,5 @@
 import { type AuthPlacement, samePlacement } from './auth.ts';
+import type { RequestInput } from './call-types.ts';
 import type { HttpMethod, Operation } from './operations.ts';
 
 /**
@@ -11,18 +12,6 @@ import type { HttpMethod, Operation } from './operations.ts';
 const JSON_TYPE = 'application/json';
 
 /** What a request carries beyond its operation: the client's `CallInput` without its scheduling. */
-export interface RequestInput {
-  path?: Record<string, string | number>;
-  query?: { [name: string]: string | number | boolean | undefined } | object;
-  body?: unknown;
-  /** Sent as is instead of `JSON.stringify(body)` (invalid JSON on purpose); `body` is then ignored. */
-  rawBody?: string;
-  /** The Content-Type of a body (default `application/json`). */
-  contentType?: string;
-  /** Deliberately bad requests: `'none'` sends no key, `{ key }` sends that key instead of the sender's. */
-  auth?: 'none' | { key: string };
-}
-
 /** A request as undici's `Pool.dispatch` takes it (and, timeouts aside, as autocannon does). */
 export interface BuiltRequest {
   path: string;

@@ -1,9 +1,8 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { ApiResponse, CallInput } from '../api/call-types.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
-import type { RequestInput } from '../api/request.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { NetworkOptions } from '../transport/network.ts';
 import type { SharedQuota } from './gate.ts';
@@ -69,37 +68,10 @@ export interface Caller {
   call<T = unknown>(operationId: string, input?: CallInput, scheduledAt?: number): Promise<ApiResponse<T>>;
 }
 
-/** A call: what its request carries (built by src/api/request.ts), and how the client treats it. */
-export interface CallInput extends RequestInput {
-  /** Open model: when the iteration was due, for coordinated-omission-corrected response time. */
-  scheduledAt?: number;
-  /**
-   * Deliberately bad requests (the compliance battery): `'none'` sends no key, `{ key }` sends that
-   * key instead of the run's. Like the run's key, it is never recorded: the attempt's key label says
-   * `free (no key)` or `free (another key)`, so that the checks that follow a key's windows keep the
-   * server's other buckets apart, and pacing ignores their headers.
-   */
-  auth?: 'none' | { key: string };
-  /**
-   * False: the first answer is returned as it is, a 429, a 5xx or a transport error included (no
-   * retry). A 429 still pauses the key until its Retry-After: the ban guard holds either way.
-   */
-  retry?: boolean;
-}
-
-/** A response as a flow gets it; read-only, the body parsed when first read. */
-export interface ApiResponse<T = unknown> {
-  readonly status: number;
-  readonly ok: boolean;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: T;
-  /** Transport error code when status is 0. */
-  readonly error?: string;
-  readonly attempts: number;
-}
-
 /** A wait the run could not honour: until when (epoch ms), and who said so ('Retry-After 999999999 s'). */
 export interface HeldPastEnd {
   until: number;
   by: string;
 }
+
+export type { ApiResponse, CallInput };

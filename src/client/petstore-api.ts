@@ -1,3 +1,4 @@
+import type { ApiResponse, CallInput } from '../api/call-types.ts';
 import type {
   Category,
   InventoryItem,
@@ -9,7 +10,6 @@ import type {
   Pet,
   PetStatus,
 } from '../api/models.ts';
-import type { ApiResponse, CallInput } from './client.ts';
 
 export type CallFn = <T = unknown>(operationId: string, input?: CallInput) => Promise<ApiResponse<T>>;
 

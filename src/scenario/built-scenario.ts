@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { contentDigest } from '../../bin/source-stamp.js';
 
-/** What scripts/build.mjs noted of each scenario source it stripped: its time and size then. */
-type Manifest = Record<string, { mtimeMs: number; size: number }>;
+/** What scripts/build.mjs noted of each scenario source it stripped: its content's digest then. */
+type Manifest = Record<string, string>;
 
 /**
  * build/scenarios/, when this module runs from build/ (only build/ has a stamp.json at its top);
@@ -32,8 +33,7 @@ export function builtScenario(path: string, scenarios: string, built = BUILT): s
   if (!manifest[name.split(sep).join('/')]) return undefined;
   for (const [file, was] of Object.entries(manifest)) {
     try {
-      const now = statSync(join(scenarios, file));
-      if (now.mtimeMs !== was.mtimeMs || now.size !== was.size) return undefined;
+      if (contentDigest(join(scenarios, file)) !== was) return undefined;
     } catch {
       return undefined;
     }

@@ -3,7 +3,7 @@
  * data flows one way, from scenarios into src. Scenario authors import it from here or from
  * scenarios/lib/catalogue.ts.
  */
-import type { ApiResponse } from '../client/client-types.ts';
+import type { ApiResponse } from '../api/call-types.ts';
 import type { Api } from '../client/petstore-api.ts';
 import { tlsFailureWords } from '../transport/tls-failure.ts';
 

@@ -1,4 +1,4 @@
-import type { TenantGroupSpec, TenantRef } from '../api/tenants.ts';
+import type { TenantGroupSpec, TenantRef } from '../api/tenant-types.ts';
 import type { Api } from '../client/petstore-api.ts';
 import type { ProbeResult } from '../result/probe-types.ts';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InputError } from '../api/input-error.ts';
-import { NATIVE_TYPESCRIPT, tsxApi } from '../runtime/typescript.ts';
+import { NODE_STRIPS, registerScenarioHooks, strippedBySucrase } from '../runtime/typescript.ts';
 import { builtScenario } from './built-scenario.ts';
 import type { Scenario, ThresholdOption } from './define.ts';
 
@@ -68,9 +68,10 @@ export function validateScenario(value: unknown, source: string): Scenario {
 
 /**
  * Imports a scenario module and validates it. A scenario shipped in scenarios/ runs from its build
- * (src/scenario/built-scenario.ts) while unchanged; else, where Node strips types itself, the scenario
- * is imported as our own sources are; a file that needs more than stripping goes through tsx, and
- * `told` gets one line saying why.
+ * (src/scenario/built-scenario.ts) while unchanged; any other through the scenario hooks
+ * (src/runtime/scenario-hooks.ts): its types stripped by Node where Node can, else by sucrase. Where
+ * Node strips, a file that needs more than stripping (an enum) goes through sucrase, and `told` gets
+ * one line saying why.
  */
 export async function loadScenario(nameOrPath: string, told?: (note: string) => void): Promise<Scenario> {
   const path = scenarioPath(nameOrPath);
@@ -79,7 +80,9 @@ export async function loadScenario(nameOrPath: string, told?: (note: string) => 
   }
   let module: Record<string, unknown>;
   try {
-    module = await importScenario(path, (why) => told?.(`scenario ${nameOrPath} ${why}: loaded through tsx`));
+    module = await importScenario(path, (why) =>
+      told?.(`scenario ${nameOrPath} ${why}: loaded through sucrase`),
+    );
   } catch (error) {
     // esbuild's first line is only "Transform failed with 1 error:"; what and where follow it.
     const lines = String((error as Error).message ?? error)
@@ -110,41 +113,25 @@ async function importScenario(
   // A scenario shipped here, stripped by the build and unchanged since: plain JavaScript on any Node.
   const built = builtScenario(path, SCENARIOS_DIR);
   if (built) return import(built);
+  await registerScenarioHooks();
   const url = pathToFileURL(path).href;
-  if (NATIVE_TYPESCRIPT) {
-    try {
-      return await import(url);
-    } catch (error) {
-      const why = beyondStripping(error as NodeJS.ErrnoException);
-      if (!why) throw error;
-      fallback(why);
-    }
+  try {
+    return await import(url);
+  } catch (error) {
+    // Where Node strips types itself, a file that needs more (an enum) goes through sucrase.
+    const why = NODE_STRIPS ? beyondStripping(error as NodeJS.ErrnoException) : undefined;
+    if (!why) throw error;
+    fallback(why);
+    return import(await strippedBySucrase(url));
   }
-  // tsImport loads a scenario wherever it lives; a plain import() from a folder without
-  // "type": "module" fails on it. (Such a file is compiled as CommonJS, handled by the caller.)
-  const { tsImport } = (await import(tsxApi())) as typeof import('tsx/esm/api');
-  return tsImport(url, import.meta.url);
 }
 
-/** Why Node's own loading refused a scenario that tsx may load (undefined: a failure of the scenario itself). */
+/** Why Node's own stripping refused a scenario that sucrase may load (undefined: the scenario's own failure). */
 function beyondStripping(error: NodeJS.ErrnoException): string | undefined {
   const first = String(error?.message ?? '')
     .split('\n', 1)[0]
     ?.trim();
-  switch (error?.code) {
-    case 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX':
-      return `needs more than type stripping (${first})`;
-    case 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING':
-      return 'lies under node_modules, where Node does not strip types';
-    case 'ERR_MODULE_NOT_FOUND':
-      return `imports a name Node does not resolve by itself (${first})`;
-    case 'ERR_UNKNOWN_FILE_EXTENSION':
-      return `has an extension Node does not run (${first})`;
-    case 'ERR_UNSUPPORTED_DIR_IMPORT':
-      return `imports a folder, which Node does not resolve by itself (${first})`;
-    case 'ERR_IMPORT_ATTRIBUTE_MISSING':
-      return `imports JSON without \`with { type: 'json' }\` (${first})`;
-  }
-  // Decorators, JSX, or a CommonJS file's `import`: syntax only a compiler takes.
+  if (error?.code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') return `needs more than type stripping (${first})`;
+  // A CommonJS file's `import`, or syntax only a compiler takes.
   return error instanceof SyntaxError ? `uses syntax Node does not run (${first})` : undefined;
 }

@@ -1,4 +1,4 @@
-import type { ApiResponse, CallInput } from '../client/client.ts';
+import type { ApiResponse, CallInput } from '../api/call-types.ts';
 import { now } from '../client/clock.ts';
 import { AbortedError } from '../client/gate.ts';
 import { type Api, PetstoreApi } from '../client/petstore-api.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { threadBoot } from '../../src/threads/runner.ts';
-import { cliWorkspace, REPO, readJson } from '../helpers/integration-cli.ts';
+import { cliWorkspace, readJson } from '../helpers/integration-cli.ts';
 import { loadedBy, NATIVE } from '../helpers/loaded-modules.ts';
 
 /**
@@ -15,12 +15,15 @@ import { loadedBy, NATIVE } from '../helpers/loaded-modules.ts';
 const workspace = cliWorkspace('typescript');
 const SOURCES = { PETSTORE_LOAD_SOURCES: '1' };
 
-/** A scenario of one flow, with `extra` TypeScript before it, importing our sources by path. */
+/**
+ * A scenario of one flow, with `extra` TypeScript before it, importing `petstore-load` by name from a
+ * folder outside any project that installed it: the CLI answers the name itself.
+ */
 function scenario(name: string, extra: string): string {
   const path = join(workspace.fresh(name), `${name}.ts`);
   writeFileSync(
     path,
-    `import { defineScenario } from '${join(REPO, 'src', 'scenario', 'define.ts')}';
+    `import { defineScenario } from 'petstore-load';
 ${extra}
 export default defineScenario({
   name: '${name}',
@@ -44,22 +47,23 @@ describe(`TypeScript on Node ${process.versions.node} (${NATIVE ? 'types strippe
     // The main thread and the embedded server's process (recorded; a thread's loads are not).
     expect(out.packages).toContain('fastify');
     expect(out.packages.has('tsx'), [...out.packages].join(' ')).toBe(!NATIVE);
-    expect(out.stderr).not.toContain('loaded through tsx');
+    expect(out.stderr).not.toContain('loaded through');
     // What a thread runs first: the module itself where Node strips types, else tsx, then the module.
     const boot = threadBoot(new URL('file:///x/worker.ts'));
     expect(boot.includes('tsx'), boot).toBe(!NATIVE);
     expect(boot).toContain('import("file:///x/worker.ts")');
   }, 60_000);
 
-  it('loads a scenario that needs more than stripping (an enum) through tsx, and says so where Node strips', async () => {
+  it("loads a user's scenario with no tsx: Node strips where it can, sucrase where it cannot or the file needs more", async () => {
     const out = await loadedBy(['run', scenario('with-enum', 'enum Mode { Fast = 1 }\nvoid Mode.Fast;')]);
     expect(out.code, out.stderr).toBe(0);
-    expect(out.packages).toContain('tsx');
-    if (NATIVE)
+    expect(['tsx', 'esbuild'].filter((p) => out.packages.has(p))).toEqual([]);
+    if (NATIVE) {
       expect(out.stderr).toMatch(
-        /scenario \S+with-enum\.ts needs more than type stripping \(.*enum.*\): loaded through tsx/,
+        /scenario \S+with-enum\.ts needs more than type stripping \(.*enum.*\): loaded through sucrase/,
       );
-    else expect(out.stderr).not.toContain('loaded through tsx');
+      expect(out.packages).toContain('sucrase');
+    } else expect(out.stderr).not.toContain('loaded through');
     // --print-config says it too, in its JSON.
     const printed = await loadedBy([
       'run',
@@ -68,13 +72,26 @@ describe(`TypeScript on Node ${process.versions.node} (${NATIVE ? 'types strippe
     ]);
     expect(printed.code, printed.stderr).toBe(0);
     const warnings = (JSON.parse(printed.stdout) as { warnings?: string[] }).warnings ?? [];
-    expect(warnings.some((w) => w.includes('loaded through tsx'))).toBe(NATIVE);
-    // A folder imported by its name (its index.ts), as tsx resolves it and Node does not.
-    const withFolder = scenario('with-folder', "import { limit } from './lib';\nvoid limit;");
-    mkdirSync(join(dirname(withFolder), 'lib'));
-    writeFileSync(join(dirname(withFolder), 'lib', 'index.ts'), 'export const limit: number = 1;\n');
-    const folder = await loadedBy(['run', withFolder]);
-    expect(folder.code, folder.stderr).toBe(0);
-    if (NATIVE) expect(folder.stderr).toMatch(/imports a folder, which Node does not resolve by itself/);
+    expect(warnings.some((w) => w.includes('loaded through sucrase'))).toBe(NATIVE);
+  }, 60_000);
+
+  it('resolves the names a TypeScript author writes: ./x.js for x.ts, a folder for its index.ts', async () => {
+    const path = scenario(
+      'with-names',
+      "import { limit } from './lib';\nimport { pause } from './pause.js';\nvoid limit; void pause;",
+    );
+    mkdirSync(join(dirname(path), 'lib'));
+    writeFileSync(join(dirname(path), 'lib', 'index.ts'), 'export const limit: number = 1;\n');
+    writeFileSync(join(dirname(path), 'pause.ts'), 'export const pause: string = "1s";\n');
+    const out = await loadedBy(['run', path]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stderr).not.toContain('loaded through');
+    // A name that is nowhere is the scenario's own failure, in one line.
+    const missing = await loadedBy([
+      'run',
+      scenario('with-missing', "import { x } from './nowhere.js';\nvoid x;"),
+    ]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/scenario \S+with-missing\.ts: does not load: .*nowhere/);
   }, 60_000);
 });
