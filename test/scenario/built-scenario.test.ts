@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { contentDigest } from '../../bin/source-stamp.js';
 import { builtScenario } from '../../src/scenario/built-scenario.ts';
 
 let root: string;
@@ -11,13 +12,12 @@ let built: string;
 
 /** Writes a source and notes it in the manifest as the build would. */
 function shipped(files: Record<string, string>): void {
-  const manifest: Record<string, { mtimeMs: number; size: number }> = {};
+  const manifest: Record<string, string> = {};
   for (const [name, text] of Object.entries(files)) {
     const path = join(scenarios, name);
     mkdirSync(join(path, '..'), { recursive: true });
     writeFileSync(path, text);
-    const s = statSync(path);
-    manifest[name] = { mtimeMs: s.mtimeMs, size: s.size };
+    manifest[name] = contentDigest(path);
   }
   writeFileSync(join(built, 'manifest.json'), JSON.stringify(manifest));
 }
@@ -50,10 +50,18 @@ describe('a shipped scenario runs from its build while its sources are unchanged
   });
 
   it('sends every scenario back to its sources once any source it was made from changed', () => {
-    // Same size, a new time: an edit that kept the length.
-    const later = new Date(Date.now() + 5000);
-    utimesSync(join(scenarios, 'lib', 'flows.ts'), later, later);
+    // Same size: an edit that kept the length.
+    writeFileSync(join(scenarios, 'lib', 'flows.ts'), 'export const b = 1;\n');
     expect(builtScenario(join(scenarios, 'browse.ts'), scenarios, built)).toBeUndefined();
+  });
+
+  it("keeps the copies while only the sources' times changed (a checkout, npm's tarball: 1985-10-26)", () => {
+    const npmTime = new Date('1985-10-26T08:15:00Z');
+    utimesSync(join(scenarios, 'lib', 'flows.ts'), npmTime, npmTime);
+    utimesSync(join(scenarios, 'browse.ts'), npmTime, npmTime);
+    expect(builtScenario(join(scenarios, 'browse.ts'), scenarios, built)).toBe(
+      pathToFileURL(join(built, 'browse.js')).href,
+    );
   });
 
   it('uses no copy when a source was removed, the manifest is missing, or nothing was built', () => {

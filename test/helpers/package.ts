@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { REPO } from './integration-cli.ts';
+
+/** A command's outcome: its exit code and both outputs (never thrown on a non-zero exit). */
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end (bounded by `ms`), in `cwd`, with `env` over this process's. */
+export function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+  ms = 120_000,
+): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      {
+        cwd,
+        env: { ...process.env, ...env },
+        timeout: ms,
+        maxBuffer: 32 * 1024 * 1024,
+        killSignal: 'SIGKILL',
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
+/**
+ * The package as `npm pack` makes it (its prepack: the packed manifest, the build), packed from a
+ * copy of this checkout beside the node_modules it has, so that the build it runs never replaces the
+ * build/ that other test files' CLIs run from. Returns the tarball's path, in `into`.
+ */
+export async function packTarball(into: string): Promise<string> {
+  const listed = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], REPO);
+  if (listed.code !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  const staging = mkdtempSync(join(tmpdir(), 'petstore-load-pack-'));
+  try {
+    for (const file of listed.stdout.split('\0').filter(Boolean)) {
+      mkdirSync(dirname(join(staging, file)), { recursive: true });
+      try {
+        copyFileSync(join(REPO, file), join(staging, file));
+      } catch {
+        // Listed but gone (deleted in the work tree, not yet committed): not part of the package.
+      }
+    }
+    // A pack under way in the checkout has its manifest stripped for the moment: pack the whole one.
+    const whole = join(REPO, '.package.json.unpacked');
+    if (existsSync(whole)) copyFileSync(whole, join(staging, 'package.json'));
+    symlinkSync(join(REPO, 'node_modules'), join(staging, 'node_modules'), 'dir');
+    mkdirSync(into, { recursive: true });
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', into], staging);
+    if (packed.code !== 0) throw new Error(`npm pack failed: ${packed.stderr.slice(-2000)}`);
+    const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as {
+      filename: string;
+    }[];
+    return join(into, filename);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** A user's project outside the checkout: an ES module package with nothing installed yet. */
+export function userProject(dir: string, name = 'user-project'): string {
+  mkdirSync(join(dir, 'load'), { recursive: true });
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name, version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+  );
+  return dir;
+}
+
+/** npm's flags for installs from the cache that `npm ci` filled: no audit, no funding notes. */
+export const QUIET_INSTALL = ['--prefer-offline', '--no-audit', '--no-fund'];
