@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -7,8 +8,10 @@ import { REPO } from '../helpers/integration-cli.ts';
 
 /**
  * deploy/kubernetes as Kubernetes would read it: an Indexed Job whose completions and parallelism
- * are the fleet's --generators, its scenario mounted from the ConfigMap, and its exact command line
+ * are the fleet's --generators, its scenario mounted from the ConfigMap (a file alone, importing
+ * `petstore-load` by name, as deploy/Dockerfile's image finds it), and its exact command line
  * resolving, in the environment the Job gives pod 2, to shard 3 of 3 of fleet `nightly`.
+ * (deploy/image-check.sh builds that image and runs a scenario in it.)
  */
 const DIR = join(REPO, 'deploy', 'kubernetes');
 
@@ -54,33 +57,51 @@ describe('the fleet as a Kubernetes Indexed Job', () => {
     expect(pod?.restartPolicy).toBe('Never');
   });
 
-  it("mounts the ConfigMap's scenario where the command names it, as shipped: catalogue-browse", () => {
-    const mount = container?.volumeMounts.find((m) => m.name === 'scenario');
+  const mount = container?.volumeMounts.find((m) => m.name === 'scenario');
+  const scenario = configMap?.data?.[mount?.subPath ?? ''] ?? '';
+
+  it("mounts the ConfigMap's scenario where the command names it: a file alone, importing the package by name", () => {
     expect(mount?.mountPath).toBe(`${container?.workingDir}/${args[1]}`);
     const volume = pod?.volumes.find((v) => v.name === 'scenario');
     expect(volume?.configMap?.name).toBe(configMap?.metadata.name);
-    expect(configMap?.data?.[mount?.subPath ?? '']).toBe(
-      readFileSync(join(REPO, 'scenarios', 'catalogue-browse.ts'), 'utf8'),
-    );
+    // Nothing but the package: no file beside it in the pod, no source tree in the image.
+    const imported = [...scenario.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
+    expect(imported).toEqual(['petstore-load']);
   });
 
-  it("resolves pod 2's command line to shard 3 of 3 of fleet nightly, on the Sentinel store", async () => {
-    // The mounted file is catalogue-browse's (above): here it is read where the repository keeps it.
-    const here = args.map((a) => (a === args[1] ? 'scenarios/catalogue-browse.ts' : a));
-    const outcome = await cliInProcess([...here, '--print-config'], {
-      JOB_COMPLETION_INDEX: '2',
-      PETSTORE_API_KEY: 'from-the-secret',
-    });
-    expect(outcome.code, outcome.stderr).toBe(0);
-    const config = JSON.parse(outcome.stdout);
-    expect(config.shard).toBe('3/3');
-    expect(config.fleet).toMatchObject({
-      name: 'nightly',
-      generators: 3,
-      index: 3,
-      indexFrom: 'JOB_COMPLETION_INDEX',
-    });
-    expect(config.quotaStore).toBe('redis+sentinel://redis:26379/mymaster');
-    expect(JSON.stringify(config)).not.toContain('from-the-secret');
+  it("resolves pod 2's command line to shard 3 of 3 of fleet nightly, on the Sentinel store, running catalogue-browse", async () => {
+    // The ConfigMap's file in a folder of its own, the package in a node_modules folder above it: as
+    // the image has /load/fleet.ts and /node_modules/petstore-load.
+    const root = mkdtempSync(join(tmpdir(), 'petstore-load-k8s-'));
+    try {
+      mkdirSync(join(root, 'node_modules'));
+      symlinkSync(REPO, join(root, 'node_modules', 'petstore-load'), 'dir');
+      mkdirSync(join(root, 'load'));
+      writeFileSync(join(root, 'load', mount?.subPath ?? 'fleet.ts'), scenario);
+      const env = { JOB_COMPLETION_INDEX: '2', PETSTORE_API_KEY: 'from-the-secret' };
+      const asMounted = args.map((a, i) => (i === 1 ? join(root, 'load', a) : a));
+      const outcome = await cliInProcess([...asMounted, '--print-config'], env);
+      expect(outcome.code, outcome.stderr).toBe(0);
+      const config = JSON.parse(outcome.stdout);
+      expect(config.shard).toBe('3/3');
+      expect(config.fleet).toMatchObject({
+        name: 'nightly',
+        generators: 3,
+        index: 3,
+        indexFrom: 'JOB_COMPLETION_INDEX',
+      });
+      expect(config.quotaStore).toBe('redis+sentinel://redis:26379/mymaster');
+      expect(JSON.stringify(config)).not.toContain('from-the-secret');
+      // As shipped it is catalogue-browse: the same command line on the repository's file says the same.
+      const shipped = args.map((a, i) => (i === 1 ? 'scenarios/catalogue-browse.ts' : a));
+      const expected = JSON.parse((await cliInProcess([...shipped, '--print-config'], env)).stdout);
+      expect(config.scenario).toBe('catalogue-browse');
+      expect({ workload: config.workload, plan: config.plan }).toEqual({
+        workload: expected.workload,
+        plan: expected.plan,
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
