@@ -13,10 +13,24 @@ const TYPESCRIPT = /\.[cm]?ts$/;
 /** A URL's search part asking for sucrase where Node strips types itself (a file that needs more). */
 export const STRIP_QUERY = 'petstore-load-strip';
 
-/** Whether Node strips this file's types itself (else sucrase does). Set by the hooks' registrar. */
-const state = { native: false };
-export function useNativeStripping(native) {
+/** Our public module as packed (package.json's exports). */
+const BUILT_ENTRY = new URL('../../build/index.js', import.meta.url).href;
+
+/**
+ * Whether Node strips a file's types itself (else sucrase does), and the public module the CLI runs
+ * when it is not build/'s (src/index.ts, in a clone after an edit): a scenario's `petstore-load` is
+ * then that one, so that it shares the CLI's modules. Set by the hooks' registrar.
+ */
+const state = { native: false, entry: undefined };
+export function useNativeStripping(native, entry) {
   state.native = native;
+  state.entry = entry;
+}
+
+/** What `petstore-load` resolved to, made the CLI's own public module where that is not build/'s. */
+function own(specifier, resolved) {
+  if (specifier !== 'petstore-load' || !state.entry || resolved.url !== BUILT_ENTRY) return resolved;
+  return { url: state.entry, shortCircuit: true };
 }
 
 /** Relative names a TypeScript author writes that Node does not map to a file: `./x.js`, `./x`, `./dir`. */
@@ -88,10 +102,10 @@ function stripped(url) {
 export const syncHooks = {
   resolve(specifier, context, next) {
     try {
-      return next(specifier, context);
+      return own(specifier, next(specifier, context));
     } catch (error) {
       if (!notFound(error)) throw error;
-      for (const [name, ctx] of retries(specifier, context)) return next(name, ctx);
+      for (const [name, ctx] of retries(specifier, context)) return own(specifier, next(name, ctx));
       throw error;
     }
   },
@@ -102,15 +116,15 @@ export const syncHooks = {
 
 /** module.register (Node 20 to 22.14): the same hooks, asynchronous, in Node's hooks thread. */
 export async function initialize(data) {
-  useNativeStripping(Boolean(data?.native));
+  useNativeStripping(Boolean(data?.native), data?.entry);
 }
 
 export async function resolve(specifier, context, next) {
   try {
-    return await next(specifier, context);
+    return own(specifier, await next(specifier, context));
   } catch (error) {
     if (!notFound(error)) throw error;
-    for (const [name, ctx] of retries(specifier, context)) return next(name, ctx);
+    for (const [name, ctx] of retries(specifier, context)) return own(specifier, await next(name, ctx));
     throw error;
   }
 }

@@ -17,6 +17,9 @@ export const tsxApi = (): string => import.meta.resolve('tsx/esm/api');
 export const NODE_STRIPS = Boolean((process.features as { typescript?: string | false }).typescript);
 
 type RegisterHooks = (hooks: object) => unknown;
+
+/** The public module a scenario's `petstore-load` names: ours as we run (src/'s in a clone after an edit). */
+const ENTRY = import.meta.url.endsWith('.ts') ? new URL('../index.ts', import.meta.url).href : undefined;
 let registered: Promise<void> | undefined;
 
 /**
@@ -32,12 +35,12 @@ export function registerScenarioHooks(): Promise<void> {
     const registerHooks = (module as { registerHooks?: RegisterHooks }).registerHooks;
     if (registerHooks) {
       const hooks = (await import(hooksUrl.href)) as typeof import('./scenario-hooks.js');
-      hooks.useNativeStripping(NODE_STRIPS);
+      hooks.useNativeStripping(NODE_STRIPS, ENTRY);
       if (!NODE_STRIPS) await hooks.prepareStripping();
       registerHooks(hooks.syncHooks);
       return;
     }
-    module.register(hooksUrl.href, { data: { native: NODE_STRIPS } });
+    module.register(hooksUrl.href, { data: { native: NODE_STRIPS, entry: ENTRY } });
   })();
   return registered;
 }

@@ -33,15 +33,17 @@ const PAGES: Record<string, string[]> = {
   'docs/checks.md': ['run', 'serve'],
   'docs/isolation.md': ['run', 'serve'],
   'docs/testing.md': ['run'],
+  'docs/ci.md': ['run'],
+  'docs/install.md': ['run'],
 };
 
 /** Code that runs another program: its flags are that program's (vitest, Prometheus, curl, Node, V8). */
 const FOREIGN =
-  /^(?:\$\s*)?(?:npx (?:vitest|biome|tsc)\b|prometheus\b|curl\b|node --|BENCH_NODE_FLAGS=|v8\.setFlagsFromString)/;
+  /^(?:\$\s*)?(?:npx (?:vitest|biome|tsc|--package)\b|npm\b|prometheus\b|curl\b|node --|BENCH_NODE_FLAGS=|v8\.setFlagsFromString)/;
 
 /** `--name`, not `--name.more` (Prometheus) nor the `--fault-` of `--fault-...`. */
 const FLAG = /(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w.-])/g;
-const NAMED_COMMAND = /petstore-load(?:\.js)?\s+([a-z][\w-]*)/g;
+const NAMED_COMMAND = /petstore-load(?:\.js)?\s+(?!petstore-load)([a-z][\w-]*)/g;
 
 interface Code {
   /** A code block's line (continuations joined) or an inline span. */
@@ -150,7 +152,7 @@ function findings(
     const named = [...text.matchAll(NAMED_COMMAND)].map((m) => m[1]!);
     for (const command of named)
       if (!cli.commands.has(command)) found.push(`${file}:${line}: no command '${command}' in --help`);
-    if (/(?<!npx |bin\/)petstore-load\s+[a-z-]/.test(text))
+    if (/(?<!npx |bin\/|=|petstore-load )petstore-load\s+[a-z-]/.test(text))
       found.push(`${file}:${line}: a bare petstore-load is not on the PATH of a clone: npx petstore-load`);
     if (FOREIGN.test(text)) continue;
     const leading = /^([a-z]+)\s+--/.exec(text)?.[1];

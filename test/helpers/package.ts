@@ -71,10 +71,11 @@ export async function packTarball(into: string): Promise<string> {
     mkdirSync(into, { recursive: true });
     const packed = await run('npm', ['pack', '--json', '--pack-destination', into], staging);
     if (packed.code !== 0) throw new Error(`npm pack failed: ${packed.stderr.slice(-2000)}`);
-    const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as {
+    const [packedFile] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as {
       filename: string;
     }[];
-    return join(into, filename);
+    if (!packedFile) throw new Error(`npm pack named no tarball: ${packed.stdout.slice(0, 500)}`);
+    return join(into, packedFile.filename);
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
