@@ -9,6 +9,13 @@ export function formatDeprecation(date: Date): string {
 // Like Sunset below, the same value comes on every response of an operation: parse it once.
 let lastDeprecation: { value: string; date: Date | undefined } | undefined;
 
+/**
+ * RFC 9745's `Deprecation: @1688169599` as a date; undefined when absent or not that form.
+ *
+ * @example
+ * const res = await api.getPetById(7);
+ * const since = parseDeprecation(res.headers.deprecation); // the operation is deprecated since then
+ */
 export function parseDeprecation(value: HeaderValue): Date | undefined {
   if (typeof value !== 'string') return undefined;
   if (lastDeprecation?.value !== value) {
@@ -24,6 +31,12 @@ export const formatSunset = formatHttpDate;
 // A deprecated operation sends the same Sunset on every response: parse each distinct value once.
 let lastSunset: { value: string; date: Date | undefined } | undefined;
 
+/**
+ * RFC 8594's `Sunset: Sat, 31 Oct 2026 23:59:59 GMT` as a date; undefined when absent or not an HTTP-date.
+ *
+ * @example
+ * const gone = parseSunset((await api.getPetById(7)).headers.sunset);
+ */
 export function parseSunset(value: HeaderValue): Date | undefined {
   if (typeof value !== 'string') return undefined;
   if (lastSunset?.value !== value) lastSunset = { value, date: parseHttpDate(value) };

@@ -32,6 +32,14 @@ export interface RateLimitState {
   maxInFlight?: number;
 }
 
+/**
+ * The seed's rate-limit headers of a response (`X-RateLimit-Limit`, `-Remaining`, `-Reset`), each
+ * undefined when absent or not an integer. (The client and the checks read every dialect; this reads
+ * the seed's.)
+ *
+ * @example
+ * const { remaining, reset } = readRateLimitHeaders((await api.listPets()).headers);
+ */
 export function readRateLimitHeaders(headers: Record<string, HeaderValue>): RateLimitState {
   return {
     limit: parseIntegerHeader(headers[RATE_LIMIT_HEADER.limit]),

@@ -138,7 +138,29 @@ export interface ThresholdOption {
   delayAbortEval?: string;
 }
 
-/** Identity at run time; it gives scenario files their types (as k6's options object does). */
+/**
+ * Declares a scenario: the default export of a scenario file. Identity at run time; it gives the
+ * file its types (as k6's options object does): `api`'s methods and bodies, `ctx.data` as `setup`
+ * returned it, the workload's and thresholds' shapes.
+ *
+ * @example
+ * import { defineScenario } from 'petstore-load';
+ *
+ * export default defineScenario({
+ *   name: 'shop',
+ *   plan: 'pro',
+ *   workload: { executor: 'constant-arrival-rate', rate: '80%', duration: '1m' },
+ *   setup: async (api) => ({ categoryId: (await api.createCategory({ name: 'dogs' })).body.id }),
+ *   flows: [
+ *     { name: 'browse', weight: 3, run: async (api) => void (await api.listPets({ limit: 20 })) },
+ *     {
+ *       name: 'adopt',
+ *       run: async (api, ctx) => void (await api.createPet({ name: 'Rex', categoryId: ctx.data.categoryId })),
+ *     },
+ *   ],
+ *   thresholds: ['p99<300ms', 'rate_limited<1%'],
+ * });
+ */
 export function defineScenario<D>(scenario: Scenario<D>): Scenario<D> {
   return scenario;
 }

@@ -81,6 +81,30 @@ export class ProbeBattery<D = unknown> implements Battery<D> {
   }
 }
 
+/**
+ * A compliance battery of probes, each run once, in order, by the battery's own flow; name it in the
+ * scenario's `probes` and put its `flow` among the flows (a workload of one iteration). Each probe's
+ * verdict goes into the result's `probes`; a failed one makes the run exit 1.
+ *
+ * @example
+ * import { defineScenario, expectError, probeBattery } from 'petstore-load';
+ *
+ * const battery = probeBattery([
+ *   {
+ *     id: 'auth-missing-key',
+ *     description: 'GET /pets without an Authorization header',
+ *     expected: '401 Error',
+ *     run: async (api) => expectError(await api.call('listPets', { auth: 'none', retry: false }), 401),
+ *   },
+ * ]);
+ *
+ * export default defineScenario({
+ *   name: 'auth',
+ *   workload: { executor: 'constant-vus', vus: 1, iterations: 1 },
+ *   flows: [battery.flow],
+ *   probes: battery,
+ * });
+ */
 export function probeBattery<D>(probes: readonly Probe<D>[], flowName?: string): ProbeBattery<D> {
   return new ProbeBattery(probes, flowName);
 }
@@ -116,7 +140,10 @@ export function isErrorBody(response: ApiResponse<unknown>): boolean {
   );
 }
 
-/** The common probe: a status and an Error body whose status agrees with it. */
+/**
+ * The common probe: the status expected, and an Error body (`code`, `message`, `status`) whose status
+ * agrees with it. A probe's `run` returns it as its outcome.
+ */
 export function expectError(
   response: ApiResponse<unknown>,
   status: number,

@@ -6,6 +6,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -222,6 +223,38 @@ export default defineScenario({
     const packages = new Set(urls.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]));
     expect(['tsx', 'esbuild', 'typescript', 'fastify'].filter((p) => packages.has(p))).toEqual([]);
     expect(existsSync(join(project, 'node_modules', 'petstore-load', 'src'))).toBe(false);
+  });
+
+  it('loads a scenario anywhere: in a workspace package, through a symlink, by an absolute path', async () => {
+    // A monorepo's package: node_modules is hoisted to the project's root, two folders up.
+    const workspace = join(project, 'packages', 'api-load');
+    mkdirSync(join(workspace, 'load'), { recursive: true });
+    writeFileSync(
+      join(workspace, 'package.json'),
+      '{ "name": "api-load", "private": true, "type": "module" }\n',
+    );
+    writeFileSync(join(workspace, 'load', 'browse.ts'), SCENARIO);
+    const nested = await run(
+      join(project, 'node_modules', '.bin', 'petstore-load'),
+      ['run', './load/browse.ts', '--duration', '1s', '--out', 'out'],
+      workspace,
+    );
+    expect(nested.code, nested.stderr).toBe(0);
+    // A file kept outside any project, linked in: Node resolves its imports from where it really lies.
+    const shared = join(root, 'shared-scenarios');
+    mkdirSync(shared, { recursive: true });
+    writeFileSync(join(shared, 'browse.ts'), SCENARIO);
+    symlinkSync(join(shared, 'browse.ts'), join(project, 'load', 'linked.ts'));
+    const linked = await cli([
+      'run',
+      join(project, 'load', 'linked.ts'),
+      '--duration',
+      '1s',
+      '--out',
+      'out-linked',
+    ]);
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(existsSync(join(project, 'out-linked', 'result.json'))).toBe(true);
   });
 
   it("prints the package's version, not the user's project's", async () => {
