@@ -133,6 +133,11 @@ const LONG_FIRST = [
   'test/cli/serve.test.ts',
   // Five nginx and tinyproxy fronts, eleven CLIs through them: 20 s.
   'test/transport/tls-targets.test.ts',
+  // The package packed, installed into a user's project (npm, from its cache), type-checked and run
+  // six times: 30 s.
+  'test/package/package.test.ts',
+  // The action's steps as a runner runs them, and the GitLab template's script: 25 s.
+  'test/deploy/ci-action.test.ts',
 ];
 
 /** Where each file named above starts: in that order, before the files not named. */
