@@ -54,6 +54,8 @@ describe('a command loads what it uses, when it uses it', () => {
     expect(out.packages).toContain('yargs');
     const loaded = [...HEAVY, 'ajv', ...(NATIVE ? COMPILERS : [])].filter((p) => out.packages.has(p));
     expect(loaded).toEqual([]);
+    // fastify as build/ bundles it is one of ours by path, not a package.
+    expect([...out.ours].filter((m) => m.startsWith('vendor/'))).toEqual([]);
   });
 
   it('run --print-config loads none of the heavy dependencies; with --spec, swagger-parser', async () => {
@@ -63,6 +65,7 @@ describe('a command loads what it uses, when it uses it', () => {
     expect([...HEAVY, ...(NATIVE ? COMPILERS : [])].filter((p) => plain.packages.has(p))).toEqual([]);
     // Nor the run's execution side: the client (and undici), the engine, the report.
     expect(plain.packages).not.toContain('undici');
+    expect([...plain.ours].filter((m) => m.startsWith('vendor/'))).toEqual([]);
     const executing = ['cli/run-execute', 'scenario/execute', 'client/client-core', 'report/html'];
     expect(executing.filter((m) => plain.ours.has(m))).toEqual([]);
     // The same check sees a package a flag asks for: a user's document is validated by swagger-parser.
