@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// build/ is src/ with its types stripped (scripts/build.mjs, run by `npm ci`): plain JavaScript,
-// which starts fastest on any Node. While src/ has changed since (an edit, a checkout), or with
-// PETSTORE_LOAD_SOURCES=1, the sources run as they are (ourModule). src/runtime/typescript.ts makes
-// the same choice for worker threads and scenario files.
+// build/ is src/ with its types stripped (scripts/build.mjs, run by `npm ci` and `npm pack`): plain
+// JavaScript, which starts fastest on any Node, and all an installed package has. In a clone, while
+// src/ has changed since (an edit, a checkout), or with PETSTORE_LOAD_SOURCES=1, the sources run as
+// they are (ourModule); src/threads/runner.ts makes the same choice for worker threads.
 import module from 'node:module';
 import { ourModule } from './source-stamp.js';
 

@@ -165,7 +165,7 @@ chown -R 1000:1000 "$load"
 mapfile -t cmd < <(node -e 'for (const a of JSON.parse(process.argv[1])) console.log(a)' "$entrypoint")
 run_ctr=$(bah from --pull=never "$image")
 set +e
-timeout 180 buildah --root "$work/storage" --runroot "$work/run" --storage-driver vfs \
+timeout -k 10 180 buildah --root "$work/storage" --runroot "$work/run" --storage-driver vfs \
   run --isolation chroot --volume "$load:/load" "$run_ctr" -- \
   "${cmd[@]}" run browse.ts --duration 3s --out out --quiet >"$work/run.log" 2>&1 </dev/null
 code=$?

@@ -95,15 +95,26 @@ async function vendor(into) {
     if (match) packages.add(match[1]);
   }
   const notices = [...packages].sort().map((dir) => {
-    const { name, version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     const file = readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
-    const text = file ? readFileSync(join(dir, file), 'utf8').trim() : `License: ${license}`;
-    return `${name}@${version}\n\n${text}\n`;
+    // A package that ships no licence file: what its manifest says of its licence and its authors.
+    const text = file ? readFileSync(join(dir, file), 'utf8').trim() : notice(manifest);
+    return `${manifest.name}@${manifest.version}\n\n${text}\n`;
   });
   writeFileSync(
     join(into, 'vendor', 'fastify.LICENSES.txt'),
     `build/vendor/fastify.js bundles these packages:\n\n${notices.join(`\n${'-'.repeat(72)}\n\n`)}`,
   );
+}
+
+function notice({ license, author, contributors, repository, homepage }) {
+  const person = (p) =>
+    typeof p === 'string' ? p : [p?.name, p?.email && `<${p.email}>`].filter(Boolean).join(' ');
+  const by = [author, ...(contributors ?? [])].filter(Boolean).map(person).join(', ');
+  const where = typeof repository === 'string' ? repository : (repository?.url ?? homepage);
+  return [`License: ${license}`, by && `Copyright: ${by}`, where && `Source: ${where}`]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** A compiled module's import of fastify, pointed at the bundled copy (vendor() above). */

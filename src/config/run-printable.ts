@@ -59,7 +59,7 @@ export function printable(config: RunConfig): Record<string, unknown> {
       ? { baseline: { file: config.baseline.file, maxRegression: config.baseline.maxRegression } }
       : {}),
     outputs: config.outputs,
-    // What the run would say first on stderr (a scenario loaded through tsx, a shard's share).
+    // What the run would say first on stderr (a scenario loaded through sucrase, a shard's share).
     ...(config.warnings.length > 0 ? { warnings: config.warnings } : {}),
   };
 }

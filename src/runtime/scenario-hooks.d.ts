@@ -3,6 +3,5 @@ export declare const STRIP_QUERY: string;
 export declare function useNativeStripping(native: boolean, entry?: string): void;
 export declare function candidates(specifier: string): string[];
 export declare function stripTypes(code: string, path: string): string;
-export declare function prepareStripping(): Promise<void>;
 export declare const syncHooks: object;
 export declare function initialize(data?: { native?: boolean; entry?: string }): Promise<void>;

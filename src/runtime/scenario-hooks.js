@@ -3,8 +3,9 @@
 // Node 22.15 and later run them in the thread that imports (module.registerHooks); Node 20 in its
 // hooks thread (module.register), which imports this file by itself, on every Node and from src/ as
 // from build/: so it is JavaScript (its types in scenario-hooks.d.ts) and imports nothing of ours;
-// sucrase is loaded on the first file it strips.
+// sucrase is required on the first file it strips.
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** Our own package.json: a parent from which `petstore-load` resolves to this package (its self-reference). */
@@ -12,9 +13,6 @@ const OUR_PACKAGE = new URL('../../package.json', import.meta.url).href;
 const TYPESCRIPT = /\.[cm]?ts$/;
 /** A URL's search part asking for sucrase where Node strips types itself (a file that needs more). */
 export const STRIP_QUERY = 'petstore-load-strip';
-
-/** Our public module as packed (package.json's exports). */
-const BUILT_ENTRY = new URL('../../build/index.js', import.meta.url).href;
 
 /**
  * Whether Node strips a file's types itself (else sucrase does), and the public module the CLI runs
@@ -25,12 +23,6 @@ const state = { native: false, entry: undefined };
 export function useNativeStripping(native, entry) {
   state.native = native;
   state.entry = entry;
-}
-
-/** What `petstore-load` resolved to, made the CLI's own public module where that is not build/'s. */
-function own(specifier, resolved) {
-  if (specifier !== 'petstore-load' || !state.entry || resolved.url !== BUILT_ENTRY) return resolved;
-  return { url: state.entry, shortCircuit: true };
 }
 
 /** Relative names a TypeScript author writes that Node does not map to a file: `./x.js`, `./x`, `./dir`. */
@@ -65,15 +57,9 @@ function retries(specifier, context) {
 
 /** TypeScript to JavaScript by erasing types (and, as tsc would, compiling an enum or a namespace). */
 let transform;
-async function loadSucrase() {
-  // A CommonJS module: its names come as the namespace's own, or under default where a loader (tsx,
-  // in a clone) hands it over whole.
-  const sucrase = await import('sucrase');
-  transform ??= sucrase.transform ?? sucrase.default?.transform;
-}
-
 export function stripTypes(code, path) {
-  if (!transform) throw new Error('sucrase is not loaded');
+  // sucrase is CommonJS: required on the first file it strips, in whichever thread the hooks run.
+  transform ??= createRequire(import.meta.url)('sucrase').transform;
   return transform(code, {
     transforms: ['typescript'],
     // As Node's own stripping: every import is kept, whatever it imports; modern syntax is left alone.
@@ -98,14 +84,32 @@ function stripped(url) {
   return { format, source: stripTypes(readFileSync(path, 'utf8'), path), shortCircuit: true };
 }
 
+/**
+ * A file a sucrase-stripped file imports is stripped by sucrase too: the query its parent was loaded
+ * with does not pass to a relative URL by itself.
+ */
+function carried(context, resolved) {
+  const parent = context.parentURL ?? '';
+  if (!parent.includes(STRIP_QUERY) || !resolved.url.startsWith('file:') || resolved.url.includes('?'))
+    return resolved;
+  return TYPESCRIPT.test(resolved.url) ? { ...resolved, url: `${resolved.url}?${STRIP_QUERY}` } : resolved;
+}
+
+/** `petstore-load` where the CLI runs its public module from src/ (a clone after an edit): that one. */
+function ownEntry(specifier) {
+  return specifier === 'petstore-load' && state.entry ? { url: state.entry, shortCircuit: true } : undefined;
+}
+
 /** module.registerHooks (Node 22.15 and later): synchronous, in the importing thread. */
 export const syncHooks = {
   resolve(specifier, context, next) {
+    const entry = ownEntry(specifier);
+    if (entry) return entry;
     try {
-      return own(specifier, next(specifier, context));
+      return carried(context, next(specifier, context));
     } catch (error) {
       if (!notFound(error)) throw error;
-      for (const [name, ctx] of retries(specifier, context)) return own(specifier, next(name, ctx));
+      for (const [name, ctx] of retries(specifier, context)) return carried(context, next(name, ctx));
       throw error;
     }
   },
@@ -120,20 +124,17 @@ export async function initialize(data) {
 }
 
 export async function resolve(specifier, context, next) {
+  const entry = ownEntry(specifier);
+  if (entry) return entry;
   try {
-    return own(specifier, await next(specifier, context));
+    return carried(context, await next(specifier, context));
   } catch (error) {
     if (!notFound(error)) throw error;
-    for (const [name, ctx] of retries(specifier, context)) return own(specifier, await next(name, ctx));
+    for (const [name, ctx] of retries(specifier, context)) return carried(context, await next(name, ctx));
     throw error;
   }
 }
 
 export async function load(url, context, next) {
-  if (!oursToStrip(url)) return next(url, context);
-  await loadSucrase();
-  return stripped(url);
+  return oursToStrip(url) ? stripped(url) : next(url, context);
 }
-
-/** For the synchronous hooks: sucrase loaded before the first import that may need it. */
-export const prepareStripping = loadSucrase;

@@ -36,7 +36,6 @@ export function registerScenarioHooks(): Promise<void> {
     if (registerHooks) {
       const hooks = (await import(hooksUrl.href)) as typeof import('./scenario-hooks.js');
       hooks.useNativeStripping(NODE_STRIPS, ENTRY);
-      if (!NODE_STRIPS) await hooks.prepareStripping();
       registerHooks(hooks.syncHooks);
       return;
     }
@@ -46,13 +45,12 @@ export function registerScenarioHooks(): Promise<void> {
 }
 
 /**
- * Where Node strips types, a file that needs more (an enum) is stripped by sucrase instead: sucrase
- * is loaded now, for the synchronous hooks, and the URL asks for it.
+ * Where Node strips types, a file that needs more (an enum) is stripped by sucrase instead, and so is
+ * every file it imports: its URL asks for it.
  */
 export async function strippedBySucrase(url: string): Promise<string> {
   const hooks = (await import(
     new URL('./scenario-hooks.js', import.meta.url).href
   )) as typeof import('./scenario-hooks.js');
-  await hooks.prepareStripping();
   return `${url}${url.includes('?') ? '&' : '?'}${hooks.STRIP_QUERY}`;
 }

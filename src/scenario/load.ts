@@ -69,7 +69,7 @@ export function validateScenario(value: unknown, source: string): Scenario {
 /**
  * Imports a scenario module and validates it. A scenario shipped in scenarios/ runs from its build
  * (src/scenario/built-scenario.ts) while unchanged; any other through the scenario hooks
- * (src/runtime/scenario-hooks.ts): its types stripped by Node where Node can, else by sucrase. Where
+ * (src/runtime/scenario-hooks.js): its types stripped by Node where Node can, else by sucrase. Where
  * Node strips, a file that needs more than stripping (an enum) goes through sucrase, and `told` gets
  * one line saying why.
  */
@@ -84,17 +84,16 @@ export async function loadScenario(nameOrPath: string, told?: (note: string) => 
       told?.(`scenario ${nameOrPath} ${why}: loaded through sucrase`),
     );
   } catch (error) {
-    // esbuild's first line is only "Transform failed with 1 error:"; what and where follow it.
     const lines = String((error as Error).message ?? error)
       .split('\n')
       .map((l) => l.trim())
-      .filter((l) => l && !/^Transform failed with \d+ errors?:$/.test(l));
+      .filter(Boolean);
     throw new InputError(
       `scenario ${nameOrPath}: does not load: ${lines.slice(0, 2).join(' ') || 'failed to load'}`,
     );
   }
-  // A file outside an ES module package is compiled as CommonJS: its exports arrive one level down,
-  // as the namespace's default.
+  // A .js or .cts scenario Node loads as CommonJS: its exports arrive one level down, as the
+  // namespace's default.
   const inner = module.default;
   const wrapped =
     inner &&
@@ -126,12 +125,15 @@ async function importScenario(
   }
 }
 
-/** Why Node's own stripping refused a scenario that sucrase may load (undefined: the scenario's own failure). */
+/**
+ * Why Node's own stripping refused a scenario that sucrase may load: syntax that needs compiling (an
+ * enum, a namespace). Undefined for any other failure, the scenario's own, which is said as it is
+ * (its top-level code is never run twice).
+ */
 function beyondStripping(error: NodeJS.ErrnoException): string | undefined {
-  const first = String(error?.message ?? '')
+  if (error?.code !== 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') return undefined;
+  const first = String(error.message ?? '')
     .split('\n', 1)[0]
     ?.trim();
-  if (error?.code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') return `needs more than type stripping (${first})`;
-  // A CommonJS file's `import`, or syntax only a compiler takes.
-  return error instanceof SyntaxError ? `uses syntax Node does not run (${first})` : undefined;
+  return `needs more than type stripping (${first})`;
 }

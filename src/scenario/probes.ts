@@ -111,7 +111,8 @@ export function probeBattery<D>(probes: readonly Probe<D>[], flowName?: string):
 
 /**
  * The verdicts of a scenario's battery after its run, or undefined when it declares none. Duck-typed:
- * the scenario module (tsImport) has its own copy of this file, so `instanceof` would not hold.
+ * a scenario may import another copy of this module (a project's own install of the package, where
+ * the CLI that runs it is another), so `instanceof` would not hold.
  */
 export function probeResultsOf(scenario: Scenario<unknown>): ProbeResult[] | undefined {
   const battery = scenario.probes as { results?: unknown } | undefined;

@@ -55,9 +55,10 @@ export interface ThreadGroup<R, D = never> {
   readonly outcomes: Promise<ThreadOutcome<R, D>[]>;
 }
 
-// Scenarios and our sources are TypeScript: where Node does not strip types itself, each thread
-// registers tsx before loading its module, as bin/petstore-load.js does for the main thread (a loader
-// registered there does not reach threads).
+// Our sources are TypeScript: run from src/ (a clone after an edit) where Node does not strip types
+// itself, each thread registers tsx before loading its module, as bin/petstore-load.js does for the
+// main thread (a loader registered there does not reach threads). A scenario's own hooks are the
+// thread's to register (src/runtime/typescript.ts, from loadScenario).
 export function threadBoot(module: URL): string {
   const load = `import(${JSON.stringify(module.href)})`;
   // build/'s modules are JavaScript already.

@@ -425,6 +425,20 @@ describe('the GitHub action, run as a runner runs it, in a project outside this 
     expect(bad.summary).toContain('**petstore-load exited 2** (bad usage or input)');
     expect(bad.summary).toContain('no such file');
   }, 60_000);
+
+  it('fails the step on a baseline that is not there when baseline-required is true: no gate passes unseen', async () => {
+    const missing = await runAction(job, {
+      version: tarball,
+      scenario: 'load/browse.ts',
+      'working-directory': 'app',
+      out: 'reports/no-baseline',
+      baseline: 'perf/moved.json',
+      'baseline-required': 'true',
+    });
+    expect(missing.step('run').code, told(missing)).toBe(2);
+    expect(missing.outputs['exit-code']).toBe('2');
+    expect(missing.summary).toContain('no baseline at `perf/moved.json` (baseline-required)');
+  }, 60_000);
 });
 
 describe("the GitHub action with the project's own petstore-load", () => {

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -19,7 +19,10 @@ export interface Ran {
   stderr: string;
 }
 
-/** Runs a command to its end (bounded by `ms`), in `cwd`, with `env` over this process's. */
+/**
+ * Runs a command to its end (bounded by `ms`, past which its whole process group is killed: npx, the
+ * CLI under it and the CLI's embedded server), in `cwd`, with `env` over this process's.
+ */
 export function run(
   command: string,
   args: string[],
@@ -28,21 +31,31 @@ export function run(
   ms = 120_000,
 ): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(
-      command,
-      args,
-      {
-        cwd,
-        env: { ...process.env, ...env },
-        timeout: ms,
-        maxBuffer: 32 * 1024 * 1024,
-        killSignal: 'SIGKILL',
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }, ms);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ code: 127, stdout, stderr: `${stderr}${error.message}` });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
   });
 }
 
@@ -65,8 +78,11 @@ export async function packTarball(into: string): Promise<string> {
       }
     }
     // A pack under way in the checkout has its manifest stripped for the moment: pack the whole one.
-    const whole = join(REPO, '.package.json.unpacked');
-    if (existsSync(whole)) copyFileSync(whole, join(staging, 'package.json'));
+    const noted = join(REPO, '.package.json.unpacked');
+    if (existsSync(noted)) {
+      copyFileSync(noted, join(staging, '.package.json.unpacked'));
+      await run('node', ['scripts/pack-manifest.mjs', 'restore'], staging);
+    }
     symlinkSync(join(REPO, 'node_modules'), join(staging, 'node_modules'), 'dir');
     mkdirSync(into, { recursive: true });
     const packed = await run('npm', ['pack', '--json', '--pack-destination', into], staging);

@@ -69,6 +69,8 @@ function tsconfig(
     strict: true,
     exactOptionalPropertyTypes: true,
     noUncheckedIndexedAccess: true,
+    verbatimModuleSyntax: true,
+    erasableSyntaxOnly: true,
     skipLibCheck,
     noEmit: true,
     types: ['node'],

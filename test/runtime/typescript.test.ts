@@ -75,6 +75,28 @@ describe(`TypeScript on Node ${process.versions.node} (${NATIVE ? 'types strippe
     expect(warnings.some((w) => w.includes('loaded through sucrase'))).toBe(NATIVE);
   }, 60_000);
 
+  it('strips what a scenario imports as it strips the scenario: an enum in a helper, TypeScript under node_modules', async () => {
+    const path = scenario(
+      'with-helpers',
+      "import { Mode } from './modes.ts';\nimport { pace } from 'shared-flows';\nvoid Mode.Fast; void pace;",
+    );
+    const dir = dirname(path);
+    writeFileSync(join(dir, 'modes.ts'), 'export enum Mode { Fast = 1 }\n');
+    // A workspace's package of TypeScript flows, linked or installed: Node never strips types there.
+    mkdirSync(join(dir, 'node_modules', 'shared-flows'), { recursive: true });
+    writeFileSync(
+      join(dir, 'node_modules', 'shared-flows', 'package.json'),
+      '{ "name": "shared-flows", "type": "module", "exports": "./index.ts" }\n',
+    );
+    writeFileSync(join(dir, 'node_modules', 'shared-flows', 'index.ts'), 'export const pace: number = 1;\n');
+    const out = await loadedBy(['run', path]);
+    expect(out.code, out.stderr).toBe(0);
+    if (NATIVE)
+      expect(out.stderr).toMatch(
+        /with-helpers\.ts needs more than type stripping .*: loaded through sucrase/,
+      );
+  }, 60_000);
+
   it('resolves the names a TypeScript author writes: ./x.js for x.ts, a folder for its index.ts', async () => {
     const path = scenario(
       'with-names',
