@@ -1,20 +1,18 @@
 import module from 'node:module';
 
+/** Node strips types itself, wherever the file lies outside node_modules. */
+export const NODE_STRIPS = Boolean((process.features as { typescript?: string | false }).typescript);
+
 /**
  * Whether this Node strips TypeScript types itself (22.18 and later, 24, 26). Node will not strip
  * types under node_modules, so our own sources there (an installed copy) never run: an installed
  * package runs build/ alone. In a clone, bin/petstore-load.js runs src/ after an edit, through tsx
  * (a devDependency) on Node 20; worker threads follow the same choice (src/threads/runner.ts).
  */
-export const NATIVE_TYPESCRIPT =
-  Boolean((process.features as { typescript?: string | false }).typescript) &&
-  !import.meta.url.includes('/node_modules/');
+export const NATIVE_TYPESCRIPT = NODE_STRIPS && !import.meta.url.includes('/node_modules/');
 
 /** tsx's ESM API, for our own sources in a clone where Node does not strip types (a devDependency). */
 export const tsxApi = (): string => import.meta.resolve('tsx/esm/api');
-
-/** Node strips types itself, wherever the file lies outside node_modules. */
-export const NODE_STRIPS = Boolean((process.features as { typescript?: string | false }).typescript);
 
 type RegisterHooks = (hooks: object) => unknown;
 

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
   copyFileSync,
@@ -15,7 +14,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { REPO } from '../helpers/integration-cli.ts';
-import { packTarball } from '../helpers/package.ts';
+import { packTarball, run as runCommand, stopRunning } from '../helpers/package.ts';
 
 /**
  * action.yml as a GitHub runner runs it: its inputs' defaults under `with`, the expressions it uses
@@ -148,51 +147,6 @@ function newJob(root: string, name: string): Job {
   };
 }
 
-const running = new Set<number>();
-
-/** Runs a command in its own process group (killed whole when it overruns or the file ends). */
-function execute(
-  argv: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(argv[0] as string, argv.slice(1), {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const pid = child.pid as number;
-    running.add(pid);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      killGroup(pid);
-      reject(new Error(`timed out after ${options.timeoutMs} ms: ${argv.join(' ')}\n${stdout}\n${stderr}`));
-    }, options.timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      running.delete(pid);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Gone already.
-  }
-}
-
 /** `uses: ./` with `with:` in `job`: the composite action's steps, one after another, as the runner runs them. */
 async function runAction(job: Job, withInputs: Record<string, string>): Promise<ActionRun> {
   expect(action.runs.using).toBe('composite');
@@ -236,10 +190,8 @@ async function runAction(job: Job, withInputs: Record<string, string>): Promise<
       GITHUB_ACTION_PATH: ACTION_PATH,
     });
     const cwd = resolve(job.workspace, substitute(step['working-directory'] ?? '.', context));
-    const outcome = await execute(
-      shell.map((part) => (part === '{0}' ? script : part)),
-      { cwd, env, timeoutMs: 90_000 },
-    );
+    const [command, ...args] = shell.map((part) => (part === '{0}' ? script : part));
+    const outcome = await runCommand(command as string, args, cwd, env, 90_000, true);
     const outputs = parseFileCommands(readFileSync(commands.GITHUB_OUTPUT, 'utf8'));
     context.steps[id] = { outputs };
     steps.push({ id, ...outcome, outputs });
@@ -312,7 +264,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(() => {
-  for (const pid of running) killGroup(pid);
+  stopRunning();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
@@ -447,11 +399,14 @@ describe("the GitHub action with the project's own petstore-load", () => {
     const app = job.workspace;
     userApp(app, { devDependencies: { 'petstore-load': `file:${tarball}` } });
     // The user's `npm ci` (here an install: the project has no lockfile).
-    const installed = await execute(['npm', 'install', '--no-audit', '--no-fund'], {
-      cwd: app,
-      env: job.env,
-      timeoutMs: 120_000,
-    });
+    const installed = await runCommand(
+      'npm',
+      ['install', '--no-audit', '--no-fund'],
+      app,
+      job.env,
+      120_000,
+      true,
+    );
     expect(installed.code, installed.stderr).toBe(0);
     const run = await runAction(job, { scenario: 'load/browse.ts', args: '--duration 2s' });
     expect(run.step('run').code, told(run)).toBe(0);
@@ -524,11 +479,14 @@ describe('the GitLab CI template', () => {
     // key, the same layout): a GitLab job's own install is the action's, tested above, and costs seconds.
     const installs = join(root, 'job', 'runner-temp');
     mkdirSync(installs, { recursive: true });
-    const outcome = await execute(['bash', '--noprofile', '--norc', '-eo', 'pipefail', file], {
-      cwd: project,
-      env: { ...runner.env, ...variables, CI_PROJECT_DIR: project, TMPDIR: installs },
-      timeoutMs: 120_000,
-    });
+    const outcome = await runCommand(
+      'bash',
+      ['--noprofile', '--norc', '-eo', 'pipefail', file],
+      project,
+      { ...runner.env, ...variables, CI_PROJECT_DIR: project, TMPDIR: installs },
+      120_000,
+      true,
+    );
     expect(outcome.code, `${outcome.stdout}\n${outcome.stderr}`).toBe(1);
     expect(outcome.stdout).toContain('petstore-load exited 1');
     // The artifacts' paths, as the runner expands them.

@@ -19,9 +19,27 @@ export interface Ran {
   stderr: string;
 }
 
+/** Process groups started by run() and not yet ended: stopRunning() kills them (a file's afterAll). */
+const running = new Set<number>();
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Gone already.
+  }
+}
+
+/** Kills every command run() started that still runs, with all its process group. */
+export function stopRunning(): void {
+  for (const pid of running) killGroup(pid);
+  running.clear();
+}
+
 /**
  * Runs a command to its end (bounded by `ms`, past which its whole process group is killed: npx, the
- * CLI under it and the CLI's embedded server), in `cwd`, with `env` over this process's.
+ * CLI under it and the CLI's embedded server), in `cwd`, with `env` over this process's, or `env`
+ * alone with `exactEnv` (a CI runner's environment, built whole).
  */
 export function run(
   command: string,
@@ -29,24 +47,24 @@ export function run(
   cwd: string,
   env: Record<string, string> = {},
   ms = 120_000,
+  exactEnv = false,
 ): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       cwd,
-      env: { ...process.env, ...env },
+      env: exactEnv ? env : { ...process.env, ...env },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const pid = child.pid;
+    if (pid !== undefined) running.add(pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const timer = setTimeout(() => {
-      try {
-        process.kill(-(child.pid as number), 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
+      stderr += `\n(timed out after ${ms} ms: ${[command, ...args].join(' ')})`;
+      if (pid !== undefined) killGroup(pid);
     }, ms);
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -54,6 +72,7 @@ export function run(
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      if (pid !== undefined) running.delete(pid);
       resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
     });
   });
