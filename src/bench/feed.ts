@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
+import { readRateLimit } from '../api/rate-limit-dialect.ts';
+import { classifyResponse, NO_REFUSAL_STATUSES, type RefusalStatuses } from '../api/responses.ts';
 import { ResponseBody } from '../client/response-body.ts';
 import type { Recorder } from '../record/recorder.ts';
 import { backfillOmitted } from './coordinated-omission.ts';
@@ -25,11 +27,18 @@ export class BenchFeed {
   /** The operation of each request of the cycle, by its index. */
   private readonly cycle: readonly Operation[];
   private readonly keyLabel: string;
+  private readonly refusalStatuses: RefusalStatuses;
 
-  constructor(recorder: Recorder, cycle: readonly Operation[], keyLabel: string) {
+  constructor(
+    recorder: Recorder,
+    cycle: readonly Operation[],
+    keyLabel: string,
+    refusalStatuses: RefusalStatuses = NO_REFUSAL_STATUSES,
+  ) {
     this.recorder = recorder;
     this.cycle = cycle;
     this.keyLabel = keyLabel;
+    this.refusalStatuses = refusalStatuses;
   }
 
   /**
@@ -50,6 +59,8 @@ export class BenchFeed {
     // Nothing reads a success's headers (no checks run in a benchmark): they are kept for the other
     // answers only, where they explain something (a 429's Retry-After opens a violation window).
     const lower = status >= 300 ? lowerCased(headers) : undefined;
+    const body = new ResponseBody(text, lower);
+    const view = lower ? readRateLimit(lower, receivedAt) : undefined;
     this.recorder.record({
       operation,
       attempt: 1,
@@ -58,9 +69,10 @@ export class BenchFeed {
       sentAt: receivedAt - serviceMs,
       receivedAt,
       status,
+      kind: classifyResponse({ status, headers: lower, view, json: () => body.json }, this.refusalStatuses),
       errorCode: undefined,
       headers: lower,
-      body: new ResponseBody(text, lower),
+      body,
       pacingWaitMs: 0,
       backoffWaitMs: 0,
       retried: false,
@@ -84,6 +96,7 @@ export class BenchFeed {
       sentAt,
       receivedAt,
       status: 0,
+      kind: 'transport-error',
       errorCode: code,
       headers: undefined,
       body: new ResponseBody('', undefined),

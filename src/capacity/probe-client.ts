@@ -5,6 +5,7 @@ import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { type BuiltRequest, KeyRequests } from '../api/request.ts';
+import { classifyResponse, type RefusalStatuses, type ResponseKind } from '../api/responses.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
@@ -18,6 +19,8 @@ import type { NetworkOptions } from '../transport/network.ts';
 export interface ProbeReply {
   index: number;
   status: number;
+  /** What the answer meant (src/api/responses.ts). */
+  kind: ResponseKind;
   sentAt: number;
   /** When its headers were written to the socket: after a new connection's setup, and any local queue. */
   writtenAt?: number;
@@ -54,6 +57,8 @@ export interface ProbeClientOptions {
   keyLabel: string;
   maxInFlight?: number;
   timeoutMs?: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses?: RefusalStatuses;
   /** Sends one request on the pool: a real socket by default, a test's simulated target otherwise. */
   transport?: Transport;
   /** TLS, HTTP/2 and a proxy, as the run's client has them. */
@@ -222,6 +227,7 @@ export class ProbeClient {
       sentAt,
       receivedAt,
       status,
+      kind: reply.kind,
       errorCode,
       protocol,
       headers,
@@ -279,6 +285,7 @@ export class ProbeClient {
     return {
       index,
       status,
+      kind: classifyResponse({ status, headers, view }, this.o.refusalStatuses),
       sentAt,
       writtenAt: written,
       receivedAt,

@@ -266,6 +266,7 @@ async function traffic(run: RunState): Promise<RunResult> {
     contract: config.contract,
     timeoutMs: config.timeoutMs,
     maxAttempts: config.maxAttempts,
+    refusalStatuses: config.refusalStatuses,
     network: config.network.options,
     networkSeen: config.network.seen,
     spec: config.specLabel,

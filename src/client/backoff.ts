@@ -1,19 +1,4 @@
 /**
- * Exponential backoff with "full jitter" (a uniformly random delay in [0, min(cap, base * 2^n))):
- * of the common jitter schemes it spreads retries from many clients best, so they do not come back
- * in a wave and trip the limit again.
- */
-export function fullJitterMs(
-  attempt: number,
-  baseMs: number,
-  capMs: number,
-  random: () => number = Math.random,
-): number {
-  const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return random() * ceiling;
-}
-
-/**
  * Retries of 5xx and transport errors may be at most `ratio` of all requests (plus a few to start
  * with), so that a failing server is not hit with a retry storm on top of the load.
  */

@@ -3,6 +3,7 @@ import type { ApiResponse, CallInput } from '../api/call-types.ts';
 import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { RateWindow } from '../api/plans.ts';
+import type { RefusalStatuses } from '../api/responses.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { NetworkOptions } from '../transport/network.ts';
 import type { SharedQuota } from './gate.ts';
@@ -30,14 +31,16 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Attempts for 5xx and transport errors on idempotent methods (default 3). */
   maxAttempts?: number;
-  /** Retries after 429 per call (default 5): each waits at least the server's delay. */
+  /** Statuses the target refuses with besides a 429 (`--refusal-status`): the limiter's, always. */
+  refusalStatuses?: RefusalStatuses;
+  /** Retries after a refusal per call (default 5): each waits at least the server's delay. */
   maxRateLimitRetries?: number;
   /** Full-jitter backoff for 5xx and transport errors (default 100 ms .. 10 s). */
   backoffBaseMs?: number;
   backoffCapMs?: number;
   /**
-   * Full-jitter backoff for a 429 that gives neither Retry-After nor Reset (default 1 s .. 60 s):
-   * slower than for 5xx because hurried retries after a 429 are what the seed's ban punishes.
+   * Full-jitter backoff after a refusal that gives neither Retry-After nor Reset (default 1 s .. 60 s):
+   * slower than for 5xx because hurried retries after a refusal are what the seed's ban punishes.
    */
   rateLimitBackoffBaseMs?: number;
   rateLimitBackoffCapMs?: number;

@@ -3,6 +3,7 @@ import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
 import { quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import { KeyRequests } from '../api/request.ts';
+import { classifyResponse, keepsAway, type ResponseKind } from '../api/responses.ts';
 import type { TenantRef } from '../api/tenants.ts';
 import type { Protocol } from '../transport/dispatcher.ts';
 import type { SpacingState } from './adaptive-spacing.ts';
@@ -13,7 +14,7 @@ import { AbortedError, type Admission, Gate, HeldPastEndError, type SharedQuota 
 import { Pacer, type PacerPlan } from './pacer.ts';
 import { Reply } from './reply.ts';
 import { ResponseBody } from './response-body.ts';
-import { type NextStep, rateLimitDelay, retryAfter429, retryAfterError } from './retry-policy.ts';
+import { type NextStep, refusalDelay, retryAfterError, retryAfterRefusal } from './retry-policy.ts';
 
 /**
  * One API key's sends: its Pacer and Gate (pacing, server budget, 429 pause), its requests (the key
@@ -101,12 +102,11 @@ export class Lane implements Caller {
         errorCode = (error as NodeJS.ErrnoException).code ?? (error as Error).name;
       }
       const receivedAt = now();
-      const view = this.observe(admission.seq, input, headers, status, receivedAt, signal);
       const payload = new ResponseBody(text, headers);
-      const next =
-        status === 429
-          ? await this.pauseFor429(input, admission.seq, headers, receivedAt, view, tries)
-          : retryAfterError(core.options, core.budget, op, input, attempt, status, receivedAt);
+      const { view, kind } = this.observe(admission.seq, input, headers, status, payload, receivedAt, signal);
+      const next = keepsAway(kind)
+        ? await this.pauseAfterRefusal(input, admission.seq, headers, receivedAt, view, tries)
+        : retryAfterError(core.options, core.budget, op, input, attempt, kind, receivedAt);
       // Every field in one literal, in one order, `tenant` and `pauseUntil` included when undefined:
       // records of one shape keep the recorder's and the checks' property reads monomorphic, where
       // a spread for the pause and a tenant added afterwards made up to four shapes, each transition
@@ -120,6 +120,7 @@ export class Lane implements Caller {
         sentAt,
         receivedAt,
         status,
+        kind,
         errorCode,
         protocol,
         headers,
@@ -131,8 +132,8 @@ export class Lane implements Caller {
         retried: next.retryAt !== undefined,
       });
       if (next.retryAt === undefined) return new Reply<T>(status, headers ?? {}, payload, attempt, errorCode);
-      // A 429's pause is waited in the gate, where the next attempt's turn comes; other retries here.
-      extraBackoffMs = status === 429 ? 0 : await this.backoff(next.retryAt, signal);
+      // A refusal's pause is waited in the gate, where the next attempt's turn comes; other retries here.
+      extraBackoffMs = keepsAway(kind) ? 0 : await this.backoff(next.retryAt, signal);
     }
   }
 
@@ -146,20 +147,25 @@ export class Lane implements Caller {
     input: CallInput,
     headers: IncomingHttpHeaders | undefined,
     status: number,
+    body: ResponseBody,
     receivedAt: number,
     signal: AbortSignal,
-  ): RateLimitView | undefined {
+  ): { view: RateLimitView | undefined; kind: ResponseKind } {
     if (signal.aborted) {
-      this.pacer.observe(seq, undefined, receivedAt);
+      this.pacer.observe(seq, undefined, receivedAt, 'transport-error');
       this.gate.responded();
       throw new AbortedError('run stopped');
     }
     const view = headers ? readRateLimit(headers, receivedAt) : undefined;
+    const kind = classifyResponse(
+      { status, headers, view, json: () => body.json },
+      this.core.options.refusalStatuses,
+    );
     const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
     // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
-    this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, status);
+    this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, kind);
     this.gate.responded();
-    return view;
+    return { view, kind };
   }
 
   /** Waits out a retry's backoff; how long it took. */
@@ -170,10 +176,11 @@ export class Lane implements Caller {
   }
 
   /**
-   * A 429 pauses the whole key, retried or not: no request of any virtual user leaves before its
-   * delay ends (the ban guard). The call tries again after it, within its retries and the run.
+   * A refusal (or a bare 503, which may be one) pauses the whole key, retried or not: no request of
+   * any virtual user leaves before its delay ends (the ban guard). The call tries again after it,
+   * within its retries and the run.
    */
-  private async pauseFor429(
+  private async pauseAfterRefusal(
     input: CallInput,
     seq: number,
     headers: IncomingHttpHeaders | undefined,
@@ -183,14 +190,14 @@ export class Lane implements Caller {
   ): Promise<NextStep> {
     tries.rateLimited++;
     const o = this.core.options;
-    const delay = rateLimitDelay(o, this.pacer, seq, headers, view, receivedAt);
+    const delay = refusalDelay(o, this.pacer, seq, headers, view, receivedAt);
     const pauseUntil = receivedAt + delay.ms;
     if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
     this.pacer.pause(pauseUntil, receivedAt);
     // Every generator of the key holds too; awaited, so that none is told after its next send. A
     // store that cannot be told must not cost this attempt its record: this client's pause holds.
     await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
-    return retryAfter429(o, input, tries.rateLimited, pauseUntil, this.core.context.closesAt);
+    return retryAfterRefusal(o, input, tries.rateLimited, pauseUntil, this.core.context.closesAt);
   }
 
   /** `free (no key)`, `pro#3 (another key)`: a deliberately bad request's label, never its key. */

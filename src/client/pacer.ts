@@ -2,6 +2,7 @@ import { type LimiterKind, pacedByGap } from '../api/limiter-kinds.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
+import { keepsAway, type ResponseKind } from '../api/responses.ts';
 import { AdaptiveSpacing, type SpacingStart, type SpacingState, withMargin } from './adaptive-spacing.ts';
 import { type LogWindow, type QuotaLog, quotaLogs } from './quota-log.ts';
 import type { QuotaSpec } from './quota-store.ts';
@@ -254,14 +255,19 @@ export class Pacer {
 
   /**
    * Feedback from the response to send `seq` (received at `at`), or undefined for a transport error.
-   * `status` (0 for none) tells the gap whether the server answered without a 429.
+   * `kind` tells the gap whether the server answered without refusing.
    */
-  observe(seq: number, headers: RateLimitState | undefined, at: number, status = 0): void {
+  observe(
+    seq: number,
+    headers: RateLimitState | undefined,
+    at: number,
+    kind: ResponseKind = 'transport-error',
+  ): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
-    if (status !== 0 && status !== 429) this.spacing.answered(seq, at);
-    // A 429's send is let go by rateLimited, which still wants its gap.
-    else if (status === 0) this.spacing.forget(seq);
-    if (status !== 0) this.silent = headers === undefined;
+    if (kind === 'transport-error') this.spacing.forget(seq);
+    // A refusal's send is let go by rateLimited, which still wants its gap.
+    else if (!keepsAway(kind)) this.spacing.answered(seq, at);
+    if (kind !== 'transport-error') this.silent = headers === undefined;
     if (headers?.maxInFlight !== undefined) this.spacing.toldMaxInFlight(headers.maxInFlight);
     if (!headers || headers.remaining === undefined || headers.reset === undefined) return;
     if (headers.limit !== undefined) this.lastLimit = headers.limit;

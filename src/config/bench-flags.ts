@@ -2,6 +2,7 @@ import type { Options } from 'yargs';
 import { DEFAULT_OPERATIONS } from '../bench/operation-mix.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
 import { NETWORK_FLAGS } from './network-flags.ts';
+import { REFUSAL_FLAGS } from './refusal-flags.ts';
 
 /** `bench`'s options as data: src/config/bench.ts resolves what they say into one BenchConfig. */
 export const BENCH_FLAGS = {
@@ -62,6 +63,7 @@ export const BENCH_FLAGS = {
   quiet: { type: 'boolean', default: false, describe: 'No status line and no summary: only the result path' },
   ...METRICS_FLAGS,
   ...NETWORK_FLAGS,
+  ...REFUSAL_FLAGS,
   'print-config': {
     type: 'boolean',
     default: false,

@@ -2,6 +2,7 @@ import type { InferredOptionTypes, Options } from 'yargs';
 import { DEFAULTS } from '../api/defaults.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
 import { NETWORK_FLAGS } from './network-flags.ts';
+import { REFUSAL_FLAGS } from './refusal-flags.ts';
 
 /**
  * `capacity`'s own defaults, which the flags' help names and `resolveCapacityConfig` applies (those
@@ -125,6 +126,7 @@ export const CAPACITY_FLAGS = {
   },
   ...METRICS_FLAGS,
   ...NETWORK_FLAGS,
+  ...REFUSAL_FLAGS,
 } as const satisfies Record<string, Options>;
 
 /** The parsed flags, camel-cased as yargs gives them. */

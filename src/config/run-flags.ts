@@ -6,6 +6,7 @@ import { CHECKPOINT_FILE } from './checkpoint.ts';
 import { FLEET_FLAGS } from './fleet-flags.ts';
 import { METRICS_FLAGS } from './metrics-flags.ts';
 import { NETWORK_FLAGS } from './network-flags.ts';
+import { REFUSAL_FLAGS } from './refusal-flags.ts';
 
 const TOLERANCE_DEFAULTS = (Object.keys(DEFAULT_TOLERANCES) as Metric[])
   .map((m) => `${m}=${describeTolerance(m, DEFAULT_TOLERANCES[m]).replace(' pt', '%')}`)
@@ -166,6 +167,7 @@ export const RUN_FLAGS = {
   ...FLEET_FLAGS,
   ...METRICS_FLAGS,
   ...NETWORK_FLAGS,
+  ...REFUSAL_FLAGS,
   'auth-header': {
     requiresArg: true,
     type: 'string',

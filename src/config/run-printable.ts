@@ -21,6 +21,7 @@ export function printable(config: RunConfig): Record<string, unknown> {
     contract: config.contract,
     timeoutMs: config.timeoutMs,
     maxAttempts: config.maxAttempts,
+    refusalStatuses: config.refusalStatuses,
     target: config.baseUrl ? publicTarget(config.baseUrl) : 'embedded reference server',
     spec: config.specLabel,
     apiKey: config.apiKey ?? 'none',

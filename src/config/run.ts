@@ -43,6 +43,7 @@ import { metricsFlags } from './metrics-flags.ts';
 import { type NetworkConfig, networkFlags } from './network-flags.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
+import { parseRefusalStatuses } from './refusal-flags.ts';
 import type { RUN_FLAGS } from './run-flags.ts';
 import { Secret } from './secret.ts';
 import { readTextFile } from './tenants-file.ts';
@@ -90,6 +91,8 @@ export interface RunConfig {
   readonly limiter: LimiterGiven | undefined;
   readonly checkpointMs: number;
   readonly maxAttempts: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  readonly refusalStatuses: number[];
   readonly shard: Share | undefined;
   readonly quotaStore: StoreAddress | undefined;
   /** `--fleet`: the generators this one runs with as one run (its index claimed at start when unknown). */
@@ -210,7 +213,10 @@ export async function resolveRunConfig(
 /** How requests are sent and shared: timeout, limiter, checkpoints, attempts, shard and quota store. */
 function resolveSending(
   args: RunArgs,
-): Pick<RunConfig, 'timeoutMs' | 'limiter' | 'checkpointMs' | 'maxAttempts' | 'shard' | 'quotaStore'> {
+): Pick<
+  RunConfig,
+  'timeoutMs' | 'limiter' | 'checkpointMs' | 'maxAttempts' | 'refusalStatuses' | 'shard' | 'quotaStore'
+> {
   const timeoutMs = parseDuration(args.timeout, '--timeout');
   const limiter = args.limiter === undefined ? undefined : parseLimiter(args.limiter, '--limiter');
   const checkpointMs = parseCheckpointInterval(args.checkpoint);
@@ -222,7 +228,16 @@ function resolveSending(
     throw new InputError(
       '--store-outage local-share needs --quota-store: without a store there is no outage',
     );
-  return { timeoutMs, limiter, checkpointMs, maxAttempts: args.maxAttempts, shard, quotaStore };
+  const refusalStatuses = parseRefusalStatuses(args.refusalStatus);
+  return {
+    timeoutMs,
+    limiter,
+    checkpointMs,
+    maxAttempts: args.maxAttempts,
+    refusalStatuses,
+    shard,
+    quotaStore,
+  };
 }
 
 /** A missing or foreign baseline, or a malformed tolerance, is found before any traffic. */

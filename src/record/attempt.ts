@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../api/operations.ts';
 import type { RateLimitView } from '../api/rate-limit-dialect.ts';
+import type { ResponseKind } from '../api/responses.ts';
 import type { TenantRef } from '../api/tenants.ts';
 import type { Protocol } from '../transport/dispatcher.ts';
 
@@ -23,6 +24,8 @@ export interface AttemptRecord {
   receivedAt: number;
   /** 0 for a transport error. */
   status: number;
+  /** What the answer meant (src/api/responses.ts): every figure and check reads this, never the status. */
+  kind: ResponseKind;
   /** Transport error code (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...). */
   errorCode: string | undefined;
   /** The protocol a response came over (absent: HTTP/1.1, or a transport error). */

@@ -1,3 +1,4 @@
+import { keepsAway } from '../api/responses.ts';
 import type { AttemptRecord } from './attempt.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
 
@@ -135,7 +136,7 @@ export class HeldByLimiter {
   readonly #unheld = newHistogram();
 
   observe(a: AttemptRecord): void {
-    if (a.status === 0 || a.status === 429) {
+    if (a.kind === 'transport-error' || keepsAway(a.kind)) {
       this.#unheld.recordValue(serviceUs(a.sentAt, a.receivedAt));
       return;
     }

@@ -1,4 +1,5 @@
 import type { RateLimitView } from '../api/rate-limit-dialect.ts';
+import { keepsAway } from '../api/responses.ts';
 import { parseRetryAfter } from '../api/retry-after.ts';
 import type { AttemptRecord } from './attempt.ts';
 
@@ -118,10 +119,8 @@ export class QuotaTimeline {
     const t = Math.max(0, Math.floor((a.receivedAt - this.startedAt) / 1000));
     const b = t === k.current.t ? k.current : k.bin(t);
     b.requests++;
-    if (a.status === 429) {
-      b.rateLimited++;
-      if (a.pauseUntil !== undefined) addPause(k, a, view);
-    }
+    if (a.kind === 'refused') b.rateLimited++;
+    if (keepsAway(a.kind) && a.pauseUntil !== undefined) addPause(k, a, view);
     const remaining = view?.remaining;
     if (remaining === undefined) return;
     const limit = view?.limit ?? k.limit;

@@ -1,4 +1,5 @@
 import type { RateWindow } from '../api/plans.ts';
+import { mayBeBareRefusal, passedLimiter } from '../api/responses.ts';
 import type { TenantMix } from '../api/tenants.ts';
 import type { AttemptRecord, AttemptSink } from './attempt.ts';
 import { type RunChecksOptions, responseChecks } from './checks/catalogue.ts';
@@ -25,7 +26,12 @@ export class OperationStats {
   readonly response: Histogram = newHistogram();
   requests = 0;
   readonly statuses: Record<string, number> = {};
+  /** The limiter's refusals, whatever their status (the 429-rate figures count these). */
   rateLimited = 0;
+  /** The limiter's refusals by status: `{"429": 12, "503": 3}`. */
+  readonly refusals: Record<string, number> = {};
+  /** 503s with no sign of a limiter: kept away from as refusals, counted apart. */
+  unexplained = 0;
   retries = 0;
   readonly transportErrors: Record<string, number> = {};
   /** Responses that came over HTTP/2 (`--http2`); every other response came over HTTP/1.1. */
@@ -48,7 +54,10 @@ export class OperationStats {
       this.statuses[a.status] = (this.statuses[a.status] ?? 0) + 1;
       if (a.protocol === 'HTTP/2') this.http2++;
     }
-    if (a.status === 429) this.rateLimited++;
+    if (a.kind === 'refused') {
+      this.rateLimited++;
+      this.refusals[a.status] = (this.refusals[a.status] ?? 0) + 1;
+    } else if (a.kind === 'unexplained') this.unexplained++;
     if (a.retried) this.retries++;
     this.pacingWaitMs += a.pacingWaitMs;
     this.backoffWaitMs += a.backoffWaitMs;
@@ -112,6 +121,9 @@ export class Recorder implements AttemptSink {
    * numerator of quota utilisation. The engine says when the workload starts and stops.
    */
   #admittedDuringWorkload = 0;
+  /** Keys the limiter admitted, and their bare 403s after that (see mayBeBareRefusal). */
+  readonly #admittedKeys = new Set<string>();
+  #forbiddenAfterAdmitted = 0;
   /** A tenant mix's figures by tier (absent without a mix). */
   readonly #tenants: TenantTally | undefined;
   private measuring = false;
@@ -153,6 +165,12 @@ export class Recorder implements AttemptSink {
   get admittedDuringWorkload(): number {
     this.flush();
     return this.#admittedDuringWorkload;
+  }
+
+  /** Bare 403s to keys admitted before: a limiter's refusal, perhaps, in an authorization failure's words. */
+  get forbiddenAfterAdmitted(): number {
+    this.flush();
+    return this.#forbiddenAfterAdmitted;
   }
 
   get held(): HeldByLimiter {
@@ -247,11 +265,12 @@ export class Recorder implements AttemptSink {
     const measured = this.measuring || !this.options.workloadOnly;
     this.#tenants?.add(a, serviceUs, responseUs, violation, measured, this.measuring);
     if (measured) {
-      this.#timeline.add(a.receivedAt, a.status, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
+      this.#timeline.add(a.receivedAt, a.status, a.kind, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
       stats.duringWorkload++;
       this.#overall.duringWorkload++;
     }
-    if (this.measuring && a.status !== 0 && a.status !== 429) this.#admittedDuringWorkload++;
+    if (this.measuring && passedLimiter(a.kind)) this.#admittedDuringWorkload++;
+    this.noteForbidden(a);
     this.#checks.observe(a);
     let view = a.rateLimitView;
     if (a.status !== 0 && a.headers) {
@@ -270,5 +289,12 @@ export class Recorder implements AttemptSink {
     }
     if (measured) this.#quota.add(a, view);
     this.countLateFailures(this.#checks.settle(a.receivedAt, false));
+  }
+
+  private noteForbidden(a: AttemptRecord): void {
+    if (a.kind !== 'admitted') return;
+    if (mayBeBareRefusal(a.kind, a.status)) {
+      if (this.#admittedKeys.has(a.keyLabel)) this.#forbiddenAfterAdmitted++;
+    } else if (a.status < 300 && !this.#admittedKeys.has(a.keyLabel)) this.#admittedKeys.add(a.keyLabel);
   }
 }

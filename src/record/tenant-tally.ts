@@ -1,5 +1,6 @@
 import { parseDuration } from '../api/duration.ts';
 import { planRate } from '../api/plans.ts';
+import { isError, passedLimiter } from '../api/responses.ts';
 import type { TenantMix, TenantRef } from '../api/tenants.ts';
 import type { AttemptRecord } from './attempt.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
@@ -59,8 +60,8 @@ export class TierTally {
     this.service.recordValue(serviceUs);
     this.response.recordValue(responseUs);
     if (a.status !== 0) this.statuses[a.status] = (this.statuses[a.status] ?? 0) + 1;
-    if (a.status === 429) this.rateLimited++;
-    if (a.status === 0 || a.status >= 500) this.errors++;
+    if (a.kind === 'refused') this.rateLimited++;
+    if (isError(a.kind)) this.errors++;
     if (violation) this.violations++;
     if (measured) this.duringWorkload++;
     const i = t.ordinal - 1;
@@ -84,8 +85,8 @@ export class StretchTally {
   add(a: AttemptRecord, responseUs: number): void {
     this.requests++;
     this.response.recordValue(responseUs);
-    if (a.status === 429) this.rateLimited++;
-    if (a.status === 0 || a.status >= 500) this.errors++;
+    if (a.kind === 'refused') this.rateLimited++;
+    if (isError(a.kind)) this.errors++;
   }
 }
 
@@ -203,7 +204,7 @@ export class TenantTally {
     if (t === undefined) return;
     const tier = this.tierOfGroup[t.groupIndex];
     if (tier === undefined) return;
-    tier.add(t, a, serviceUs, responseUs, violation, measured, during && a.status !== 0 && a.status !== 429);
+    tier.add(t, a, serviceUs, responseUs, violation, measured, during && passedLimiter(a.kind));
     if (!during) return;
     const s = this.stretchOfGroup[t.groupIndex];
     if (s !== undefined) (a.sentAt < this.noisyFrom ? s.before : s.after).add(a, responseUs);

@@ -1,3 +1,4 @@
+import { isError, type ResponseKind } from '../api/responses.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
 
 export interface TimelinePoint {
@@ -45,7 +46,14 @@ export class Timeline {
     this.startedAt = startedAt;
   }
 
-  add(at: number, status: number, serviceUs: number, pacingWaitMs: number, backoffWaitMs: number): void {
+  add(
+    at: number,
+    status: number,
+    kind: ResponseKind,
+    serviceUs: number,
+    pacingWaitMs: number,
+    backoffWaitMs: number,
+  ): void {
     const t = Math.max(0, Math.floor((at - this.startedAt) / 1000));
     let b = this.buckets.get(t);
     if (!b) {
@@ -54,8 +62,8 @@ export class Timeline {
     }
     b.requests++;
     if (status >= 200 && status < 300) b.ok++;
-    else if (status === 429) b.rateLimited++;
-    else if (status === 0 || status >= 500) b.errors++;
+    else if (kind === 'refused') b.rateLimited++;
+    else if (isError(kind)) b.errors++;
     b.pacingWaitMs += pacingWaitMs;
     b.backoffWaitMs += backoffWaitMs;
     b.histogram?.recordValue(serviceUs);

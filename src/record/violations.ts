@@ -1,3 +1,4 @@
+import { keepsAway } from '../api/responses.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { AttemptRecord } from './attempt.ts';
 
@@ -29,7 +30,7 @@ export class ViolationCounter {
         }
       }
     }
-    if (a.status !== 429) return violation;
+    if (!keepsAway(a.kind)) return violation;
     const retryAfter = parseRetryAfter(a.headers?.['retry-after']);
     const until = retryAfter ? a.receivedAt + retryAfterDelayMs(retryAfter, a.receivedAt) : a.pauseUntil;
     if (until === undefined) return violation;

@@ -242,6 +242,8 @@ export interface RunConfig {
   windows: RateWindow[];
   timeoutMs: number;
   maxAttempts: number;
+  /** `--refusal-status`: statuses counted as the limiter's refusals besides 429 (absent: none). */
+  refusalStatuses?: number[];
   spec: string;
   /** Seed of the flow choices: the same seed replays the same choices. */
   seed?: number;

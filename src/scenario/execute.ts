@@ -47,6 +47,8 @@ export interface ExecuteInput<D> {
   contract?: Contract;
   timeoutMs?: number;
   maxAttempts?: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses?: readonly number[];
   /** TLS, HTTP/2 and a proxy for the target's connections, and what the result records of them. */
   network?: NetworkOptions | undefined;
   networkSeen?: NetworkSeen | undefined;
@@ -147,6 +149,7 @@ function runClient<D>(input: ExecuteInput<D>, recorder: Recorder): ApiClient {
     maxInFlight: input.maxInFlight,
     timeoutMs: input.timeoutMs,
     maxAttempts: input.maxAttempts,
+    refusalStatuses: new Set(input.refusalStatuses ?? []),
     connections: input.tenants ? 256 : Math.max(1, Math.min(256, input.workload.maxInFlight)),
     network: input.network,
     sharedQuota: input.sharedQuota,
@@ -205,6 +208,7 @@ function resultBuilder<D>(
         windows: input.windows,
         timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         maxAttempts: input.maxAttempts ?? DEFAULTS.maxAttempts,
+        ...(input.refusalStatuses?.length ? { refusalStatuses: [...input.refusalStatuses] } : {}),
         spec: input.spec,
         ...(input.seed === undefined ? {} : { seed: input.seed }),
         ...(input.contract === undefined ? {} : { contract: input.contract }),

@@ -40,6 +40,7 @@ export interface WorkerJob {
   contract?: Contract;
   timeoutMs: number;
   maxAttempts: number;
+  refusalStatuses?: number[];
   network?: NetworkOptions | undefined;
   networkSeen?: NetworkSeen | undefined;
   seed: number;

@@ -109,6 +109,7 @@ try {
     contract: job.contract,
     timeoutMs: job.timeoutMs,
     maxAttempts: job.maxAttempts,
+    refusalStatuses: job.refusalStatuses,
     network: job.network,
     networkSeen: job.networkSeen,
     spec: job.spec,

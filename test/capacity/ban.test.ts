@@ -158,6 +158,7 @@ describe('what counts as a ban signal', () => {
   const reply = (over: Partial<ProbeReply>): ProbeReply => ({
     index: 1,
     status: 429,
+    kind: 'refused',
     sentAt: 0,
     receivedAt: 1000,
     rateLimit: { limit: 60, remaining: 0, reset: undefined },

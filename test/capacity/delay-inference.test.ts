@@ -41,6 +41,7 @@ describe('SlowDownWatch', () => {
   const reply = (index: number, latency: number, remaining?: number): ProbeReply => ({
     index,
     status: 200,
+    kind: 'admitted',
     sentAt: index * 1000,
     receivedAt: index * 1000 + latency,
     rateLimit: { limit: undefined, remaining, reset: undefined },

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { LimiterKind } from '../../src/api/limiter-kinds.ts';
 import type { RateWindow } from '../../src/api/plans.ts';
 import { seededRandom } from '../../src/api/random.ts';
+import { fullJitterMs } from '../../src/api/responses.ts';
 import { AdaptiveSpacing } from '../../src/client/adaptive-spacing.ts';
-import { fullJitterMs } from '../../src/client/backoff.ts';
 import { Pacer } from '../../src/client/pacer.ts';
 
 const T0 = 1_800_000_000_000;
@@ -157,7 +157,7 @@ function simulate(o: {
     const arrival = sendAt + 0.2 + random() * 1.8;
     const ok = o.admit(arrival);
     const answeredAt = arrival + 0.2 + random() * 1.8;
-    pacer.observe(seq, undefined, answeredAt, ok ? 200 : 429);
+    pacer.observe(seq, undefined, answeredAt, ok ? 'admitted' : 'refused');
     if (ok) out.admitted++;
     else {
       out.rejected++;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fullJitterMs, RetryBudget } from '../../src/client/backoff.ts';
+import { fullJitterMs } from '../../src/api/responses.ts';
+import { RetryBudget } from '../../src/client/backoff.ts';
 
 describe('fullJitterMs', () => {
   it('draws from [0, min(cap, base * 2^(attempt - 1)))', () => {

@@ -73,33 +73,33 @@ describe('the pacer against a concurrency limit', () => {
     const p = new Pacer({ windows: LOOSE, enforce: true });
     // Four virtual users at once: nginx limit_conn 2 admits two and refuses the third and fourth.
     const [s1, s2, s3, s4] = sendAll(p, 4, T0) as [number, number, number, number];
-    p.observe(s3, undefined, T0 + 2, 429);
+    p.observe(s3, undefined, T0 + 2, 'refused');
     p.rateLimited(s3, false, T0 + 2);
-    p.observe(s4, undefined, T0 + 2, 429);
+    p.observe(s4, undefined, T0 + 2, 'refused');
     p.rateLimited(s4, false, T0 + 2);
     const learned = p.spacingState();
     expect(learned).toMatchObject({ maxInFlight: 2, concurrencyCuts: 1, decreases: 0, floorMs: 0 });
     // Not a GCRA: no gap learned, no rate halved.
     expect(learned.inferred).toBeUndefined();
-    p.observe(s1, undefined, T0 + 300, 200);
-    p.observe(s2, undefined, T0 + 300, 200);
+    p.observe(s1, undefined, T0 + 300, 'admitted');
+    p.observe(s2, undefined, T0 + 300, 'admitted');
     // Two in flight again: the third waits for an answer, whatever the rate would allow.
     const [a, b] = sendAll(p, 2, T0 + 2000) as [number, number];
     expect(blocked(p, T0 + 2000)).toBe(true);
-    p.observe(a, undefined, T0 + 2300, 200);
+    p.observe(a, undefined, T0 + 2300, 'admitted');
     expect(blocked(p, T0 + 2300)).toBe(false);
-    p.observe(b, undefined, T0 + 2300, 200);
+    p.observe(b, undefined, T0 + 2300, 'admitted');
   });
 
   it('a lone request refused is a rate or a window: a cap learned before is dropped, and the gap learns', () => {
     const p = new Pacer({ windows: LOOSE, enforce: true });
     const [s1, s2] = sendAll(p, 2, T0) as [number, number];
-    p.observe(s2, undefined, T0 + 1, 429);
+    p.observe(s2, undefined, T0 + 1, 'refused');
     p.rateLimited(s2, false, T0 + 1);
     expect(p.spacingState().maxInFlight).toBe(1);
-    p.observe(s1, undefined, T0 + 5, 200);
+    p.observe(s1, undefined, T0 + 5, 'admitted');
     const s3 = p.sent(T0 + 6);
-    p.observe(s3, undefined, T0 + 7, 429);
+    p.observe(s3, undefined, T0 + 7, 'refused');
     p.rateLimited(s3, false, T0 + 7);
     const state = p.spacingState();
     expect(state.maxInFlight).toBeUndefined();
@@ -109,12 +109,12 @@ describe('the pacer against a concurrency limit', () => {
   it('a 429 that tells a wait but shows quota left (a secondary limit) also lowers the cap; one with none left is a window', () => {
     const p = new Pacer({ windows: LOOSE, enforce: true });
     const [, , s3] = sendAll(p, 3, T0) as [number, number, number];
-    p.observe(s3, undefined, T0 + 1, 429);
+    p.observe(s3, undefined, T0 + 1, 'refused');
     p.rateLimited(s3, true, T0 + 1, true);
     expect(p.spacingState().maxInFlight).toBe(2);
     const w = new Pacer({ windows: LOOSE, enforce: true });
     const [, , t3] = sendAll(w, 3, T0) as [number, number, number];
-    w.observe(t3, undefined, T0 + 1, 429);
+    w.observe(t3, undefined, T0 + 1, 'refused');
     w.rateLimited(t3, true, T0 + 1, false);
     expect(w.spacingState().maxInFlight).toBeUndefined();
   });
@@ -125,7 +125,7 @@ describe('the pacer against a concurrency limit', () => {
     expect(blocked(given, T0)).toBe(true);
     const gcra = new Pacer({ windows: LOOSE, enforce: false, limiter: 'gcra' });
     const [, second] = sendAll(gcra, 2, T0) as [number, number];
-    gcra.observe(second, undefined, T0 + 1, 429);
+    gcra.observe(second, undefined, T0 + 1, 'refused');
     gcra.rateLimited(second, false, T0 + 1);
     expect(gcra.spacingState().maxInFlight).toBeUndefined();
   });
@@ -142,7 +142,7 @@ describe('the pacer against a concurrency limit', () => {
     expect(state.maxInFlight).toBe(3);
     const p = new Pacer({ windows: LOOSE, enforce: true });
     const s1 = p.sent(T0);
-    p.observe(s1, state, T0 + 5, 200);
+    p.observe(s1, state, T0 + 5, 'admitted');
     sendAll(p, 3, T0 + 10);
     expect(blocked(p, T0 + 10)).toBe(true);
   });

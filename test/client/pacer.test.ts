@@ -223,7 +223,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     expect(burst()).toBe(3);
     expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
     // The first answer tells a fresh window: the rest of it at once, with the 2 still in flight counted.
-    pacer.observe(1, { limit: 10, remaining: 9, reset: S + 1 }, T, 200);
+    pacer.observe(1, { limit: 10, remaining: 9, reset: S + 1 }, T, 'admitted');
     expect(burst()).toBe(7);
     expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
   });
@@ -254,17 +254,17 @@ describe('Pacer, raw mode (enforce off)', () => {
   it('after a 429, one request at a time until one is admitted (unless the ban risk is allowed)', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const limited = pacer.sent(T);
-    pacer.observe(limited, undefined, T + 5, 429);
+    pacer.observe(limited, undefined, T + 5, 'refused');
     pacer.rateLimited(limited, true, T + 5);
     const probe = pacer.sent(T + 10);
     expect(pacer.earliest(T + 10)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
-    pacer.observe(probe, undefined, T + 15, 200);
+    pacer.observe(probe, undefined, T + 15, 'admitted');
     // Admitted: the key is back to its budget, several at once again.
     pacer.sent(T + 20);
     expect(pacer.earliest(T + 20)).toEqual({ at: T + 20, cause: 'ready' });
     const risky = new Pacer({ windows: minute, enforce: false, maxOvershoot: Number.POSITIVE_INFINITY });
     const first = risky.sent(T);
-    risky.observe(first, undefined, T + 5, 429);
+    risky.observe(first, undefined, T + 5, 'refused');
     risky.rateLimited(first, true, T + 5);
     risky.sent(T + 10);
     expect(risky.earliest(T + 10).at).toBe(T + 10);
@@ -276,14 +276,14 @@ describe('Pacer, raw mode (enforce off)', () => {
     for (let i = 0; i < 3; i++) pacer.sent(T);
     expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
     // An answer with no quota fields at all: still at most 3 in flight.
-    pacer.observe(1, undefined, T + 5, 200);
+    pacer.observe(1, undefined, T + 5, 'admitted');
     expect(pacer.earliest(T + 5)).toEqual({ at: T + 5, cause: 'ready' });
     pacer.sent(T + 5);
     expect(pacer.earliest(T + 5)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
-    pacer.observe(2, undefined, T + 6, 200);
+    pacer.observe(2, undefined, T + 6, 'admitted');
     expect(pacer.earliest(T + 6)).toEqual({ at: T + 6, cause: 'ready' });
     // A server that tells its budget is held to that instead: 9 left, 1 in flight, 8 more.
-    pacer.observe(3, { limit: 10, remaining: 9, reset: S + 30 }, T + 8, 200);
+    pacer.observe(3, { limit: 10, remaining: 9, reset: S + 30 }, T + 8, 'admitted');
     for (let i = 0; i < 4; i++) pacer.sent(T + 8);
     expect(pacer.earliest(T + 8).at).toBe(T + 8);
   });
@@ -291,7 +291,7 @@ describe('Pacer, raw mode (enforce off)', () => {
   it("after the server's word lapses, assumes no more than it ever showed left (a GCRA's 0), not a window", () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 1 }, T + 5, 200);
+    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 1 }, T + 5, 'admitted');
     // A second later the word has lapsed: one request left, and the overshoot past it.
     const at = T + 1000;
     let sends = 0;
@@ -313,14 +313,14 @@ describe('Pacer, raw mode (enforce off)', () => {
     };
     const [looked, asked] = [true, false].map((peek) => {
       const pacer = new Pacer({ windows: minute, enforce: false });
-      pacer.observe(pacer.sent(T), { limit: 10, remaining: 0, reset: S + 1 }, T + 5, 200);
+      pacer.observe(pacer.sent(T), { limit: 10, remaining: 0, reset: S + 1 }, T + 5, 'admitted');
       // The word has lapsed: a status line looks, or a send asks (and starts a minute's window).
       expect(pacer.earliest(T + 2000, peek)).toEqual({ at: T + 2000, cause: 'ready' });
       // A send 40 s later (asked for, as the gate does), whose transport error leaves nothing in
       // flight and tells nothing.
       expect(pacer.earliest(T + 40_000).at).toBe(T + 40_000);
       const one = pacer.sent(T + 40_000);
-      pacer.observe(one, undefined, T + 40_010, 0);
+      pacer.observe(one, undefined, T + 40_010, 'transport-error');
       return sendsAt(pacer, T + 63_000);
     });
     // Asked at 2 s, the assumed minute is over at 62 s: a fresh 1 and the overshoot. Looked at,
@@ -332,7 +332,7 @@ describe('Pacer, raw mode (enforce off)', () => {
   it('honours a custom maxOvershoot', () => {
     const pacer = new Pacer({ windows: minute, enforce: false, maxOvershoot: 4 });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 1, reset: S + 30 }, T + 5, 200);
+    pacer.observe(first, { limit: 10, remaining: 1, reset: S + 30 }, T + 5, 'admitted');
     let sends = 0;
     while (pacer.earliest(T + 10).at <= T + 10 && sends < 20) {
       pacer.sent(T + 10);
@@ -345,19 +345,19 @@ describe('Pacer, raw mode (enforce off)', () => {
   it('goes on when an answer comes back', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 200);
+    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 'admitted');
     const a = pacer.sent(T + 10);
     pacer.sent(T + 10);
     expect(pacer.earliest(T + 11)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
     // The first 429 comes back: 0 left as of it, one sent since, one in flight.
-    pacer.observe(a, { limit: 10, remaining: 0, reset: S + 30 }, T + 20, 429);
+    pacer.observe(a, { limit: 10, remaining: 0, reset: S + 30 }, T + 20, 'refused');
     expect(pacer.earliest(T + 21)).toEqual({ at: T + 21, cause: 'ready' });
   });
 
   it('waits for the reset when the overshoot is spent and nothing is in flight', () => {
     const pacer = new Pacer({ windows: minute, enforce: false });
     const first = pacer.sent(T);
-    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 200);
+    pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 'admitted');
     const a = pacer.sent(T + 10);
     const b = pacer.sent(T + 10);
     // Both answered without rate-limit feedback (transport errors): nothing in flight, budget still spent.
@@ -375,7 +375,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     pacer.sent(T);
     pacer.sent(T);
     pacer.sent(T);
-    pacer.observe(a, { limit: 10, remaining: 2, reset: S + 30 }, T + 5, 200);
+    pacer.observe(a, { limit: 10, remaining: 2, reset: S + 30 }, T + 5, 'admitted');
     // Budget: 2 less the 3 still in flight = -1 (not yet -2), but 3 in flight is more than 2: wait.
     expect(pacer.inFlight).toBe(3);
     expect(pacer.earliest(T + 6)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });

@@ -191,7 +191,7 @@ describe('Gate with a store that goes away', () => {
     for (let i = 0; i < 5; i++) sends.push((await gate.acquire(never)).seq);
     // The target's word after the fifth: 15 left of 20 until a Reset 10 s away.
     const reset = Math.ceil(Date.now() / 1000) + 10;
-    for (const seq of sends) pacer.observe(seq, { limit: 20, remaining: 15, reset }, now(), 200);
+    for (const seq of sends) pacer.observe(seq, { limit: 20, remaining: 15, reset }, now(), 'admitted');
     store.goAway();
     const held = gate.acquire(never);
     await sleep(100);

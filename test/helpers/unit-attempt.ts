@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../../src/api/operations.ts';
 import type { RateWindow } from '../../src/api/plans.ts';
+import { readRateLimit } from '../../src/api/rate-limit-dialect.ts';
+import { classifyResponse } from '../../src/api/responses.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import { type CheckContext, checkContext } from '../../src/record/checks/check.ts';
@@ -69,7 +71,16 @@ export function makeAttempt(
     receivedAt,
     body: { text: text ?? (json === undefined ? '' : JSON.stringify(json)), json },
   };
-  return record as AttemptRecord;
+  // What the client's classifier would have made of it, unless the test says.
+  const kind =
+    over.kind ??
+    classifyResponse({
+      status: record.status,
+      headers: record.headers,
+      view: record.headers ? readRateLimit(record.headers, receivedAt) : undefined,
+      json: () => json,
+    });
+  return { ...record, kind } as AttemptRecord;
 }
 
 /** The context the recorder builds for a response. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { classifyResponse } from '../../src/api/responses.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import { HeldByLimiter, type HeldSnapshot } from '../../src/record/held-by-limiter.ts';
 
@@ -52,6 +53,7 @@ function attempt(sentAt: number, receivedAt: number, status: number, operation: 
     sentAt,
     receivedAt,
     status,
+    kind: classifyResponse({ status }),
     errorCode: undefined,
     headers: {},
     body: { text: '', json: undefined },

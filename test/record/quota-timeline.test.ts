@@ -116,6 +116,7 @@ describe('QuotaTimeline', () => {
       a.receivedAt = T0 + i * 0.05;
       const rateLimited = i % 50 === 49;
       a.status = rateLimited ? 429 : 200;
+      a.kind = rateLimited ? 'refused' : 'admitted';
       a.pauseUntil = rateLimited ? a.receivedAt + 1000 : undefined;
       v.remaining = 59 - (i % 50);
       q.add(a, rateLimited ? limitedView : v);

@@ -12,7 +12,7 @@ describe('TenantTally: attempts by tier', () => {
       { tenant: 'free#1', at: 100 },
       { tenant: 'free#1', at: 200, status: 429, retryAfter: 1 },
       { tenant: 'free#4', at: 300 },
-      { tenant: 'free#5', at: 400, status: 503 },
+      { tenant: 'free#5', at: 400, status: 500 },
       { tenant: 'pro#2', at: 500 },
       { tenant: 'abusive#2', at: 6000, status: 429, retryAfter: 1 },
       { tenant: 'abusive#2', at: 6100, status: 429, retryAfter: 1 },
@@ -31,10 +31,10 @@ describe('TenantTally: attempts by tier', () => {
       duringWorkload: 4,
       rateLimited: 1,
       errors: 1,
-      // 200, 200 and 503: the 429 is not admitted.
+      // 200, 200 and 500 (the limiter let it through): the 429 is not admitted.
       admitted: 3,
       planRatePerKey: 1,
-      statuses: { 200: 2, 429: 1, 503: 1 },
+      statuses: { 200: 2, 429: 1, 500: 1 },
     });
     // Ordinals continue across the plan's unnamed groups: free#4 and free#5 are slots 3 and 4.
     expect([...(free?.admittedPerKey ?? [])]).toEqual([1, 0, 0, 1, 1]);

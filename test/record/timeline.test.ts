@@ -8,15 +8,15 @@ const close = (actual: number, expected: number) =>
 describe('Timeline', () => {
   it('buckets responses per second since the start, by outcome', () => {
     const t = new Timeline(START);
-    t.add(START + 10, 200, 1_000, 5, 0);
-    t.add(START + 999, 201, 2_000, 5.4, 0);
-    t.add(START + 500, 429, 3_000, 0, 100.6);
-    t.add(START + 1000, 500, 4_000, 0, 0);
-    t.add(START + 1999, 0, 5_000, 0, 0);
-    t.add(START + 1500, 404, 6_000, 0, 0);
-    t.add(START + 3200, 204, 7_000, 0, 0);
+    t.add(START + 10, 200, 'admitted', 1_000, 5, 0);
+    t.add(START + 999, 201, 'admitted', 2_000, 5.4, 0);
+    t.add(START + 500, 429, 'refused', 3_000, 0, 100.6);
+    t.add(START + 1000, 500, 'server-error', 4_000, 0, 0);
+    t.add(START + 1999, 0, 'transport-error', 5_000, 0, 0);
+    t.add(START + 1500, 404, 'admitted', 6_000, 0, 0);
+    t.add(START + 3200, 204, 'admitted', 7_000, 0, 0);
     // Received before the start (a clock step): counted in second 0.
-    t.add(START - 40, 200, 1_000, 0, 0);
+    t.add(START - 40, 200, 'admitted', 1_000, 0, 0);
     const points = t.snapshot();
     expect(points.map((p) => p.t)).toEqual([0, 1, 3]);
     expect(points[0]).toMatchObject({ requests: 4, ok: 3, rateLimited: 1, errors: 0, pacingWaitMs: 10 });
@@ -28,8 +28,8 @@ describe('Timeline', () => {
 
   it("gives each second's service time p50 and p99 in ms", () => {
     const t = new Timeline(START);
-    for (let i = 1; i <= 100; i++) t.add(START + 100, 200, i * 1_000, 0, 0);
-    t.add(START + 1100, 200, 40_000, 0, 0);
+    for (let i = 1; i <= 100; i++) t.add(START + 100, 200, 'admitted', i * 1_000, 0, 0);
+    t.add(START + 1100, 200, 'admitted', 40_000, 0, 0);
     const [first, second] = t.snapshot();
     close(first?.p50 as number, 50);
     close(first?.p99 as number, 99);
@@ -39,10 +39,10 @@ describe('Timeline', () => {
 
   it('keeps figures of seconds folded early and records into new seconds after folding', () => {
     const t = new Timeline(START);
-    t.add(START, 200, 3_000, 0, 0);
+    t.add(START, 200, 'admitted', 3_000, 0, 0);
     // 20 s later: second 0 is folded (its histogram reused) while the run goes on.
-    t.add(START + 20_000, 200, 9_000, 0, 0);
-    t.add(START + 21_000, 200, 11_000, 0, 0);
+    t.add(START + 20_000, 200, 'admitted', 9_000, 0, 0);
+    t.add(START + 21_000, 200, 'admitted', 11_000, 0, 0);
     const points = t.snapshot();
     expect(points.map((p) => p.t)).toEqual([0, 20, 21]);
     close(points[0]?.p50 as number, 3);
@@ -52,7 +52,7 @@ describe('Timeline', () => {
 
   it('is stable across snapshots', () => {
     const t = new Timeline(START);
-    t.add(START + 10, 200, 2_000, 0, 0);
+    t.add(START + 10, 200, 'admitted', 2_000, 0, 0);
     const a = t.snapshot();
     const b = t.snapshot();
     expect(b).toEqual(a);
@@ -62,10 +62,10 @@ describe('Timeline', () => {
 
   it('leaves the newest second open to later responses after a live snapshot', () => {
     const t = new Timeline(START);
-    t.add(START + 10, 200, 2_000, 0, 0);
+    t.add(START + 10, 200, 'admitted', 2_000, 0, 0);
     close(t.snapshot()[0]?.p99 as number, 2);
     // More responses of the same second after the snapshot still count in its percentiles.
-    for (let i = 0; i < 99; i++) t.add(START + 20, 200, 50_000, 0, 0);
+    for (let i = 0; i < 99; i++) t.add(START + 20, 200, 'admitted', 50_000, 0, 0);
     const [point] = t.snapshot();
     expect(point?.requests).toBe(100);
     close(point?.p50 as number, 50);

@@ -59,13 +59,13 @@ describe('ViolationCounter', () => {
     expect(v.count).toBe(1);
   });
 
-  it('opens no window for a 429 without a usable Retry-After, or for another status', () => {
+  it('opens no window for a 429 without a usable Retry-After, or for a status no limiter refuses with', () => {
     const v = new ViolationCounter();
     v.observe(limited(T0, undefined));
     v.observe(limited(T0 + 10, 'soon'));
     v.observe(
       makeAttempt(listPets, {
-        status: 503,
+        status: 500,
         sentAt: T0,
         receivedAt: T0 + 20,
         headers: { 'retry-after': '60' },
@@ -73,6 +73,22 @@ describe('ViolationCounter', () => {
     );
     v.observe(sentAt(T0 + 100));
     expect(v.count).toBe(0);
+  });
+
+  it("opens Retry-After's window for every refusal of the limiter: a 503 or a 403 that carries it", () => {
+    for (const status of [503, 403]) {
+      const v = new ViolationCounter();
+      v.observe(
+        makeAttempt(listPets, {
+          status,
+          sentAt: T0,
+          receivedAt: T0 + 20,
+          headers: { 'retry-after': '60' },
+        }),
+      );
+      v.observe(sentAt(T0 + 100));
+      expect(v.count, String(status)).toBe(1);
+    }
   });
 
   it("opens the client's own pause for a 429 that told no wait (a headerless limiter)", () => {

@@ -4,6 +4,7 @@ import { parseHttpDate } from '../../api/http-date.ts';
 import type { LimiterKind } from '../../api/limiter-kinds.ts';
 import { QUOTA_FIELDS, type RateLimitView } from '../../api/rate-limit-dialect.ts';
 import { type HeaderValue, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
+import { RESPONSE_RULES } from '../../api/responses.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
 import { type AttemptCheck, type Check, DEFAULT_SETTLE_AFTER_MS, SKIP } from './check.ts';
 import { clientChecks } from './client-checks.ts';
@@ -111,11 +112,11 @@ const QUOTA_CHECKS: readonly Check[] = [
     id: 'ratelimit-reset-in-window',
     rule: "The quota's Reset (X-RateLimit-Reset in the seed's dialect, a Unix time in seconds; in another, the time it names) is no earlier than now and no later than now + the longest window; whether it came in the promised dialect is ratelimit-dialect-matches-contract's",
     source: `${SEED_LIMITS} ("Unix timestamp at which the limit resets")`,
-    evaluate: ({ rateLimitView: view, nowSeconds, windows, status }) => {
+    evaluate: ({ rateLimitView: view, nowSeconds, windows, attempt }) => {
       const delay = view.resetSeconds;
       if (delay === undefined || windows.length === 0) return SKIP;
       // A ban resets later than any window; its own bound is Retry-After's.
-      if (status === 429) return SKIP;
+      if (attempt.kind === 'refused') return SKIP;
       // A loop, not Math.max(...map()): this runs on every response.
       let longest = 0;
       for (const w of windows) if (w.seconds > longest) longest = w.seconds;
@@ -133,11 +134,22 @@ const QUOTA_CHECKS: readonly Check[] = [
  */
 const OTHER_CHECKS: readonly Check[] = [
   {
+    id: 'refusal-is-429',
+    rule: 'The limiter refuses with 429 (a 503 or 403 with Retry-After or a spent quota, or a status named by --refusal-status, is its refusal in another status)',
+    source: 'seed: Limits ("When the limit is exceeded, the response is 429"); RFC 6585 section 4',
+    evaluate: ({ status, attempt }) => {
+      if (attempt.kind !== 'refused') return SKIP;
+      return status === RESPONSE_RULES.alwaysRefusal
+        ? undefined
+        : `refused with ${status}, not 429 as the seed's contract says`;
+    },
+  },
+  {
     id: 'retry-after-on-429',
-    rule: 'A 429 carries Retry-After as delay-seconds or an IMF-fixdate HTTP-date',
+    rule: 'A refusal of the limiter (a 429, or its refusal in another status) carries Retry-After as delay-seconds or an IMF-fixdate HTTP-date',
     source: 'seed: Errors (429) and RFC 9110 section 10.2.3',
-    evaluate: ({ status, headers }) => {
-      if (status !== 429) return SKIP;
+    evaluate: ({ headers, attempt }) => {
+      if (attempt.kind !== 'refused') return SKIP;
       const value = headers[RATE_LIMIT_HEADER.retryAfter];
       if (value === undefined) return 'no Retry-After';
       return parseRetryAfter(value)
@@ -147,10 +159,10 @@ const OTHER_CHECKS: readonly Check[] = [
   },
   {
     id: 'retry-after-matches-reset',
-    rule: "On a 429, the time Retry-After names is no more than 2 s (1 s rounding of each, 1 s of clocks) after the quota's Reset (X-RateLimit-Reset in the seed's dialect): past the reset the quota is back, so a later Retry-After holds clients back for nothing. An earlier one is a sliding window's or a bucket's partial return; a fixed window's early one fails retry-after-retry-succeeds",
+    rule: "On a refusal (a 429 or another status the limiter refused with), the time Retry-After names is no more than 2 s (1 s rounding of each, 1 s of clocks) after the quota's Reset (X-RateLimit-Reset in the seed's dialect): past the reset the quota is back, so a later Retry-After holds clients back for nothing. An earlier one is a sliding window's or a bucket's partial return; a fixed window's early one fails retry-after-retry-succeeds",
     source: `${SEED_LIMITS} (Reset: "at which the limit resets"; Retry-After: "the time after which to retry")`,
-    evaluate: ({ status, headers, rateLimitView: view, nowSeconds, attempt }) => {
-      if (status !== 429 || view.resetSeconds === undefined) return SKIP;
+    evaluate: ({ headers, rateLimitView: view, nowSeconds, attempt }) => {
+      if (attempt.kind !== 'refused' || view.resetSeconds === undefined) return SKIP;
       const retryAfter = parseRetryAfter(headers[RATE_LIMIT_HEADER.retryAfter]);
       if (!retryAfter) return SKIP;
       // Both from the receive time: a delay of either kind is compared without the round trip.
@@ -161,10 +173,10 @@ const OTHER_CHECKS: readonly Check[] = [
   },
   {
     id: 'ratelimit-429-not-cacheable',
-    rule: 'A 429 is not cacheable: no Cache-Control public, max-age>0 or (without private) s-maxage>0 unless no-store, and no Expires in the future',
+    rule: 'A refusal of the limiter (a 429, or its refusal in another status) is not cacheable: no Cache-Control public, max-age>0 or (without private) s-maxage>0 unless no-store, and no Expires in the future',
     source: 'RFC 6585 section 4 ("MUST NOT be stored by a cache"); RFC 9111',
-    evaluate: ({ status, headers, attempt }) => {
-      if (status !== 429) return SKIP;
+    evaluate: ({ headers, attempt }) => {
+      if (attempt.kind !== 'refused') return SKIP;
       return cacheableBecause(headers, attempt.receivedAt);
     },
   },

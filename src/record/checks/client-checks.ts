@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../../api/defaults.ts';
 import { readRateLimit } from '../../api/rate-limit-dialect.ts';
+import { keepsAway } from '../../api/responses.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
 import type { AttemptRecord } from '../attempt.ts';
 import { ViolationCounter } from '../violations.ts';
@@ -59,7 +60,7 @@ export function waitedRetryAfterCheck(): AttemptCheck {
       } else if (since !== undefined && a.sentAt >= since) {
         counts.pass();
       }
-      if (a.status === 429 && since === undefined && parseRetryAfter(a.headers?.['retry-after']))
+      if (keepsAway(a.kind) && since === undefined && parseRetryAfter(a.headers?.['retry-after']))
         first429.set(a.keyLabel, a.receivedAt);
     },
     counts: () => counts,
@@ -174,7 +175,7 @@ export function backoffCheck(policy: BackoffPolicy = CLIENT_BACKOFF): AttemptChe
       const p = a.attempt > 1 ? backoffPredecessor(a, failed, pauses) : undefined;
       if (p) judge(a, p);
       if (a.retried) pushBounded(failed, slotOf(a, a.attempt), a, 256);
-      if (a.status === 429)
+      if (keepsAway(a.kind))
         pushBounded(pauses, a.keyLabel, { from: a.receivedAt, until: pauseUntil(a) + 100 }, 64);
     },
     counts: () => withJitterVerdicts(counts, ratios),

@@ -51,19 +51,19 @@ export function only429WhenSpentCheck(
   }[] = [];
   return {
     id: 'ratelimit-429-only-when-spent',
-    rule: "A 429 comes only when the quota it names is spent: its Remaining is 0, and no earlier response in the same window showed more remaining than the requests that could have been answered in between (this run's requests: a key shared with other clients at the same time is not seen)",
+    rule: "A refusal (a 429, or the limiter's refusal in another status) comes only when the quota it names is spent: its Remaining is 0, and no earlier response in the same window showed more remaining than the requests that could have been answered in between (this run's requests: a key shared with other clients at the same time is not seen)",
     source: 'seed: Limits ("When the limit is exceeded, the response is 429") and Errors (429)',
     observe: (a) => history.add(a),
     evaluate: ({ quota, rateLimitView: view, attempt: b, status }) => {
       const { limit, remaining, reset, slack } = quota;
       if (limit === undefined || remaining === undefined) return SKIP;
-      if (status !== 429) {
+      if (b.kind !== 'refused') {
         const openUntil = reset === undefined ? 0 : openUntilMs(reset, slack);
         if (remaining > 0 && reset !== undefined && b.receivedAt < openUntil)
           witnesses.keep(b, limit, { remaining, reset, slack });
         return SKIP;
       }
-      if (remaining > 0) return `429 with ${remainingField(view)} ${remaining}`;
+      if (remaining > 0) return `${status} with ${remainingField(view)} ${remaining}`;
       if (reset === undefined) return SKIP;
       const picked = witnesses
         .of(b.keyLabel, limit)

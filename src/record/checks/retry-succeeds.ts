@@ -31,7 +31,7 @@ const LATE_RETRY_MS = 120_000;
 /** A retried attempt, with when its retry may go and when its quota came back, if it was a 429 with a Retry-After. */
 function predecessorOf(a: AttemptRecord): Predecessor {
   const p: Predecessor = { attempt: a };
-  const retryAfter = a.status === 429 ? parseRetryAfter(a.headers?.['retry-after']) : undefined;
+  const retryAfter = a.kind === 'refused' ? parseRetryAfter(a.headers?.['retry-after']) : undefined;
   if (retryAfter?.form === 'seconds') {
     p.retryFrom = a.receivedAt + retryAfter.seconds * 1000;
     p.quotaBackAfter = a.sentAt + (retryAfter.seconds - 1) * 1000;
@@ -110,10 +110,10 @@ export function retrySucceedsCheck(
       if (p.quotaBackAfter !== undefined) holds.hold(a.keyLabel, p.quotaBackAfter);
       getOrAdd(predecessors, slot(a, a.attempt), newList).push(p);
     },
-    evaluate: ({ attempt: r, status }) => {
+    evaluate: ({ attempt: r }) => {
       const p = matched.get(r);
       if (!p || p.retryFrom === undefined) return SKIP;
-      if (r.sentAt < p.retryFrom || status !== 429) {
+      if (r.sentAt < p.retryFrom || r.kind !== 'refused') {
         judged(p);
         return r.sentAt < p.retryFrom ? SKIP : undefined;
       }

@@ -53,6 +53,7 @@ describe('check catalogue', () => {
       'ratelimit-remaining-bounds',
       'ratelimit-limit-matches-plan',
       'ratelimit-reset-in-window',
+      'refusal-is-429',
       'retry-after-on-429',
       'retry-after-matches-reset',
       'ratelimit-429-not-cacheable',
@@ -150,6 +151,24 @@ describe('ratelimit-reset-in-window', () => {
     expect(c().evaluate(ctx({ 'x-ratelimit-reset': String(now + 600_000) }, 429, errorBody(429)))).toBe(SKIP);
     expect(c().evaluate(ctx({ 'x-ratelimit-reset': undefined }))).toBe(SKIP);
     expect(c().evaluate({ ...ctx(), windows: [] })).toBe(SKIP);
+  });
+});
+
+describe('refusal-is-429', () => {
+  const c = () => check('refusal-is-429');
+  it("fails the limiter's refusal in another status, naming it, and passes a 429", () => {
+    expect(c().evaluate(ctx({ 'retry-after': '5' }, 429, errorBody(429)))).toBeUndefined();
+    expect(c().evaluate(ctx({ 'retry-after': '5' }, 503, errorBody(503)))).toBe(
+      "refused with 503, not 429 as the seed's contract says",
+    );
+    expect(c().evaluate(ctx({ 'x-ratelimit-remaining': '0' }, 403, errorBody(403)))).toMatch(
+      /refused with 403/,
+    );
+  });
+  it('skips what is not a refusal: a bare 503, a bare 403 (authorization), a success', () => {
+    expect(c().evaluate(ctx({ 'x-ratelimit-remaining': '3' }, 503, errorBody(503)))).toBe(SKIP);
+    expect(c().evaluate(ctx({ 'x-ratelimit-remaining': '3' }, 403, errorBody(403)))).toBe(SKIP);
+    expect(c().evaluate(ctx())).toBe(SKIP);
   });
 });
 

@@ -96,7 +96,7 @@ describe('client-backoff-jitter-cap', () => {
     const counts = feed(backoffCheck({ baseMs: 100, capMs: 1000 }), [
       failed(0, 1),
       failed(70, 2, 0, { backoffWaitMs: 60 }),
-      failed(300, 3, 503, { backoffWaitMs: 190 }),
+      failed(300, 3, 502, { backoffWaitMs: 190 }),
       ok(700, { attempt: 4, backoffWaitMs: 390 }),
     ]);
     expect(counts).toMatchObject({ passes: 3, failures: 0 });
