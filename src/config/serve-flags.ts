@@ -2,7 +2,12 @@ import type { Options } from 'yargs';
 import { LIMITER_MODELS } from '../api/limiter-models.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import { OMITTABLE_HEADERS } from '../server/faults.ts';
-import { DEFAULT_TENANT_SEED, HEADER_DIALECTS } from '../server/options.ts';
+import {
+  DEFAULT_TENANT_SEED,
+  HEADER_DIALECTS,
+  REFUSAL_STATUSES,
+  SERVER_DEFAULTS,
+} from '../server/options.ts';
 
 /**
  * `serve`'s options as data, resolved by src/config/serve.ts. A value flag given without its value
@@ -101,6 +106,22 @@ export const SERVE_FLAGS = {
     describe:
       "How the quota is told: seed (X-RateLimit-*, Reset a Unix time), seconds-until or unix-ms (Reset's other units), ietf-8, ietf-7, ietf-6 (the IETF drafts' RateLimit fields), none (only Retry-After on a 429)",
     requiresArg: true,
+    group: 'Server:',
+  },
+  'refusal-status': {
+    type: 'number',
+    choices: [...REFUSAL_STATUSES],
+    default: SERVER_DEFAULTS.refusalStatus,
+    describe:
+      "Status of every refusal of the limiter (a window's excess, a --block, a ban): 429, 503 (nginx limit_req's default) or 403 (as some APIs refuse); the Error body's status follows it, its code stays rate_limited or temporarily_banned",
+    requiresArg: true,
+    group: 'Server:',
+  },
+  'refusal-retry-after': {
+    type: 'boolean',
+    default: SERVER_DEFAULTS.refusalRetryAfter,
+    describe:
+      "Retry-After on every refusal (--no-refusal-retry-after leaves it out, as nginx's 503 does; --headers none drops the quota fields too)",
     group: 'Server:',
   },
   'ban-after': {

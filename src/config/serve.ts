@@ -5,7 +5,7 @@ import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import type { OmittableHeader } from '../server/faults.ts';
 import type { ServerOptions } from '../server/index.ts';
-import { type HEADER_DIALECTS, validateServerOptions } from '../server/options.ts';
+import { type HEADER_DIALECTS, type RefusalStatus, validateServerOptions } from '../server/options.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
@@ -26,6 +26,8 @@ export type ServeArgs = {
   burst?: number | undefined;
   countRefused?: boolean | undefined;
   headers: string;
+  refusalStatus?: number | undefined;
+  refusalRetryAfter?: boolean | undefined;
   banAfter: number;
   banDuration: string;
   block?: string;
@@ -152,6 +154,8 @@ export function serverOptionsFromArgs(args: ServeArgs, env: NodeJS.ProcessEnv = 
     seedData: number('seed-data', args.seedData),
     rateLimit: args.rateLimit,
     headerDialect: args.headers as (typeof HEADER_DIALECTS)[number],
+    refusalStatus: args.refusalStatus as RefusalStatus,
+    refusalRetryAfter: args.refusalRetryAfter,
     limiter: args.limiter as LimiterModelName,
     burst: number('burst', args.burst),
     countRefused: args.countRefused || undefined,
@@ -213,6 +217,7 @@ const FLAG_OF: Record<string, string> = {
   limiter: '--limiter',
   burst: '--burst',
   countRefused: '--count-refused',
+  refusalStatus: '--refusal-status',
 };
 
 /** validateServerOptions' message, in the flags the user typed. */

@@ -60,7 +60,20 @@ export interface ServerOptions {
   burst?: number;
   /** sliding, sliding-counter: refused requests count too, as gateways that count every request they see. */
   countRefused?: boolean;
+  /**
+   * The status of every refusal of the limiter (a window's excess, a block, a ban): 429 by default;
+   * 503 as nginx's limit_req answers, 403 as some APIs do, so that a client's handling of those can
+   * be tested. The Error body's `status` follows it, its `code` stays `rate_limited` or
+   * `temporarily_banned`: the code says why, whatever the status.
+   */
+  refusalStatus?: RefusalStatus;
+  /** False leaves Retry-After out of refusals (a bare 503 as nginx sends it); default true. */
+  refusalRetryAfter?: boolean;
 }
+
+/** What `refusalStatus` may be: the statuses real limiters refuse with. */
+export const REFUSAL_STATUSES = [429, 503, 403] as const;
+export type RefusalStatus = (typeof REFUSAL_STATUSES)[number];
 
 export const SERVER_DEFAULTS = {
   host: '127.0.0.1',
@@ -71,6 +84,8 @@ export const SERVER_DEFAULTS = {
   banDurationMs: 600_000,
   headerDialect: 'seed',
   limiter: 'fixed',
+  refusalStatus: 429,
+  refusalRetryAfter: true,
 } as const;
 
 /**
@@ -119,6 +134,11 @@ export function validateServerOptions(options: ServerOptions): void {
     throw new InputError('sunset is not a valid date');
   if (options.headerDialect !== undefined && !HEADER_DIALECTS.includes(options.headerDialect))
     throw new InputError(`headerDialect must be one of ${HEADER_DIALECTS.join(', ')}`);
+  if (
+    options.refusalStatus !== undefined &&
+    !(REFUSAL_STATUSES as readonly number[]).includes(options.refusalStatus)
+  )
+    throw new InputError(`refusalStatus must be one of ${REFUSAL_STATUSES.join(', ')}`);
   validateLimiter(options);
   const f = options.faults ?? {};
   for (const [name, value] of Object.entries({ errorRate: f.errorRate, resetRate: f.resetRate })) {
