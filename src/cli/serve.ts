@@ -49,9 +49,10 @@ export async function serve(args: ServeArgs): Promise<void> {
     for (const [key, plan] of Object.entries(DEMO_KEYS)) console.log(`  ${key.padEnd(20)} ${plan}`);
   }
   if (options.tenantKeys) printMinted(options.tenantKeys, options.tenantSeed !== undefined);
-  if (options.limiter !== 'fixed')
+  const longer = options.longerWindows ?? SERVER_DEFAULTS.longerWindows;
+  if (options.limiter !== 'fixed' || longer !== 'fixed')
     console.log(
-      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`}${options.countRefused ? ', refused requests counted' : ''} on each plan's shortest window; longer windows fixed`,
+      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`}${options.countRefused ? ', refused requests counted' : ''} on each plan's shortest window; longer windows ${longer === 'sliding' ? 'sliding logs, the day fixed' : 'fixed'}`,
     );
   const refusalStatus = options.refusalStatus ?? SERVER_DEFAULTS.refusalStatus;
   const refusalRetryAfter = options.refusalRetryAfter ?? SERVER_DEFAULTS.refusalRetryAfter;

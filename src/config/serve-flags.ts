@@ -5,6 +5,7 @@ import { OMITTABLE_HEADERS } from '../server/faults.ts';
 import {
   DEFAULT_TENANT_SEED,
   HEADER_DIALECTS,
+  LONGER_WINDOWS,
   REFUSAL_STATUSES,
   SERVER_DEFAULTS,
 } from '../server/options.ts';
@@ -82,7 +83,16 @@ export const SERVE_FLAGS = {
     choices: [...LIMITER_MODELS],
     default: 'fixed',
     describe:
-      "Algorithm of each plan's shortest window (longer ones, the day, stay fixed windows): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), sliding-counter (periods aligned to the clock, the previous one's count weighted by how much of it the window still covers, as gateways and CDNs count), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
+      "Algorithm of each plan's shortest window (longer ones stay fixed windows, unless --longer-windows sliding): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), sliding-counter (periods aligned to the clock, the previous one's count weighted by how much of it the window still covers, as gateways and CDNs count), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
+    requiresArg: true,
+    group: 'Server:',
+  },
+  'longer-windows': {
+    type: 'string',
+    choices: [...LONGER_WINDOWS],
+    default: SERVER_DEFAULTS.longerWindows,
+    describe:
+      "Algorithm of each plan's windows longer than the shortest: fixed, or sliding (each a sliding log, as frameworks keep several moving windows at once: e.g. 10 per 10 s and 20 per 30 s); the day, and any window of a day or more, stays fixed. Not with --quota-store",
     requiresArg: true,
     group: 'Server:',
   },

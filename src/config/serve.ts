@@ -5,7 +5,12 @@ import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import type { OmittableHeader } from '../server/faults.ts';
 import type { ServerOptions } from '../server/index.ts';
-import { type HEADER_DIALECTS, type RefusalStatus, validateServerOptions } from '../server/options.ts';
+import {
+  type HEADER_DIALECTS,
+  type LongerWindows,
+  type RefusalStatus,
+  validateServerOptions,
+} from '../server/options.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
@@ -23,6 +28,7 @@ export type ServeArgs = {
   seedData: number;
   rateLimit: boolean;
   limiter: string;
+  longerWindows?: string | undefined;
   burst?: number | undefined;
   countRefused?: boolean | undefined;
   headers: string;
@@ -157,6 +163,7 @@ export function serverOptionsFromArgs(args: ServeArgs, env: NodeJS.ProcessEnv = 
     refusalStatus: args.refusalStatus as RefusalStatus,
     refusalRetryAfter: args.refusalRetryAfter,
     limiter: args.limiter as LimiterModelName,
+    longerWindows: args.longerWindows as LongerWindows | undefined,
     burst: number('burst', args.burst),
     countRefused: args.countRefused || undefined,
     quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
@@ -218,6 +225,7 @@ const FLAG_OF: Record<string, string> = {
   burst: '--burst',
   countRefused: '--count-refused',
   refusalStatus: '--refusal-status',
+  longerWindows: '--longer-windows',
 };
 
 /** validateServerOptions' message, in the flags the user typed. */

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { addOpenApiVocabulary } from '../api/ajv.ts';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import type { Operation } from '../api/operations.ts';
-import { DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
+import { DAY_SECONDS, DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
 import type { LoadedSpec } from '../api/spec.ts';
 import { mintedKeyTable } from '../api/tenants.ts';
 import { ApiError } from './api-error.ts';
@@ -189,6 +189,11 @@ function planLimiter(
       name: options.limiter ?? SERVER_DEFAULTS.limiter,
       burst: options.burst,
       countRefused: options.countRefused,
+      // Decided on the scaled windows: the day is the day at any time scale.
+      slidingBelowSeconds:
+        (options.longerWindows ?? SERVER_DEFAULTS.longerWindows) === 'sliding'
+          ? DAY_SECONDS / timeScale
+          : undefined,
     },
     faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
     options.blockMs === undefined ? undefined : { seconds: options.blockMs / 1000 / timeScale },

@@ -56,6 +56,12 @@ export interface ServerOptions {
    * Only `fixed` works with `quotaStore`.
    */
   limiter?: LimiterModelName;
+  /**
+   * `sliding`: a plan's windows longer than the shortest and shorter than a day (before time-scaling)
+   * are sliding logs too, as frameworks keep several moving windows at once; default `fixed`. The
+   * day stays fixed whatever this says. In memory: not with `quotaStore`.
+   */
+  longerWindows?: LongerWindows;
   /** token-bucket: the bucket's size (default the window's limit); gcra: extra requests (default 0). */
   burst?: number;
   /** sliding, sliding-counter: refused requests count too, as gateways that count every request they see. */
@@ -71,6 +77,10 @@ export interface ServerOptions {
   refusalRetryAfter?: boolean;
 }
 
+/** What `longerWindows` may be. */
+export const LONGER_WINDOWS = ['fixed', 'sliding'] as const;
+export type LongerWindows = (typeof LONGER_WINDOWS)[number];
+
 /** What `refusalStatus` may be: the statuses real limiters refuse with. */
 export const REFUSAL_STATUSES = [429, 503, 403] as const;
 export type RefusalStatus = (typeof REFUSAL_STATUSES)[number];
@@ -84,6 +94,7 @@ export const SERVER_DEFAULTS = {
   banDurationMs: 600_000,
   headerDialect: 'seed',
   limiter: 'fixed',
+  longerWindows: 'fixed',
   refusalStatus: 429,
   refusalRetryAfter: true,
 } as const;
@@ -214,7 +225,14 @@ function validateLimiter(options: ServerOptions): void {
     throw new InputError(
       `countRefused applies to the sliding and sliding-counter limiters only, not to ${limiter}`,
     );
+  const longer = options.longerWindows ?? SERVER_DEFAULTS.longerWindows;
+  if (!LONGER_WINDOWS.includes(longer))
+    throw new InputError(`longerWindows must be one of ${LONGER_WINDOWS.join(', ')}`);
   // The other models keep their state in this process; sharing it would need them in Redis's Lua.
   if (options.quotaStore !== undefined && limiter !== 'fixed')
     throw new InputError(`limiter ${limiter} keeps its state in memory: only fixed works with a quotaStore`);
+  if (options.quotaStore !== undefined && longer !== 'fixed')
+    throw new InputError(
+      `longerWindows ${longer} keeps its state in memory: only fixed works with a quotaStore`,
+    );
 }
