@@ -28,6 +28,10 @@ const MOVING = plansFile('moving.json', [
   { name: '10s', limit: 10, seconds: 10 },
   { name: '30s', limit: 20, seconds: 30 },
 ]);
+const WITH_DAY = plansFile('with-day.json', [
+  { name: '10s', limit: 10, seconds: 10 },
+  { name: 'day', limit: 15, seconds: 86_400 },
+]);
 const BUCKET = plansFile('bucket.json', [{ name: '10s', limit: 10, seconds: 10 }]);
 
 const servers: SimulatedServer[] = [];
@@ -93,6 +97,20 @@ describe('--longer-windows sliding: 10 per 10 s and 20 per 30 s, both moving', (
       expect(await statuses(s, 11)).toEqual([...Array(10).fill(200), 429]);
     }));
 
+  it('--count-refused: a refused request takes a slot in every log, the 30 s one included', () =>
+    inSimulatedTime(async () => {
+      const s = await serve([...argv, '--count-refused']);
+      const t0 = Date.now();
+      for (let i = 0; i < 10; i++) {
+        await until(t0 + i * 100);
+        expect((await pets(s)).status).toBe(200);
+      }
+      expect((await pets(s)).status).toBe(429);
+      // The knock has aged out of the 10 s log, not of the 30 s one: nine are left of its twenty.
+      await until(t0 + 11_000);
+      expect(await statuses(s, 10)).toEqual([...Array(9).fill(200), 429]);
+    }));
+
   it('with the longer window fixed (the default), its whole quota is back at once when it ends', () =>
     inSimulatedTime(async () => {
       const s = await serve(argv.slice(0, 4));
@@ -112,7 +130,28 @@ describe('--longer-windows sliding: 10 per 10 s and 20 per 30 s, both moving', (
       expect(await statuses(s, 2)).toEqual([200, 429]);
     }));
 
-  it('the day stays a fixed window, and --quota-store is refused: the logs live in memory', async () => {
+  it('the day stays a fixed window, at any time scale: its whole quota is back when it ends', () =>
+    inSimulatedTime(async () => {
+      // At time scale 60 the day lasts 1440 s; were it a log, only the first five would be back then.
+      const s = await serve([
+        '--plans',
+        WITH_DAY,
+        '--limiter',
+        'sliding',
+        '--longer-windows',
+        'sliding',
+        '--time-scale',
+        '60',
+      ]);
+      const t0 = Date.now();
+      expect(await statuses(s, 5)).toEqual(Array(5).fill(200));
+      await until(t0 + 720_000);
+      expect(await statuses(s, 11)).toEqual([...Array(10).fill(200), 429]);
+      await until(t0 + 1_440_000);
+      expect(await statuses(s, 11)).toEqual([...Array(10).fill(200), 429]);
+    }));
+
+  it('--quota-store is refused: the logs live in memory', async () => {
     const args = await serveOptions(
       yargs(['--longer-windows', 'sliding', '--quota-store', 'redis://127.0.0.1:6379']),
     ).parse();
