@@ -106,7 +106,7 @@ export const SERVE_FLAGS = {
   'count-refused': {
     type: 'boolean',
     describe:
-      'sliding, sliding-counter: refused requests count too, as admitted ones do (as gateways that count every request): a client that keeps knocking never gets in',
+      'sliding, sliding-counter: refused requests count too, as admitted ones do (as gateways that count every request), in the --longer-windows sliding logs too: a client that keeps knocking never gets in',
     group: 'Server:',
   },
   headers: {
