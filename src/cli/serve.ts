@@ -4,7 +4,7 @@ import { InputError } from '../api/input-error.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import { resolveServeConfig, type ServeArgs, serverOptionsOf } from '../config/serve.ts';
 import { type RunningServer, startServer } from '../server/index.ts';
-import { DEFAULT_TENANT_SEED } from '../server/options.ts';
+import { DEFAULT_TENANT_SEED, SERVER_DEFAULTS } from '../server/options.ts';
 
 // Kept here for the callers that knew them from the command.
 export { parseTenantKeys, serverOptionsFromArgs } from '../config/serve.ts';
@@ -49,10 +49,15 @@ export async function serve(args: ServeArgs): Promise<void> {
     for (const [key, plan] of Object.entries(DEMO_KEYS)) console.log(`  ${key.padEnd(20)} ${plan}`);
   }
   if (options.tenantKeys) printMinted(options.tenantKeys, options.tenantSeed !== undefined);
-  if (options.limiter !== 'fixed')
+  const longer = options.longerWindows ?? SERVER_DEFAULTS.longerWindows;
+  if (options.limiter !== 'fixed' || longer !== 'fixed')
     console.log(
-      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`}${options.countRefused ? ', refused requests counted' : ''} on each plan's shortest window; longer windows fixed`,
+      `limiter ${options.limiter}${options.burst === undefined ? '' : ` (burst ${options.burst})`}${options.countRefused ? ', refused requests counted' : ''} on each plan's shortest window; longer windows ${longer === 'sliding' ? 'sliding logs, the day fixed' : 'fixed'}`,
     );
+  const refusalStatus = options.refusalStatus ?? SERVER_DEFAULTS.refusalStatus;
+  const refusalRetryAfter = options.refusalRetryAfter ?? SERVER_DEFAULTS.refusalRetryAfter;
+  if (refusalStatus !== SERVER_DEFAULTS.refusalStatus || !refusalRetryAfter)
+    console.log(`refusals answered ${refusalStatus}${refusalRetryAfter ? '' : ' without Retry-After'}`);
   if (options.timeScale !== 1)
     console.log(`time scale ${options.timeScale}: a minute window lasts ${60 / (options.timeScale ?? 1)} s`);
   await new Promise<void>((resolve) => {

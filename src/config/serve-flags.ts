@@ -2,7 +2,13 @@ import type { Options } from 'yargs';
 import { LIMITER_MODELS } from '../api/limiter-models.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import { OMITTABLE_HEADERS } from '../server/faults.ts';
-import { DEFAULT_TENANT_SEED, HEADER_DIALECTS } from '../server/options.ts';
+import {
+  DEFAULT_TENANT_SEED,
+  HEADER_DIALECTS,
+  LONGER_WINDOWS,
+  REFUSAL_STATUSES,
+  SERVER_DEFAULTS,
+} from '../server/options.ts';
 
 /**
  * `serve`'s options as data, resolved by src/config/serve.ts. A value flag given without its value
@@ -77,7 +83,16 @@ export const SERVE_FLAGS = {
     choices: [...LIMITER_MODELS],
     default: 'fixed',
     describe:
-      "Algorithm of each plan's shortest window (longer ones, the day, stay fixed windows): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), sliding-counter (periods aligned to the clock, the previous one's count weighted by how much of it the window still covers, as gateways and CDNs count), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
+      "Algorithm of each plan's shortest window (longer ones stay fixed windows, unless --longer-windows sliding): fixed (windows that start with their first request), sliding (a sliding log: at most the limit in any span of the window), sliding-counter (periods aligned to the clock, the previous one's count weighted by how much of it the window still covers, as gateways and CDNs count), token-bucket (--burst tokens, refilled at limit/window), gcra (nginx limit_req: one request per window/limit, plus --burst at once). Only fixed works with --quota-store",
+    requiresArg: true,
+    group: 'Server:',
+  },
+  'longer-windows': {
+    type: 'string',
+    choices: [...LONGER_WINDOWS],
+    default: SERVER_DEFAULTS.longerWindows,
+    describe:
+      "Algorithm of each plan's windows longer than the shortest: fixed, or sliding (each a sliding log, as frameworks keep several moving windows at once: e.g. 10 per 10 s and 20 per 30 s); the day, and any window of a day or more, stays fixed. Not with --quota-store",
     requiresArg: true,
     group: 'Server:',
   },
@@ -91,7 +106,7 @@ export const SERVE_FLAGS = {
   'count-refused': {
     type: 'boolean',
     describe:
-      'sliding, sliding-counter: refused requests count too, as admitted ones do (as gateways that count every request): a client that keeps knocking never gets in',
+      'sliding, sliding-counter: refused requests count too, as admitted ones do (as gateways that count every request), in the --longer-windows sliding logs too: a client that keeps knocking never gets in',
     group: 'Server:',
   },
   headers: {
@@ -101,6 +116,22 @@ export const SERVE_FLAGS = {
     describe:
       "How the quota is told: seed (X-RateLimit-*, Reset a Unix time), seconds-until or unix-ms (Reset's other units), ietf-8, ietf-7, ietf-6 (the IETF drafts' RateLimit fields), none (only Retry-After on a 429)",
     requiresArg: true,
+    group: 'Server:',
+  },
+  'refusal-status': {
+    type: 'number',
+    choices: [...REFUSAL_STATUSES],
+    default: SERVER_DEFAULTS.refusalStatus,
+    describe:
+      "Status of every refusal of the limiter (a window's excess, a --block, a ban): 429, 503 (nginx limit_req's default) or 403 (as some APIs refuse); the Error body's status follows it, its code stays rate_limited or temporarily_banned",
+    requiresArg: true,
+    group: 'Server:',
+  },
+  'refusal-retry-after': {
+    type: 'boolean',
+    default: SERVER_DEFAULTS.refusalRetryAfter,
+    describe:
+      "Retry-After on every refusal (--no-refusal-retry-after leaves it out, as nginx's 503 does; --headers none drops the quota fields too)",
     group: 'Server:',
   },
   'ban-after': {

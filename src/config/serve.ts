@@ -5,7 +5,12 @@ import { applyPlanOverrides, DEFAULT_PLANS } from '../api/plans.ts';
 import { TENANT_SEED_ENV } from '../api/tenants.ts';
 import type { OmittableHeader } from '../server/faults.ts';
 import type { ServerOptions } from '../server/index.ts';
-import { type HEADER_DIALECTS, validateServerOptions } from '../server/options.ts';
+import {
+  type HEADER_DIALECTS,
+  type LongerWindows,
+  type RefusalStatus,
+  validateServerOptions,
+} from '../server/options.ts';
 import { parseQuotaStoreUrl } from './quota-store-url.ts';
 import { readJsonFile } from './read-json-file.ts';
 import { Secret } from './secret.ts';
@@ -23,9 +28,12 @@ export type ServeArgs = {
   seedData: number;
   rateLimit: boolean;
   limiter: string;
+  longerWindows?: string | undefined;
   burst?: number | undefined;
   countRefused?: boolean | undefined;
   headers: string;
+  refusalStatus?: number | undefined;
+  refusalRetryAfter?: boolean | undefined;
   banAfter: number;
   banDuration: string;
   block?: string;
@@ -152,7 +160,10 @@ export function serverOptionsFromArgs(args: ServeArgs, env: NodeJS.ProcessEnv = 
     seedData: number('seed-data', args.seedData),
     rateLimit: args.rateLimit,
     headerDialect: args.headers as (typeof HEADER_DIALECTS)[number],
+    refusalStatus: args.refusalStatus as RefusalStatus,
+    refusalRetryAfter: args.refusalRetryAfter,
     limiter: args.limiter as LimiterModelName,
+    longerWindows: args.longerWindows as LongerWindows | undefined,
     burst: number('burst', args.burst),
     countRefused: args.countRefused || undefined,
     quotaStore: args.quotaStore === undefined ? undefined : parseQuotaStoreUrl(args.quotaStore).url,
@@ -213,6 +224,8 @@ const FLAG_OF: Record<string, string> = {
   limiter: '--limiter',
   burst: '--burst',
   countRefused: '--count-refused',
+  refusalStatus: '--refusal-status',
+  longerWindows: '--longer-windows',
 };
 
 /** validateServerOptions' message, in the flags the user typed. */

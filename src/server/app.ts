@@ -10,15 +10,20 @@ import type { Redis } from 'ioredis';
 import { addOpenApiVocabulary } from '../api/ajv.ts';
 import { DEMO_KEYS } from '../api/demo-keys.ts';
 import type { Operation } from '../api/operations.ts';
-import { DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
+import { DAY_SECONDS, DEFAULT_PLANS, type Plan, type PlanTable, scalePlan } from '../api/plans.ts';
 import type { LoadedSpec } from '../api/spec.ts';
 import { mintedKeyTable } from '../api/tenants.ts';
 import { ApiError } from './api-error.ts';
 import { FaultInjector, violateSchema, wrongErrorStatus } from './faults.ts';
 import { HANDLERS } from './handlers.ts';
-import { DEFAULT_TENANT_SEED, SERVER_DEFAULTS, type ServerOptions } from './options.ts';
+import { DEFAULT_TENANT_SEED, type RefusalStatus, SERVER_DEFAULTS, type ServerOptions } from './options.ts';
 import { type LimitDecision, PlanLimiter } from './rate-limiter.ts';
-import { type DeprecationInfo, writeDeprecationHeaders, writeRateLimitHeaders } from './response-headers.ts';
+import {
+  type DeprecationInfo,
+  type QuotaTelling,
+  writeDeprecationHeaders,
+  writeRateLimitHeaders,
+} from './response-headers.ts';
 import { PetStore } from './store.ts';
 
 declare module 'fastify' {
@@ -184,6 +189,11 @@ function planLimiter(
       name: options.limiter ?? SERVER_DEFAULTS.limiter,
       burst: options.burst,
       countRefused: options.countRefused,
+      // Decided on the scaled windows: the day is the day at any time scale.
+      slidingBelowSeconds:
+        (options.longerWindows ?? SERVER_DEFAULTS.longerWindows) === 'sliding'
+          ? DAY_SECONDS / timeScale
+          : undefined,
     },
     faultOptions.sharedBucket ? keysOfPlans(planOfKey, faultOptions.sharedBucket) : undefined,
     options.blockMs === undefined ? undefined : { seconds: options.blockMs / 1000 / timeScale },
@@ -197,23 +207,35 @@ interface Gate {
   faults: FaultInjector;
   limiter: PlanLimiter | undefined;
   faultOptions: NonNullable<ServerOptions['faults']>;
-  headerDialect: NonNullable<ServerOptions['headerDialect']>;
+  /** How the quota is told on every response, Retry-After on a refusal included. */
+  telling: Omit<QuotaTelling, 'plan'>;
+  /** The status the limiter's refusals are answered with. */
+  refusalStatus: RefusalStatus;
 }
 
 /** The limiter's decision on this request, in the server's dialect, on any response to it. */
 function quotaHeaders(gate: Gate, request: FastifyRequest, reply: FastifyReply): void {
   if (!request.rateLimit) return;
-  writeRateLimitHeaders(
-    reply,
-    request.rateLimit,
-    Date.now(),
-    gate.faultOptions,
-    gate.headerDialect,
-    request.ratePlan,
-  );
+  writeRateLimitHeaders(reply, request.rateLimit, Date.now(), { ...gate.telling, plan: request.ratePlan });
 }
 
-/** Limiter, then authentication: answers 429 or 401 itself and returns true, or lets the request on. */
+/**
+ * The one answer to every refusal of the limiter (a window's excess, a block, a ban), under the
+ * server's refusal status: the code says which refusal it is whatever the status, so a client that
+ * reads bodies tells a ban from an excess under 503 or 403 too. Its headers follow in onSend.
+ */
+function refusalError(status: RefusalStatus, outcome: 'rate_limited' | 'banned', retryAfter: boolean) {
+  if (outcome === 'banned')
+    return new ApiError(
+      status,
+      'temporarily_banned',
+      'temporarily banned for requests sent while rate limited',
+    );
+  const when = retryAfter ? '; retry after the Retry-After delay' : '';
+  return new ApiError(status, 'rate_limited', `rate limit exceeded${when}`);
+}
+
+/** Limiter, then authentication: answers a refusal or 401 itself and returns true, or lets the request on. */
 async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const { planOfKey, anonymousPlan, limiter, faults } = gate;
   const key = bearerKey(request);
@@ -225,18 +247,8 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
     if (faults.active) decision = faults.adjustDecision(id, plan ?? anonymousPlan, decision, Date.now());
     request.rateLimit = decision;
     request.ratePlan = plan ?? anonymousPlan;
-    if (decision.outcome === 'rate_limited') {
-      sendError(
-        reply,
-        new ApiError(429, 'rate_limited', 'rate limit exceeded; retry after the Retry-After delay'),
-      );
-      return true;
-    }
-    if (decision.outcome === 'banned') {
-      sendError(
-        reply,
-        new ApiError(429, 'temporarily_banned', 'temporarily banned for requests sent while rate limited'),
-      );
+    if (decision.outcome !== 'allowed') {
+      sendError(reply, refusalError(gate.refusalStatus, decision.outcome, gate.telling.retryAfter));
       return true;
     }
   }
@@ -392,7 +404,12 @@ export function buildApp(spec: LoadedSpec, options: ServerOptions, redis?: Redis
     faults: new FaultInjector(options.faults),
     limiter: planLimiter(options, plans, planOfKey, timeScale, redis),
     faultOptions: options.faults ?? {},
-    headerDialect: options.headerDialect ?? SERVER_DEFAULTS.headerDialect,
+    telling: {
+      dialect: options.headerDialect ?? SERVER_DEFAULTS.headerDialect,
+      faults: options.faults ?? {},
+      retryAfter: options.refusalRetryAfter ?? SERVER_DEFAULTS.refusalRetryAfter,
+    },
+    refusalStatus: options.refusalStatus ?? SERVER_DEFAULTS.refusalStatus,
   };
   const store = new PetStore();
   store.seed(options.seedData ?? SERVER_DEFAULTS.seedData);

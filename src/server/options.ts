@@ -56,11 +56,34 @@ export interface ServerOptions {
    * Only `fixed` works with `quotaStore`.
    */
   limiter?: LimiterModelName;
+  /**
+   * `sliding`: a plan's windows longer than the shortest and shorter than a day (before time-scaling)
+   * are sliding logs too, as frameworks keep several moving windows at once; default `fixed`. The
+   * day stays fixed whatever this says. In memory: not with `quotaStore`.
+   */
+  longerWindows?: LongerWindows;
   /** token-bucket: the bucket's size (default the window's limit); gcra: extra requests (default 0). */
   burst?: number;
   /** sliding, sliding-counter: refused requests count too, as gateways that count every request they see. */
   countRefused?: boolean;
+  /**
+   * The status of every refusal of the limiter (a window's excess, a block, a ban): 429 by default;
+   * 503 as nginx's limit_req answers, 403 as some APIs do, so that a client's handling of those can
+   * be tested. The Error body's `status` follows it, its `code` stays `rate_limited` or
+   * `temporarily_banned`: the code says why, whatever the status.
+   */
+  refusalStatus?: RefusalStatus;
+  /** False leaves Retry-After out of refusals (a bare 503 as nginx sends it); default true. */
+  refusalRetryAfter?: boolean;
 }
+
+/** What `longerWindows` may be. */
+export const LONGER_WINDOWS = ['fixed', 'sliding'] as const;
+export type LongerWindows = (typeof LONGER_WINDOWS)[number];
+
+/** What `refusalStatus` may be: the statuses real limiters refuse with. */
+export const REFUSAL_STATUSES = [429, 503, 403] as const;
+export type RefusalStatus = (typeof REFUSAL_STATUSES)[number];
 
 export const SERVER_DEFAULTS = {
   host: '127.0.0.1',
@@ -71,6 +94,9 @@ export const SERVER_DEFAULTS = {
   banDurationMs: 600_000,
   headerDialect: 'seed',
   limiter: 'fixed',
+  longerWindows: 'fixed',
+  refusalStatus: 429,
+  refusalRetryAfter: true,
 } as const;
 
 /**
@@ -119,6 +145,11 @@ export function validateServerOptions(options: ServerOptions): void {
     throw new InputError('sunset is not a valid date');
   if (options.headerDialect !== undefined && !HEADER_DIALECTS.includes(options.headerDialect))
     throw new InputError(`headerDialect must be one of ${HEADER_DIALECTS.join(', ')}`);
+  if (
+    options.refusalStatus !== undefined &&
+    !(REFUSAL_STATUSES as readonly number[]).includes(options.refusalStatus)
+  )
+    throw new InputError(`refusalStatus must be one of ${REFUSAL_STATUSES.join(', ')}`);
   validateLimiter(options);
   const f = options.faults ?? {};
   for (const [name, value] of Object.entries({ errorRate: f.errorRate, resetRate: f.resetRate })) {
@@ -194,7 +225,14 @@ function validateLimiter(options: ServerOptions): void {
     throw new InputError(
       `countRefused applies to the sliding and sliding-counter limiters only, not to ${limiter}`,
     );
+  const longer = options.longerWindows ?? SERVER_DEFAULTS.longerWindows;
+  if (!LONGER_WINDOWS.includes(longer))
+    throw new InputError(`longerWindows must be one of ${LONGER_WINDOWS.join(', ')}`);
   // The other models keep their state in this process; sharing it would need them in Redis's Lua.
   if (options.quotaStore !== undefined && limiter !== 'fixed')
     throw new InputError(`limiter ${limiter} keeps its state in memory: only fixed works with a quotaStore`);
+  if (options.quotaStore !== undefined && longer !== 'fixed')
+    throw new InputError(
+      `longerWindows ${longer} keeps its state in memory: only fixed works with a quotaStore`,
+    );
 }

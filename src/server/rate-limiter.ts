@@ -63,7 +63,8 @@ const POOL_KEY = 'pool';
  * instances. `--limiter sliding|token-bucket|gcra` puts the plan's shortest window under that model
  * instead (in memory) and keeps fixed windows on the longer ones: those are quotas (a day's 1000),
  * while the short window sets the pace, and a model such as GCRA applied to the day would space
- * requests 86.4 s apart and bind long before the minute does.
+ * requests 86.4 s apart and bind long before the minute does. `--longer-windows sliding` makes the
+ * longer ones below a day sliding logs, for APIs that keep several moving windows at once.
  *
  * Our documented choices where the seed is silent: a request rejected with 429 does not count
  * against any window (it is given back), and the headers describe the window with the fewest

@@ -7,8 +7,18 @@ import { RATE_LIMIT_HEADER } from '../api/rate-limit-headers.ts';
 import type { FaultOptions } from './faults.ts';
 import type { LimitDecision } from './rate-limiter.ts';
 
+/** How the server tells the quota: its dialect, the faults that bend it, and whether refusals say when. */
+export interface QuotaTelling {
+  dialect: Dialect | 'none';
+  faults: FaultOptions;
+  /** `--no-refusal-retry-after`: refusals go without Retry-After, as nginx's 503 does. */
+  retryAfter: boolean;
+  /** The plan decided on: its windows are the policies the IETF dialects declare. */
+  plan?: Plan | undefined;
+}
+
 /**
- * Writes the quota in the server's dialect (and Retry-After on a rejection) from the limiter's
+ * Writes the quota in the server's dialect (and Retry-After on a refusal) from the limiter's
  * decision. Header values are whole seconds, rounded up, so that a client waiting for them never
  * comes back before the quota has: with time-scaled windows this makes them coarse, never early.
  * The header faults are the seed dialect's; Retry-After's and the omitted header's hold in all.
@@ -17,13 +27,11 @@ export function writeRateLimitHeaders(
   reply: FastifyReply,
   d: LimitDecision,
   now: number,
-  faults: FaultOptions,
-  dialect: Dialect | 'none' = 'seed',
-  plan?: Plan,
+  { dialect, faults, retryAfter, plan }: QuotaTelling,
 ): void {
   if (dialect === 'seed') writeSeedHeaders(reply, d, now, faults);
   else if (dialect !== 'none') reply.headers(writeRateLimit(viewOf(d, now, plan), dialect, now));
-  if (d.retryAt !== undefined && !faults.noRetryAfter) {
+  if (d.retryAt !== undefined && retryAfter && !faults.noRetryAfter) {
     const seconds = Math.max(1, Math.ceil((d.retryAt - now) / 1000)) + (faults.retryAfterMismatch ?? 0);
     reply.header(RATE_LIMIT_HEADER.retryAfter, seconds);
   }

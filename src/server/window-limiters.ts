@@ -16,12 +16,19 @@ export function isLimiterResult(value: unknown): value is RateLimiterRes {
   return typeof value === 'object' && value !== null && 'msBeforeNext' in value;
 }
 
-/** `--limiter` and `--burst`: the model of the plan's shortest window. */
+/** `--limiter` and `--burst`: the model of the plan's shortest window; `--longer-windows`: the others'. */
 export interface LimiterChoice {
   name: LimiterModelName;
   burst?: number;
-  /** sliding: refused requests count too. */
+  /** sliding, sliding-counter: refused requests count too (on every sliding window). */
   countRefused?: boolean;
+  /**
+   * `--longer-windows sliding`: the plan's other windows shorter than this many (time-scaled)
+   * seconds are sliding logs too, as frameworks keep several moving windows at once. The day stays a
+   * fixed window: a log keeps a timestamp per request it counts, a day's quota of them per key.
+   * Undefined: every window but the shortest is fixed.
+   */
+  slidingBelowSeconds?: number;
 }
 
 /** What one window says of an admitted request. */
@@ -120,20 +127,34 @@ class FixedWindowLimiter implements WindowLimiter {
 class ModelWindowLimiter implements WindowLimiter {
   readonly limit: number;
   readonly window: RateWindow;
+  /** A refused request counts in it too (a sliding log or counter with countRefused). */
+  readonly countsRefused: boolean;
   private readonly model: LimiterModel;
   /** The fault's extra requests: admitted, never told, as under fixed windows. */
   private readonly leak: number;
 
   /** `capacity`: the model's without the fault's leak, what the headers may admit to. */
-  constructor(window: RateWindow, model: LimiterModel, capacity: number, leak: number) {
+  constructor(
+    window: RateWindow,
+    model: LimiterModel,
+    capacity: number,
+    leak: number,
+    countsRefused: boolean,
+  ) {
     this.window = window;
     this.model = model;
     this.leak = leak;
+    this.countsRefused = countsRefused;
     // Remaining never above Limit: a bucket larger than the window's limit is told as its size.
     this.limit = Math.max(window.limit, capacity);
   }
 
   async take(key: string, now: number): Promise<WindowState | Refusal> {
+    return this.takeNow(key, now);
+  }
+
+  /** `take` without an await: the plan's model windows are decided together, nothing in between. */
+  takeNow(key: string, now: number): WindowState | Refusal {
     const a = this.model.admit(key, now);
     if (!a.allowed) return { retryAt: now + a.retryAfterMs, resetAt: now + a.resetMs };
     const remaining = Math.max(0, a.remaining - this.leak);
@@ -145,6 +166,10 @@ class ModelWindowLimiter implements WindowLimiter {
   }
 
   async spent(key: string, now: number): Promise<Refusal | undefined> {
+    return this.spentNow(key, now);
+  }
+
+  spentNow(key: string, now: number): Refusal | undefined {
     const a = this.model.peek(key, now);
     return a.allowed ? undefined : { retryAt: now + a.retryAfterMs, resetAt: now + a.resetMs };
   }
@@ -178,7 +203,7 @@ function modelWindow(choice: LimiterChoice, window: RateWindow, leak: number): M
             ? { ...settings, burst: burst + leak }
             : { ...settings, limit: window.limit + leak },
         );
-  return new ModelWindowLimiter(window, leaky, told.capacity, leak);
+  return new ModelWindowLimiter(window, leaky, told.capacity, leak, choice.countRefused === true);
 }
 
 /** A rate-limiter-flexible limiter, in this process's memory or in Redis. */
@@ -189,7 +214,7 @@ export type Factory = (o: {
   blockDuration?: number;
 }) => RateLimiterAbstract;
 
-/** A plan's windows as limiters, the modelled one last (it cannot give a request back). */
+/** A plan's windows as limiters, the modelled ones last (they cannot give a request back). */
 export function planWindows(
   plan: Plan,
   choice: LimiterChoice,
@@ -197,22 +222,28 @@ export function planWindows(
   limiter: Factory,
   prefix = '',
 ): WindowLimiter[] {
-  const modelled = choice.name === 'fixed' ? undefined : shortestWindow(plan.windows);
-  const fixed = plan.windows
-    .filter((w) => w !== modelled)
-    .map(
-      (w) =>
-        new FixedWindowLimiter(
-          w,
-          limiter({
-            keyPrefix: `${prefix}${plan.name}:${w.name}:${w.seconds}`,
-            points: w.limit + leak,
-            duration: w.seconds,
-          }),
-          leak,
-        ),
+  const shortest = shortestWindow(plan.windows);
+  const fixed: WindowLimiter[] = [];
+  const modelled: WindowLimiter[] = [];
+  for (const w of plan.windows) {
+    const model = modelOf(w, w === shortest, choice);
+    if (model) {
+      modelled.push(modelWindow(model, w, leak));
+      continue;
+    }
+    const keyPrefix = `${prefix}${plan.name}:${w.name}:${w.seconds}`;
+    fixed.push(
+      new FixedWindowLimiter(w, limiter({ keyPrefix, points: w.limit + leak, duration: w.seconds }), leak),
     );
-  return modelled ? [...fixed, modelWindow(choice, modelled, leak)] : fixed;
+  }
+  return [...fixed, ...modelled];
+}
+
+/** The model of one window: `--limiter`'s on the shortest, a sliding log on a longer one if asked. */
+function modelOf(w: RateWindow, shortest: boolean, choice: LimiterChoice): LimiterChoice | undefined {
+  if (shortest) return choice.name === 'fixed' ? undefined : choice;
+  if (choice.slidingBelowSeconds === undefined || w.seconds >= choice.slidingBelowSeconds) return undefined;
+  return { name: 'sliding', countRefused: choice.countRefused };
 }
 
 /** The window closest to running out (on a tie, the one resetting later: the quota is back only then). */
@@ -225,22 +256,66 @@ export function closest(states: readonly WindowState[]): WindowState {
   return chosen;
 }
 
-/** Takes the request on every window, or on none: a refusal gives back what was taken before it. */
+/**
+ * Takes the request on every window, or on none: a refusal gives back what was taken before it.
+ * The fixed windows go first, as they can give a request back; the model windows, which cannot,
+ * are then decided together (takeModelled).
+ */
 export async function takeAll(
   limiters: readonly WindowLimiter[],
   key: string,
   now: number,
 ): Promise<WindowState[] | { by: WindowLimiter; refusal: Refusal }> {
   const states: WindowState[] = [];
+  const taken: WindowLimiter[] = [];
+  const models: ModelWindowLimiter[] = [];
   for (const limiter of limiters) {
+    if (limiter instanceof ModelWindowLimiter) {
+      models.push(limiter);
+      continue;
+    }
     const result = await limiter.take(key, now);
     if (isRefusal(result)) {
-      for (const taken of limiters.slice(0, states.length)) await taken.giveBack(key);
+      for (const t of taken) await t.giveBack(key);
       return { by: limiter, refusal: result };
     }
     states.push(result);
+    taken.push(limiter);
   }
-  return states;
+  const modelled = takeModelled(models, key, now);
+  if (Array.isArray(modelled)) return [...states, ...modelled];
+  for (const t of taken) await t.giveBack(key);
+  return modelled;
+}
+
+/**
+ * The model windows checked, then counted, with no await between (another request of the key could
+ * run there): each takes the request only if all admit it, so a refused request takes no slot in
+ * any, except in those that count refusals, which count it as they would alone.
+ */
+function takeModelled(
+  models: readonly ModelWindowLimiter[],
+  key: string,
+  now: number,
+): WindowState[] | { by: WindowLimiter; refusal: Refusal } {
+  let by: ModelWindowLimiter | undefined;
+  let refusal: Refusal | undefined;
+  for (const m of models) {
+    refusal = m.spentNow(key, now);
+    if (refusal) {
+      by = m;
+      break;
+    }
+  }
+  // The check admitted it at this same instant, so taking it cannot refuse.
+  if (!by || !refusal) return models.map((m) => m.takeNow(key, now) as WindowState);
+  for (const m of models) {
+    if (!m.countsRefused) continue;
+    const counted = m.takeNow(key, now);
+    // Counted, the refused request moves the refusing window's own retry later.
+    if (m === by && isRefusal(counted)) refusal = counted;
+  }
+  return { by, refusal };
 }
 
 /** When several windows are spent, the quota is back only when the last of them admits again. */
