@@ -63,7 +63,7 @@ async function forward(agent: Agent, upstream: string, incoming: Incoming): Prom
 }
 
 /** Every request comes from 127.0.0.1: keyed by IP, two tests' API keys would share one bucket. */
-const keyOf = (authorization: string | undefined, ip: string) => authorization ?? ip;
+export const keyOf = (authorization: string | undefined, ip: string) => authorization ?? ip;
 
 export interface FastifyRateLimitOptions {
   upstream: string;
@@ -114,7 +114,7 @@ export interface ExpressRateLimitOptions {
 }
 
 /** An express app whose limiter is already mounted, passing what it lets through to the upstream, on loopback. */
-async function serveBehind(app: express.Express, upstreamUrl: string): Promise<RunningLimiter> {
+export async function serveBehind(app: express.Express, upstreamUrl: string): Promise<RunningLimiter> {
   const agent = new Agent();
   app.use(express.raw({ type: () => true, limit: '10mb' }));
   app.use(async (req, res) => {
