@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply } from './http.ts';
+import { call, type Reply, sleep } from './http.ts';
 import type { RunningLimiter } from './limiters.ts';
-import { startForbiddingRateLimit } from './more-limiters.ts';
+import { startForbiddingRateLimit, startSlidingLog } from './more-limiters.ts';
 
 /** The upstream: 200 `{}` to everything, with no header of its own that a limiter could be credited with. */
 let upstream: Server;
@@ -45,8 +45,14 @@ async function burst(url: string, count: number, key?: string): Promise<Reply[]>
   return replies;
 }
 
+/** All at once, each on a connection of its own: the limiter judges them side by side. */
+const together = (url: string, count: number, key?: string) =>
+  Promise.all(Array.from({ length: count }, () => get(url, key)));
+
 const statuses = (replies: Reply[]) => replies.map((r) => r.status);
+const sorted = (replies: Reply[]) => statuses(replies).sort((a, b) => a - b);
 const times = (count: number, status: number) => Array<number>(count).fill(status);
+const RATE_LIMIT_HEADER = /^(x-)?ratelimit/;
 
 describe('express-rate-limit refusing with 403 and the legacy headers', () => {
   it('10 in 10 s counting down, the 11th a 403 with Remaining 0, a Reset and no Retry-After', () =>
@@ -78,6 +84,75 @@ describe('express-rate-limit refusing with 403 and the legacy headers', () => {
         }
         // Another key has a window of its own.
         expect((await get(url, 'pro-demo-key')).headers['x-ratelimit-remaining']).toBe('9');
+      },
+    ));
+});
+
+describe('rolling-rate-limiter, a sliding log', () => {
+  it('10 per 10 s and 20 per 30 s: of 11 at once, 10 admitted and one 429 told the first one’s return', () =>
+    using(
+      () =>
+        startSlidingLog({
+          upstream: upstreamUrl,
+          windows: [
+            { limit: 10, windowMs: 10_000 },
+            { limit: 20, windowMs: 30_000 },
+          ],
+        }),
+      async ({ url }) => {
+        const replies = await together(url, 11);
+        expect(sorted(replies)).toEqual([...times(10, 200), 429]);
+        const refusal = replies.find((r) => r.status === 429)!;
+        expect(refusal.body).toEqual({ message: 'Too Many Requests' });
+        // Under 10 s to wait, rounded up: 10 unless the 11 took a second to answer.
+        expect(Number(refusal.headers['retry-after'])).toBeGreaterThanOrEqual(9);
+        expect(Number(refusal.headers['retry-after'])).toBeLessThanOrEqual(10);
+        for (const reply of replies)
+          expect(Object.keys(reply.headers).filter((name) => RATE_LIMIT_HEADER.test(name))).toEqual([]);
+        expect((await get(url, 'pro-demo-key')).status).toBe(200);
+      },
+    ));
+
+  it('moving, not fixed, and refusals are not logged: a slot comes back one window after its request', () =>
+    using(
+      () => startSlidingLog({ upstream: upstreamUrl, windows: [{ limit: 10, windowMs: 2000 }] }),
+      async ({ url }) => {
+        expect(statuses(await burst(url, 5))).toEqual(times(5, 200));
+        await sleep(1000);
+        // Five more fill the window; the three past them are refused, and must not be counted.
+        expect(statuses(await burst(url, 8))).toEqual([...times(5, 200), ...times(3, 429)]);
+        // 2.2 s after the first five, under 2 s after the rest (0.8 s to spare): only the first
+        // five's slots are back. A fixed 2 s window would have admitted all six; a log of refusals
+        // too would have admitted two.
+        await sleep(1200);
+        const replies = await burst(url, 6);
+        expect(statuses(replies)).toEqual([...times(5, 200), 429]);
+        // The next slot returns 2 s after the second five: under 0.8 s from now.
+        expect(replies[5]?.headers['retry-after']).toBe('1');
+      },
+    ));
+
+  it('stacked: past the short window, the long one refuses and tells its own wait', () =>
+    using(
+      () =>
+        startSlidingLog({
+          upstream: upstreamUrl,
+          windows: [
+            { limit: 5, windowMs: 1000 },
+            { limit: 8, windowMs: 3000 },
+          ],
+        }),
+      async ({ url }) => {
+        const first = await burst(url, 6);
+        expect(statuses(first)).toEqual([...times(5, 200), 429]);
+        expect(first[5]?.headers['retry-after']).toBe('1');
+        await sleep(1100);
+        // The short window has room again, the long one for three more (1.9 s to spare).
+        const second = await burst(url, 4);
+        expect(statuses(second)).toEqual([...times(3, 200), 429]);
+        // The long window's oldest entry returns 3 s after it was logged: 1 to 1.9 s from now.
+        expect(Number(second[3]?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(Number(second[3]?.headers['retry-after'])).toBeLessThanOrEqual(2);
       },
     ));
 });

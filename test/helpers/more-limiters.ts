@@ -1,5 +1,6 @@
 import express from 'express';
 import { ipKeyGenerator, type RateLimitInfo, rateLimit } from 'express-rate-limit';
+import { getCurrentMicroseconds, InMemoryRateLimiter } from 'rolling-rate-limiter';
 import { keyOf, type RunningLimiter, serveBehind } from './limiters.ts';
 
 /**
@@ -62,4 +63,60 @@ export async function startForbiddingRateLimit(options: ForbiddingRateLimitOptio
     next();
   });
   return serveBehind(app, options.upstream);
+}
+
+export interface SlidingLogOptions {
+  upstream: string;
+  /** Each a moving window of its own, all enforced at once: a request is admitted when each has room. */
+  windows: { limit: number; windowMs: number }[];
+}
+
+/**
+ * rolling-rate-limiter's in-memory limiter, one per window, stacked: a true sliding log. Each
+ * admitted request is logged (to the microsecond) in every window, and its slot comes back exactly
+ * one window after it; there is no reset. A refusal is a 429 with the JSON body
+ * `{"message": "Too Many Requests"}` and Retry-After, in whole seconds rounded up, until each window
+ * that refused has room again; no other header, on a refusal or an admission.
+ *
+ * The library logs every attempt, refused ones too (its README says so: a client that keeps trying
+ * too fast is refused until it pauses). This limiter logs admitted requests only: it asks every window
+ * `wouldLimit` (which logs nothing) and logs the request in each with `limit` only once all have
+ * room, so that no window counts what another refused. The two steps are in-memory promises with no
+ * I/O between them, so no other request is judged in between. The library's own wait
+ * (`millisecondsUntilAllowed`) assumes refusals are logged (it waits for the second-oldest entry when
+ * full), so Retry-After is read from the log itself: the oldest entry's return.
+ */
+export async function startSlidingLog(options: SlidingLogOptions): Promise<RunningLimiter> {
+  if (options.windows.length === 0) throw new Error('a sliding log wants one window or more');
+  const logs = options.windows.map(
+    (w) => new InMemoryRateLimiter({ interval: w.windowMs, maxInInterval: w.limit }),
+  );
+  const untilRoomUs = (log: InMemoryRateLimiter, key: string) => {
+    const now = getCurrentMicroseconds();
+    const inWindow = (log.storage[key] ?? []).filter((t) => t > now - log.interval);
+    const leaving = inWindow[inWindow.length - log.maxInInterval];
+    return leaving === undefined ? 0 : leaving + log.interval - now;
+  };
+  const app = express();
+  app.use(async (req, res, next) => {
+    const key = keyOf(req.headers.authorization, req.ip ?? '127.0.0.1');
+    const refusing = await Promise.all(logs.map((log) => log.wouldLimit(key)));
+    if (refusing.some(Boolean)) {
+      const waitUs = Math.max(...logs.map((log, i) => (refusing[i] ? untilRoomUs(log, key) : 0)));
+      res.setHeader('Retry-After', String(Math.max(0, Math.ceil(waitUs / 1e6))));
+      res.status(429).json({ message: 'Too Many Requests' });
+      return;
+    }
+    await Promise.all(logs.map((log) => log.limit(key)));
+    next();
+  });
+  const running = await serveBehind(app, options.upstream);
+  return {
+    url: running.url,
+    stop: async () => {
+      await running.stop();
+      // Each key's log holds a timer (not unref'd) that would keep the process up to a window longer.
+      for (const log of logs) for (const key of Object.keys(log.ttls)) await log.clear(key);
+    },
+  };
 }
