@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type Reply, sleep } from './http.ts';
 import type { RunningLimiter } from './limiters.ts';
-import { startForbiddingRateLimit, startSlidingLog } from './more-limiters.ts';
+import { startForbiddingRateLimit, startSlidingLog, startVarnishThrottle } from './more-limiters.ts';
+import { childPids, processEnded } from './processes.ts';
 
 /** The upstream: 200 `{}` to everything, with no header of its own that a limiter could be credited with. */
 let upstream: Server;
@@ -153,6 +154,49 @@ describe('rolling-rate-limiter, a sliding log', () => {
         // The long window's oldest entry returns 3 s after it was logged: 1 to 1.9 s from now.
         expect(Number(second[3]?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         expect(Number(second[3]?.headers['retry-after'])).toBeLessThanOrEqual(2);
+      },
+    ));
+});
+
+describe('Varnish vsthrottle, a token bucket blocking a key at its first excess', () => {
+  it('10 per 10 s blocking 30 s: of 11 at once, 10 admitted and one 429 with Retry-After 30; stop ends it', async () => {
+    let pids: number[] = [];
+    await using(
+      () => startVarnishThrottle({ upstream: upstreamUrl, limit: 10, periodS: 10, blockS: 30 }),
+      async ({ url, pid }) => {
+        pids = [pid, ...childPids(pid)];
+        const replies = await together(url, 11);
+        expect(sorted(replies)).toEqual([...times(10, 200), 429]);
+        const refusal = replies.find((r) => r.status === 429)!;
+        expect(refusal.body).toEqual({ message: 'Too Many Requests' });
+        expect(refusal.headers['retry-after']).toBe('30');
+        for (const reply of replies)
+          expect(Object.keys(reply.headers).filter((name) => RATE_LIMIT_HEADER.test(name))).toEqual([]);
+        // Blocked: a request a moment later is refused too, its Retry-After counting down.
+        const again = await get(url);
+        expect(again.status).toBe(429);
+        expect(Number(again.headers['retry-after'])).toBeLessThanOrEqual(30);
+        expect((await get(url, 'pro-demo-key')).status).toBe(200);
+      },
+    );
+    expect(pids.length).toBeGreaterThanOrEqual(2);
+    for (const pid of pids) expect(processEnded(pid)).toBe(true);
+  });
+
+  it('refused while blocked though tokens came back, admitted once the block ends', () =>
+    using(
+      // A token every 0.2 s, a block of 1.5 s.
+      () => startVarnishThrottle({ upstream: upstreamUrl, limit: 10, periodS: 2, blockS: 1.5, status: 403 }),
+      async ({ url }) => {
+        const replies = await together(url, 11);
+        expect(sorted(replies)).toEqual([...times(10, 200), 403]);
+        expect(replies.find((r) => r.status === 403)?.headers['retry-after']).toBe('2');
+        // Two tokens back, yet the block holds (and spends one of them): 1 s to spare.
+        await sleep(450);
+        expect((await get(url)).status).toBe(403);
+        // Past the block (at 1.5 s), with tokens back: admitted.
+        await sleep(1200);
+        expect(statuses(await burst(url, 2))).toEqual([200, 200]);
       },
     ));
 });

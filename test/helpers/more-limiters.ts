@@ -2,6 +2,8 @@ import express from 'express';
 import { ipKeyGenerator, type RateLimitInfo, rateLimit } from 'express-rate-limit';
 import { getCurrentMicroseconds, InMemoryRateLimiter } from 'rolling-rate-limiter';
 import { keyOf, type RunningLimiter, serveBehind } from './limiters.ts';
+import { proxyTarget } from './nginx.ts';
+import { startVarnish } from './varnish.ts';
 
 /**
  * More real third-party limiters in front of an upstream, on loopback (test/helpers/limiters.ts has
@@ -119,4 +121,90 @@ export async function startSlidingLog(options: SlidingLogOptions): Promise<Runni
       for (const log of logs) for (const key of Object.keys(log.ttls)) await log.clear(key);
     },
   };
+}
+
+export interface VarnishThrottleOptions {
+  /** A plain http://host:port, no path: a Varnish backend is an address. */
+  upstream: string;
+  /** The bucket's tokens: `limit` back to back, refilled at `limit` per `periodS`. */
+  limit: number;
+  periodS: number;
+  /** How long a key is refused from its first excess; 0 for no block. */
+  blockS: number;
+  /** The status of a refusal; 429 by default. */
+  status?: number;
+}
+
+/** A VCL duration, whole milliseconds: it takes a number and a unit, and nothing else is interpolated. */
+function vclDuration(seconds: number, name: string, least: number): string {
+  if (!(Number.isFinite(seconds) && seconds >= least))
+    throw new Error(`varnish ${name} ${seconds}: want seconds, ${least} or more`);
+  return `${Math.round(seconds * 1000)}ms`;
+}
+
+/**
+ * Debian's Varnish (a caching proxy) with varnish-modules' vsthrottle in front of the upstream:
+ * `vsthrottle.is_denied(key, limit, period, block)` on the request's Authorization header, a token
+ * bucket of `limit` tokens refilled at `limit` per `period` (in whole tokens). Once a key's bucket
+ * is empty, its next request starts a block of `blockS`, and every request of the key is refused
+ * until the block ends however many tokens have come back; a request inside the block does not
+ * prolong it, but it does spend a token if there is one (vmod_vsthrottle.c), so a key that keeps
+ * trying may find its bucket empty when the block ends, and be blocked again at once. A refusal is
+ * a synthetic `status` (429 by default) with the JSON body `{"message": "Too Many Requests"}` and,
+ * with a block, Retry-After: the block's remaining time from `vsthrottle.blocked()`, in whole seconds
+ * rounded up; Varnish's own Server, X-Varnish and Date beside it, and no rate-limit header.
+ * Admitted requests all pass to the upstream (nothing is cached), answered with Varnish's Via,
+ * X-Varnish and Age added.
+ */
+export async function startVarnishThrottle(
+  options: VarnishThrottleOptions,
+): Promise<RunningLimiter & { pid: number }> {
+  const { hostname, port } = new URL(proxyTarget(options.upstream));
+  if (new URL(options.upstream).pathname !== '/' || !/^[\d.]+$/.test(hostname) || !port)
+    throw new Error(`varnish upstream ${options.upstream}: want http://<IPv4>:<port>, no path`);
+  if (!(Number.isInteger(options.limit) && options.limit >= 1))
+    throw new Error(`varnish limit ${options.limit}: want a whole number, 1 or more`);
+  const status = options.status ?? 429;
+  if (!(Number.isInteger(status) && status >= 400 && status <= 599))
+    throw new Error(`varnish status ${status}: want 400 to 599`);
+  const bucket = [
+    'req.http.X-Throttle-Key',
+    options.limit,
+    vclDuration(options.periodS, 'periodS', 0.001),
+    vclDuration(options.blockS, 'blockS', 0),
+  ].join(', ');
+  const varnish = await startVarnish(
+    () => `vcl 4.1;
+import std;
+import vsthrottle;
+
+backend upstream { .host = "${hostname}"; .port = "${port}"; }
+
+sub vcl_recv {
+  # One bucket per API key; a request without one is counted by its address.
+  if (req.http.Authorization) {
+    set req.http.X-Throttle-Key = "key:" + req.http.Authorization;
+  } else {
+    set req.http.X-Throttle-Key = "ip:" + client.ip;
+  }
+  if (vsthrottle.is_denied(${bucket})) {
+    return (synth(${status}));
+  }
+  # A limiter in front, not a cache: the upstream answers every request it lets through.
+  return (pass);
+}
+
+sub vcl_backend_fetch {
+  unset bereq.http.X-Throttle-Key;
+}
+
+sub vcl_synth {
+  ${options.blockS > 0 ? `set resp.http.Retry-After = std.integer(duration = vsthrottle.blocked(${bucket}) + 999ms);` : ''}
+  set resp.http.Content-Type = "application/json";
+  set resp.body = """{"message":"Too Many Requests"}""";
+  return (deliver);
+}
+`,
+  );
+  return { url: `http://127.0.0.1:${varnish.port}`, pid: varnish.pid, stop: varnish.stop };
 }
