@@ -75,6 +75,9 @@ const TIMING_LIMITERS = [
   'test/client/concurrency-limiters.test.ts',
   // Real nginx and third-party limiters: back-to-back requests must land inside one window.
   'test/helpers/limiters.test.ts',
+  // express-rate-limit refusing with a 403, rolling-rate-limiter's moving windows of 1 to 3 s and
+  // Varnish's vsthrottle blocking a key 1.5 s: each checked with 0.8 s or more to spare.
+  'test/helpers/more-limiters.test.ts',
 ];
 
 /**

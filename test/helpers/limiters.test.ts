@@ -195,6 +195,24 @@ describe('nginx limit_req', () => {
       },
     ));
 
+  it('as it ships (no limit_req_status), keyed by the API key: the second request back to back is a bare 503', () =>
+    using(
+      () =>
+        startNginxLimitReq({
+          upstream: upstream.url,
+          rate: '60r/m',
+          zoneKey: '$http_authorization',
+          status: 'nginx-default',
+        }),
+      async (url) => {
+        const reads = await burst(url, 2);
+        expect(statuses(reads)).toEqual([200, 503]);
+        for (const read of reads) silentOnQuota(read);
+        // Another key has a bucket of its own.
+        expect((await get(url, 'pro-demo-key')).reply.status).toBe(200);
+      },
+    ));
+
   it('60r/m, burst=3 nodelay: four back to back pass, the fifth is a 429', () =>
     using(
       () => startNginxLimitReq({ upstream: upstream.url, rate: '60r/m', burst: 3, nodelay: true }),

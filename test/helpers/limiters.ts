@@ -63,7 +63,7 @@ async function forward(agent: Agent, upstream: string, incoming: Incoming): Prom
 }
 
 /** Every request comes from 127.0.0.1: keyed by IP, two tests' API keys would share one bucket. */
-const keyOf = (authorization: string | undefined, ip: string) => authorization ?? ip;
+export const keyOf = (authorization: string | undefined, ip: string) => authorization ?? ip;
 
 export interface FastifyRateLimitOptions {
   upstream: string;
@@ -114,7 +114,7 @@ export interface ExpressRateLimitOptions {
 }
 
 /** An express app whose limiter is already mounted, passing what it lets through to the upstream, on loopback. */
-async function serveBehind(app: express.Express, upstreamUrl: string): Promise<RunningLimiter> {
+export async function serveBehind(app: express.Express, upstreamUrl: string): Promise<RunningLimiter> {
   const agent = new Agent();
   app.use(express.raw({ type: () => true, limit: '10mb' }));
   app.use(async (req, res) => {
@@ -232,6 +232,11 @@ export interface NginxLimitReqOptions {
   nodelay?: boolean;
   /** The variable requests are counted by; `$binary_remote_addr` (nginx's usual) by default. */
   zoneKey?: string;
+  /**
+   * The status of a refusal: 429 by default (`limit_req_status 429`, as most configs set it), or
+   * `'nginx-default'` to leave `limit_req_status` out, as nginx ships: an excess is then a 503.
+   */
+  status?: number | 'nginx-default';
 }
 
 /** Everything the config interpolates is checked, so no option can smuggle in a directive. */
@@ -239,6 +244,14 @@ function checkNginxOptions(options: NginxLimitReqOptions): void {
   if (!/^\d+r\/[sm]$/.test(options.rate)) throw new Error(`nginx rate ${options.rate}: want e.g. '60r/m'`);
   if (options.burst !== undefined && !(Number.isInteger(options.burst) && options.burst >= 0))
     throw new Error(`nginx burst ${options.burst}: want a whole number`);
+  const { status } = options;
+  // nginx takes 400 to 599 here and refuses its config otherwise.
+  if (
+    status !== undefined &&
+    status !== 'nginx-default' &&
+    !(Number.isInteger(status) && status >= 400 && status <= 599)
+  )
+    throw new Error(`nginx status ${status}: want 400 to 599, or 'nginx-default'`);
   checkNginxCommon(options);
 }
 
@@ -255,9 +268,12 @@ interface NginxLimit {
 }
 
 function limitReq(options: NginxLimitReqOptions): NginxLimit {
+  const status = options.status ?? 429;
   return {
-    zone: `limit_req_zone ${options.zoneKey ?? '$binary_remote_addr'} zone=limiter:1m rate=${options.rate};
-  limit_req_status 429;`,
+    zone: [
+      `limit_req_zone ${options.zoneKey ?? '$binary_remote_addr'} zone=limiter:1m rate=${options.rate};`,
+      status === 'nginx-default' ? '' : `\n  limit_req_status ${status};`,
+    ].join(''),
     limit: [
       'limit_req zone=limiter',
       options.burst === undefined ? '' : ` burst=${options.burst}`,
@@ -276,8 +292,9 @@ function limitConn(options: NginxLimitConnOptions): NginxLimit {
 }
 
 /**
- * Debian's nginx with `limit_req` in front of the upstream: a leaky bucket that sends a bare 429,
- * with no rate-limit header and no Retry-After.
+ * Debian's nginx with `limit_req` in front of the upstream: a leaky bucket that sends a bare 429
+ * (or the `status` asked for; nginx's own default, 503 Service Temporarily Unavailable with its HTML
+ * page, for `'nginx-default'`), with no rate-limit header and no Retry-After.
  */
 export async function startNginxLimitReq(options: NginxLimitReqOptions): Promise<RunningLimiter> {
   checkNginxOptions(options);
