@@ -1,10 +1,12 @@
 import type { Operation } from '../api/operations.ts';
+import { mostAdmitted } from '../api/plan-admits.ts';
 import { planRate } from '../api/plans.ts';
 import { answeredCount } from '../record/errors.ts';
 import { encodeHistogram, latencyStats } from '../record/histogram.ts';
 import type { OperationStats, Recorder } from '../record/recorder.ts';
 import { tenantFigures } from './build-tenants.ts';
 import {
+  type Compliance,
   type HeaderDialect,
   type HeldByLimiterSeen,
   type OperationSummary,
@@ -52,6 +54,17 @@ function heldByLimiterOf(recorder: Recorder): { heldByLimiter?: HeldByLimiterSee
   };
 }
 
+/** The limiter's refusals by status, and what may have been one: a bare 503, a bare 403 after admissions. */
+function refusalsOf(recorder: Recorder): Pick<Compliance, 'refusals' | 'unexplained' | 'forbiddenAfterAdmitted'> {
+  const o = recorder.overall;
+  const forbidden = recorder.forbiddenAfterAdmitted;
+  return {
+    refusals: { ...o.refusals },
+    ...(o.unexplained > 0 ? { unexplained: o.unexplained } : {}),
+    ...(forbidden > 0 ? { forbiddenAfterAdmitted: forbidden } : {}),
+  };
+}
+
 function headerDialectOf(recorder: Recorder): { headerDialect?: HeaderDialect } {
   const headerDialect = recorder.headerDialect();
   return headerDialect ? { headerDialect } : {};
@@ -71,6 +84,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
   const admitted = recorder.admittedDuringWorkload;
   // A tenant mix's quota is every key's: the run's own plan only paced setup.
   const rate = recorder.tenants ? recorder.tenants.planRate : planRate(config.windows);
+  const most = recorder.tenants ? rate * seconds : mostAdmitted(config.windows, seconds * 1000);
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: { tool: 'petstore-load', ...meta, durationSeconds: Math.round(seconds * 1000) / 1000 },
@@ -103,7 +117,8 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       backoffWaitMs: overall.backoffWaitMs,
       admitted,
       planRate: rate,
-      quotaUtilization: rate > 0 ? admitted / seconds / rate : 0,
+      quotaUtilization: most > 0 ? admitted / most : 0,
+      ...refusalsOf(recorder),
       ...headerDialectOf(recorder),
       ...heldByLimiterOf(recorder),
     },

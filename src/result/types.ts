@@ -297,8 +297,19 @@ export interface OperationSummary {
 }
 
 export interface Compliance {
+  /** The limiter's refusals, whatever their status (src/api/responses.ts says what is one). */
   rateLimited: number;
   rateLimitedRate: number;
+  /** The limiter's refusals by status: `{"429": 12, "503": 3}` (absent from older results). */
+  refusals?: Record<string, number>;
+  /**
+   * 503s with no sign of a limiter (no Retry-After, no spent quota, no problem type): a headerless
+   * limiter's refusals or an overloaded target's; kept away from as refusals, counted here apart.
+   * `--refusal-status 503` counts them as the limiter's. Absent when none.
+   */
+  unexplained?: number;
+  /** Bare 403s to a key admitted before: a limiter's refusal, perhaps (`--refusal-status 403`). Absent when none. */
+  forbiddenAfterAdmitted?: number;
   retries: number;
   /** Requests sent inside a Retry-After window, counted from timestamps. */
   violations: number;
