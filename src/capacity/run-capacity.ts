@@ -10,8 +10,8 @@ import { buildResult } from '../result/build.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 import type { NetworkSeen, RunResult } from '../result/types.ts';
 import type { NetworkOptions } from '../transport/network.ts';
-import { probeBan } from './ban-probe.ts';
-import { CapacityProbe } from './probe.ts';
+import { probeBan } from './measure/ban-probe.ts';
+import { CapacityProbe } from './measure/phases.ts';
 
 export interface CapacityTarget {
   /** The plan unscaled, as promised. */

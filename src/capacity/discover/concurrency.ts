@@ -1,6 +1,6 @@
-import { now, sleepUntil } from '../client/clock.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 import { countAnswer, EXCESS_BOUND, type Exhausted, noBurst } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 
 /** Requests opened at once at most: beyond that a limit is a rate's, not a concurrency's. */
 export const MAX_AT_ONCE = 32;

@@ -1,8 +1,8 @@
-import { isSpacingLimiter } from '../api/limiter-kinds.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { LimiterReport, ModelCheck } from '../result/capacity-types.ts';
-import { type PacedPhase, pacedWindows } from './paced-window.ts';
-import type { ProbeClient } from './probe-client.ts';
+import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { LimiterReport, ModelCheck } from '../../result/capacity-types.ts';
+import { type PacedPhase, pacedWindows } from '../measure/paced-window.ts';
+import type { ProbeClient } from '../probe-client.ts';
 
 /**
  * The model's own test: a last paced phase at what it says the limiter admits (its window's limit

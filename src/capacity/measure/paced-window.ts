@@ -1,8 +1,8 @@
-import { now, sleepUntil } from '../client/clock.ts';
-import type { Family } from './infer.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
+import { HEADER_GRANULARITY_MS } from '../verify/verdict.ts';
+import type { Family } from './infer-limiter.ts';
 import type { Recovery } from './recovery.ts';
-import { HEADER_GRANULARITY_MS } from './verdict.ts';
 
 /** Share of a window its requests are spread over: the rest absorbs timer and event-loop lag. */
 export const SPREAD = 0.9;

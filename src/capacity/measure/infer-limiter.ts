@@ -1,6 +1,6 @@
-import type { Dialect } from '../api/rate-limit-dialect.ts';
-import type { LimiterReport, LimiterType, RateSearch, ResetSemantics } from '../result/capacity-types.ts';
-import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
+import type { Dialect } from '../../api/rate-limit-dialect.ts';
+import type { LimiterReport, LimiterType, RateSearch, ResetSemantics } from '../../result/capacity-types.ts';
+import { HEADER_GRANULARITY_MS, SLACK_MS } from '../verify/verdict.ts';
 
 /**
  * How the quota comes back after a burst: all at once (a window, fixed or sliding: after a burst

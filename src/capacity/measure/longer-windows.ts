@@ -1,9 +1,9 @@
-import type { Plan, RateWindow } from '../api/plans.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { CapacityReport, LimiterWindow } from '../result/capacity-types.ts';
+import type { Plan, RateWindow } from '../../api/plans.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { CapacityReport, LimiterWindow } from '../../result/capacity-types.ts';
+import { EXCESS_BOUND, exhaustWindow } from '../discover/exhaust.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 import { longerThanWindow } from './block.ts';
-import { EXCESS_BOUND, exhaustWindow } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 
 /**
  * A plan's windows longer than the one the phases measured (10 per 10 s beside 20 per 30 s; a

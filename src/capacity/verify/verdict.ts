@@ -1,7 +1,7 @@
-import { isSpacingLimiter } from '../api/limiter-kinds.ts';
-import { QUOTA_FIELDS } from '../api/rate-limit-dialect.ts';
-import type { CapacityReport } from '../result/capacity-types.ts';
-import { slowDownReason } from './slow-down.ts';
+import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
+import { QUOTA_FIELDS } from '../../api/rate-limit-dialect.ts';
+import type { CapacityReport } from '../../result/capacity-types.ts';
+import { slowDownReason } from '../discover/slow-down.ts';
 
 /**
  * Headers carry whole seconds, so an announced time may be up to a second later than the truth

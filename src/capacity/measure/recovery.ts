@@ -1,6 +1,6 @@
-import { now, sleepUntil } from '../client/clock.ts';
-import type { Exhausted } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { Exhausted } from '../discover/exhaust.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 
 const MAX_RECOVERY_PROBES = 8;
 

@@ -1,4 +1,4 @@
-import type { Ramp } from './concurrency.ts';
+import type { Ramp } from '../discover/concurrency.ts';
 import { SPACING_GUARD, SPREAD } from './paced-window.ts';
 import { rateSearchBoundMs } from './rate-search.ts';
 

@@ -1,25 +1,25 @@
-import type { Operation } from '../api/operations.ts';
-import { type Plan, type RateWindow, shortestWindow } from '../api/plans.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { AttemptSink } from '../record/attempt.ts';
-import type { CapacityReport } from '../result/capacity-types.ts';
+import type { Operation } from '../../api/operations.ts';
+import { type Plan, type RateWindow, shortestWindow } from '../../api/plans.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { AttemptSink } from '../../record/attempt.ts';
+import type { CapacityReport } from '../../result/capacity-types.ts';
+import { type Ramp, rampFromRest } from '../discover/concurrency.ts';
+import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from '../discover/exhaust.ts';
+import { firstLook, type Look } from '../discover/look.ts';
+import { SlowDownWatch } from '../discover/slow-down.ts';
+import { familyWithRefusals, refusedWithinWindow } from '../discover/window-refusals.ts';
+import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from '../probe-client.ts';
+import { capacityReport } from '../report/probe-report.ts';
+import { checkModel } from '../verify/model-check.ts';
 import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy, stallReason } from './block.ts';
-import { type Ramp, rampFromRest } from './concurrency.ts';
 import { walkDayAfter } from './daily.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
-import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from './exhaust.ts';
 import { longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
-import { firstLook, type Look } from './look.ts';
 import { defaultMaxWaitMs } from './max-wait.ts';
 import type { Measured, PhasesMeasured } from './measured.ts';
-import { checkModel } from './model-check.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
-import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from './probe-client.ts';
-import { capacityReport } from './probe-report.ts';
 import { announced, probeRecovery, type Recovery, recoveryStepMs, returnedLimit } from './recovery.ts';
-import { SlowDownWatch } from './slow-down.ts';
-import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 

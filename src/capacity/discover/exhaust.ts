@@ -1,5 +1,5 @@
-import type { CapacityHeaderSample } from '../result/capacity-types.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import type { CapacityHeaderSample } from '../../result/capacity-types.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 
 /** Probes never exceed a limit by more than this many requests (the seed bans repeated 429s). */
 export const EXCESS_BOUND = 3;

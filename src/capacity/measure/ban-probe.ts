@@ -1,12 +1,12 @@
-import type { Operation } from '../api/operations.ts';
-import { type Plan, shortestWindow } from '../api/plans.ts';
-import type { Transport } from '../client/client.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { BanReport } from '../result/capacity-types.ts';
-import type { NetworkOptions } from '../transport/network.ts';
-import { exhaustWindow } from './exhaust.ts';
-import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
-import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
+import type { Operation } from '../../api/operations.ts';
+import { type Plan, shortestWindow } from '../../api/plans.ts';
+import type { Transport } from '../../client/client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { BanReport } from '../../result/capacity-types.ts';
+import type { NetworkOptions } from '../../transport/network.ts';
+import { exhaustWindow } from '../discover/exhaust.ts';
+import { admitted, ProbeClient, type ProbeReply } from '../probe-client.ts';
+import { HEADER_GRANULARITY_MS, SLACK_MS } from '../verify/verdict.ts';
 
 export interface BanProbeOptions {
   baseUrl: string;
