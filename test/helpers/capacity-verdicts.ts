@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import type { Plan } from '../../src/api/plans.ts';
-import { EXCESS_BOUND } from '../../src/capacity/discover/exhaust.ts';
 import { SLOW_DOWN_POINTS } from '../../src/capacity/discover/slow-down.ts';
 import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/measure/rate-search.ts';
+import { EXCESS_BOUND } from '../../src/capacity/model.ts';
 import { formatCapacityTable } from '../../src/capacity/report/table.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { evaluateThreshold } from '../../src/report/threshold-evaluate.ts';

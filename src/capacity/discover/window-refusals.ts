@@ -1,4 +1,4 @@
-import { type Family, familyOf } from '../measure/infer-limiter.ts';
+import { type Family, familyOf } from '../model.ts';
 import type { ProbeReply, Shot } from '../probe-client.ts';
 
 /**

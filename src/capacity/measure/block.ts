@@ -2,8 +2,8 @@ import type { RateWindow } from '../../api/plans.ts';
 import { sleepUntil } from '../../client/clock.ts';
 import type { Block } from '../../result/capacity-types.ts';
 import type { Exhausted } from '../discover/exhaust.ts';
+import { HEADER_GRANULARITY_MS } from '../model.ts';
 import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
-import { HEADER_GRANULARITY_MS } from '../verify/verdict.ts';
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 

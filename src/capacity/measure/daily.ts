@@ -1,9 +1,8 @@
 import type { Plan, RateWindow } from '../../api/plans.ts';
 import { now } from '../../client/clock.ts';
 import type { DailyWalk } from '../../result/capacity-types.ts';
-import { EXCESS_BOUND } from '../discover/exhaust.ts';
+import { EXCESS_BOUND, HEADER_GRANULARITY_MS, SLACK_MS } from '../model.ts';
 import type { ProbeClient, ProbeReply } from '../probe-client.ts';
-import { HEADER_GRANULARITY_MS, SLACK_MS } from '../verify/verdict.ts';
 import { windowFirstEstimateMs } from './estimate.ts';
 import type { Measured, PhasesMeasured } from './measured.ts';
 import { nextAnchor, pacedWindow } from './paced-window.ts';

@@ -1,8 +1,8 @@
 import { now } from '../../client/clock.ts';
 import type { Exhausted } from '../discover/exhaust.ts';
 import { familyWithRefusals, refusedWithinWindow } from '../discover/window-refusals.ts';
+import type { Family } from '../model.ts';
 import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
-import type { Family } from './infer-limiter.ts';
 import {
   IntervalCandidates,
   rateStageBudgetMs,

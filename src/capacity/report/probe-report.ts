@@ -9,7 +9,7 @@ import { inferLimiter, RESET_SEMANTICS } from '../measure/infer-limiter.ts';
 import { limiterWindows, windowReasons } from '../measure/longer-windows.ts';
 import type { Measured } from '../measure/measured.ts';
 import { searchSummary } from '../measure/rate-search.ts';
-import { recoveryStepMs } from '../measure/recovery.ts';
+import { recoveryStepMs } from '../model.ts';
 import { checkFindings } from '../verify/model-check.ts';
 import { checkedModel } from '../verify/replay.ts';
 import { judge } from '../verify/verdict.ts';

@@ -2,6 +2,7 @@ import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
 import { now, sleepUntil } from '../../client/clock.ts';
 import type { LimiterReport, ModelCheck } from '../../result/capacity-types.ts';
 import { type PacedPhase, pacedWindows } from '../measure/paced-window.ts';
+import type { Pace } from '../model.ts';
 import type { ProbeClient } from '../probe-client.ts';
 
 /**
@@ -14,7 +15,7 @@ import type { ProbeClient } from '../probe-client.ts';
 export interface CheckPace {
   limit: number;
   windowMs: number;
-  pace: 'spread' | 'spaced';
+  pace: Pace;
   /** How long after the last request the model holds nothing of it. */
   restMs: number;
 }
