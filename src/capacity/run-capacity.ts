@@ -10,8 +10,14 @@ import { buildResult } from '../result/build.ts';
 import type { BanReport, CapacityReport } from '../result/capacity-types.ts';
 import type { NetworkSeen, RunResult } from '../result/types.ts';
 import type { NetworkOptions } from '../transport/network.ts';
-import { probeBan } from './ban-probe.ts';
-import { CapacityProbe } from './probe.ts';
+import { firstLook } from './discover/look.ts';
+import { probeBan } from './measure/ban-probe.ts';
+import { walkDayAfter } from './measure/daily.ts';
+import type { Measured, PhasesMeasured } from './measure/measured.ts';
+import { type CapacityProbeOptions, MeasurePhases } from './measure/phases.ts';
+import type { ProbeClient } from './probe-client.ts';
+import { capacityReport } from './report/probe-report.ts';
+import { checkModel } from './verify/model-check.ts';
 
 export interface CapacityTarget {
   /** The plan unscaled, as promised. */
@@ -104,8 +110,8 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
     });
   input.onSnapshot?.(() => resultAt(now(), true));
   const reports = await Promise.all(
-    input.targets.map((t, i) =>
-      new CapacityProbe({
+    input.targets.map((t, i) => {
+      const options: CapacityProbeOptions = {
         baseUrl: t.baseUrl,
         apiKey: t.apiKey,
         plan: scaled[i] as Plan,
@@ -121,13 +127,12 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         signal: input.signal,
         transport: t.transport,
         network: t.network,
-      })
-        .run()
-        .then((report) => {
-          done[i] = report;
-          return report;
-        }),
-    ),
+      };
+      return probePlan(new MeasurePhases(options), options).then((report) => {
+        done[i] = report;
+        return report;
+      });
+    }),
   );
   if (alongside) {
     const settled = await alongside;
@@ -138,6 +143,64 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   recorder.measure(false, endedAt);
   const result = resultAt(endedAt, input.signal?.aborted ?? false);
   return { result, reports, ban: banReport };
+}
+
+/**
+ * One key, one plan, its stages in order: the first look discovers the order the limiter is measured
+ * in, the phases measure it, the model they inferred is verified by a phase paced at it, `daily`
+ * walks the rest of the day at the plan rate, and the report is assembled with its verdict.
+ */
+async function probePlan(probe: MeasurePhases, o: CapacityProbeOptions): Promise<CapacityReport> {
+  const { client } = probe;
+  try {
+    const look = await firstLook(client, { windowMs: probe.windowMs, signal: o.signal });
+    const phases = await probe.measure(look);
+    const setup = { plan: o.plan, promised: o.promised, timeScale: o.timeScale, window: probe.window };
+    const base = measuredSoFar(client, phases, probe.stalledBy);
+    // The model the phases inferred, paced at before the day is walked (which would spend it).
+    const checked =
+      probe.stalledBy || phases.infeasible
+        ? undefined
+        : await checkModel(client, capacityReport(base, setup).limiter, {
+            planWindowMs: probe.windowMs,
+            planLimit: probe.window.limit,
+            paced: phases.paced,
+            guardMs: probe.guardMs,
+            stalled: probe.stalled,
+            signal: o.signal,
+          });
+    const walkFrom = { ...phases, dailyAnchor: Math.max(phases.dailyAnchor, checked?.next ?? 0) };
+    const measured: Measured = {
+      ...base,
+      check: checked?.check ?? null,
+      stalledBy: probe.stalledBy,
+      daily: o.daily ? await walkDayAfter(client, o.plan, probe.window, walkFrom, o.signal) : undefined,
+      violations: client.violations,
+    };
+    measured.durationMs = Math.round(now() - probe.started);
+    return capacityReport(measured, setup);
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * What the phases measured, with what the client saw meanwhile. The dialects are those of the
+ * answers while the limiter was measured: the check's and the daily walk's answers come after, and
+ * would only repeat them.
+ */
+function measuredSoFar(client: ProbeClient, phases: PhasesMeasured, stalledBy: string | undefined): Measured {
+  return {
+    ...phases,
+    answers: [...client.history],
+    limitsTold: [...client.limitsTold].sort((a, b) => a - b),
+    stalledBy,
+    dialects: new Map(client.dialects),
+    resetDialects: new Set(client.resetDialects),
+    daily: undefined,
+    violations: 0,
+    durationMs: 0,
+  };
 }
 
 /** The ban probe's options, from its target and the run's. */

@@ -15,10 +15,13 @@ import {
 } from '../api/plans.ts';
 import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
 import { MAX_TENANT_KEYS } from '../api/tenants.ts';
-import { dailyWindow } from '../capacity/daily.ts';
-import { defaultMaxWaitMs } from '../capacity/max-wait.ts';
-import { parseTenantMix } from '../capacity/tenant-ramp.ts';
-import { parseTenantCapacityThreshold, type TenantCapacityThreshold } from '../capacity/tenant-thresholds.ts';
+import { dailyWindow } from '../capacity/measure/daily.ts';
+import { defaultMaxWaitMs } from '../capacity/measure/max-wait.ts';
+import { parseTenantMix } from '../capacity/tenants/tenant-ramp.ts';
+import {
+  parseTenantCapacityThreshold,
+  type TenantCapacityThreshold,
+} from '../capacity/tenants/tenant-thresholds.ts';
 import type { SinkSpec } from '../metrics/sinks.ts';
 import { BAN_METRICS, parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl } from './base-url.ts';

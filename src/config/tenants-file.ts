@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../api/input-error.ts';
 import { parseTenantsFile } from '../api/tenants.ts';
-import { largestWithKeys } from '../capacity/tenant-ramp.ts';
+import { largestWithKeys } from '../capacity/tenants/tenant-ramp.ts';
 import { Secret } from './secret.ts';
 
 /** A file the flags name, read whole; a file that cannot be read is one line naming the flag. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type Plan, scalePlan } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
-import { isBanSignal, probeBan } from '../../src/capacity/ban-probe.ts';
+import { isBanSignal, probeBan } from '../../src/capacity/measure/ban-probe.ts';
 import type { ProbeReply } from '../../src/capacity/probe-client.ts';
 import type { Transport } from '../../src/client/client.ts';
 import type { ServerOptions } from '../../src/server/index.ts';

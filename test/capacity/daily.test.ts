@@ -7,7 +7,7 @@ import {
   scalePlan,
 } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
-import { dailyEstimateMs, dailyWindow, judgeDaily } from '../../src/capacity/daily.ts';
+import { dailyEstimateMs, dailyWindow, judgeDaily } from '../../src/capacity/measure/daily.ts';
 import { runCapacity } from '../../src/capacity/run-capacity.ts';
 import { humanDuration } from '../../src/cli/capacity.ts';
 import { evaluateThresholds } from '../../src/report/threshold-evaluate.ts';

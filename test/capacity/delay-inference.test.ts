@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { ProbeReply, Shot } from '../../src/capacity/probe-client.ts';
-import { fitSlowDown, SLOW_DOWN_POINTS, SlowDownWatch } from '../../src/capacity/slow-down.ts';
+import { fitSlowDown, SLOW_DOWN_POINTS, SlowDownWatch } from '../../src/capacity/discover/slow-down.ts';
 import {
   familyWithRefusals,
   refusalsCountEvidence,
   refusedWithinWindow,
-} from '../../src/capacity/window-refusals.ts';
+} from '../../src/capacity/discover/window-refusals.ts';
+import type { ProbeReply, Shot } from '../../src/capacity/probe-client.ts';
 
 /** Latencies of requests one after another: `base` each, plus (i - threshold) * step past the threshold. */
 const line = (n: number, threshold: number, step: number, base = 3) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inferLimiter, type LimiterObservations } from '../../src/capacity/infer.ts';
+import { inferLimiter, type LimiterObservations } from '../../src/capacity/measure/infer-limiter.ts';
 
 /**
  * A window's length from its return: the return is probed at a whole-second announcement and after

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Gcra, TokenBucket } from '../../src/api/limiter-models.ts';
-import { distinctResets } from '../../src/capacity/paced-window.ts';
+import { distinctResets } from '../../src/capacity/measure/paced-window.ts';
+import {
+  IntervalCandidates,
+  SEARCH_MAX_REFUSED,
+  TARGET_WIDTH,
+} from '../../src/capacity/measure/rate-search.ts';
 import { QUIET_BACKOFF_FACTOR, type Shot } from '../../src/capacity/probe-client.ts';
-import { IntervalCandidates, SEARCH_MAX_REFUSED, TARGET_WIDTH } from '../../src/capacity/rate-search.ts';
 
 /**
  * The interval search against the limiter models themselves, on a simulated clock: what the probe

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type LimiterModel, SlidingCounter, TokenBucket } from '../../src/api/limiter-models.ts';
 import type { Plan } from '../../src/api/plans.ts';
 import type { Shot } from '../../src/capacity/probe-client.ts';
-import { checkedModel, mispredicted, pacedDoubt } from '../../src/capacity/replay.ts';
+import { checkedModel, mispredicted, pacedDoubt } from '../../src/capacity/verify/replay.ts';
 import type { LimiterReport } from '../../src/result/capacity-types.ts';
 import { probeSimulated } from '../helpers/capacity-cases.ts';
 

@@ -7,8 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/api/plans.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import { mintedKey } from '../../src/api/tenants.ts';
-import { runTenantCapacity, type TenantCapacityResult } from '../../src/capacity/run-tenant-capacity.ts';
-import { formatTenantCapacity } from '../../src/capacity/table.ts';
+import { formatTenantCapacity } from '../../src/capacity/report/table.ts';
+import {
+  runTenantCapacity,
+  type TenantCapacityResult,
+} from '../../src/capacity/tenants/run-tenant-capacity.ts';
 import {
   keysNeeded,
   largestWithKeys,
@@ -18,12 +21,12 @@ import {
   tenantCounts,
   tenantSentence,
   thresholdText,
-} from '../../src/capacity/tenant-ramp.ts';
-import { judgeStep } from '../../src/capacity/tenant-step.ts';
+} from '../../src/capacity/tenants/tenant-ramp.ts';
+import { judgeStep } from '../../src/capacity/tenants/tenant-step.ts';
 import {
   evaluateTenantCapacityThreshold,
   parseTenantCapacityThreshold,
-} from '../../src/capacity/tenant-thresholds.ts';
+} from '../../src/capacity/tenants/tenant-thresholds.ts';
 import { chartData } from '../../src/report/chart-data.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { parseThreshold } from '../../src/report/threshold-parse.ts';

@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
 import type { Plan } from '../../src/api/plans.ts';
-import { EXCESS_BOUND } from '../../src/capacity/exhaust.ts';
-import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/rate-search.ts';
-import { SLOW_DOWN_POINTS } from '../../src/capacity/slow-down.ts';
-import { formatCapacityTable } from '../../src/capacity/table.ts';
+import { SLOW_DOWN_POINTS } from '../../src/capacity/discover/slow-down.ts';
+import { SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../../src/capacity/measure/rate-search.ts';
+import { EXCESS_BOUND } from '../../src/capacity/model.ts';
+import { formatCapacityTable } from '../../src/capacity/report/table.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { evaluateThreshold } from '../../src/report/threshold-evaluate.ts';
 import { parseThreshold } from '../../src/report/threshold-parse.ts';

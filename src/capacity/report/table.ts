@@ -1,6 +1,6 @@
-import { isSpacingLimiter } from '../api/limiter-kinds.ts';
-import { limiterExtras } from '../report/sections/capacity.ts';
-import type { BanReport, CapacityReport, TenantCapacity, TenantStep } from '../result/capacity-types.ts';
+import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
+import { limiterExtras } from '../../report/sections/capacity.ts';
+import type { BanReport, CapacityReport, TenantCapacity, TenantStep } from '../../result/capacity-types.ts';
 
 const show = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : String(v));
 

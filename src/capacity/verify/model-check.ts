@@ -1,8 +1,9 @@
-import { isSpacingLimiter } from '../api/limiter-kinds.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { LimiterReport, ModelCheck } from '../result/capacity-types.ts';
-import { type PacedPhase, pacedWindows } from './paced-window.ts';
-import type { ProbeClient } from './probe-client.ts';
+import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { LimiterReport, ModelCheck } from '../../result/capacity-types.ts';
+import { type PacedPhase, pacedWindows } from '../measure/paced-window.ts';
+import type { Pace } from '../model.ts';
+import type { ProbeClient } from '../probe-client.ts';
 
 /**
  * The model's own test: a last paced phase at what it says the limiter admits (its window's limit
@@ -14,7 +15,7 @@ import type { ProbeClient } from './probe-client.ts';
 export interface CheckPace {
   limit: number;
   windowMs: number;
-  pace: 'spread' | 'spaced';
+  pace: Pace;
   /** How long after the last request the model holds nothing of it. */
   restMs: number;
 }

@@ -1,9 +1,10 @@
-import type { Plan, RateWindow } from '../api/plans.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { CapacityReport, LimiterWindow } from '../result/capacity-types.ts';
+import type { Plan, RateWindow } from '../../api/plans.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { CapacityReport, LimiterWindow } from '../../result/capacity-types.ts';
+import { exhaustWindow } from '../discover/exhaust.ts';
+import { EXCESS_BOUND, HEADER_GRANULARITY_MS } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 import { longerThanWindow } from './block.ts';
-import { EXCESS_BOUND, exhaustWindow } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
 
 /**
  * A plan's windows longer than the one the phases measured (10 per 10 s beside 20 per 30 s; a
@@ -150,7 +151,7 @@ async function returnOf(
   return {
     limit,
     seconds,
-    wholeAtOnce: reset !== undefined && Math.abs(reset * 1000 - told) <= 1000,
+    wholeAtOnce: reset !== undefined && Math.abs(reset * 1000 - told) <= HEADER_GRANULARITY_MS,
     measured: true,
     evidence: `${limit} admitted from a moment it held nothing until a 429 told a wait of ${tenths(wait)} s; admitted again then, ${seconds} s after the first of them: a window of ${limit} per ${seconds} s`,
   };

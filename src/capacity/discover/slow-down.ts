@@ -1,5 +1,5 @@
-import type { LimiterReport, SlowDown } from '../result/capacity-types.ts';
-import type { ProbeReply } from './probe-client.ts';
+import type { LimiterReport, SlowDown } from '../../result/capacity-types.ts';
+import type { ProbeReply } from '../probe-client.ts';
 
 /**
  * A limiter that delays instead of refusing (express-slow-down: each request past `delayAfter` in

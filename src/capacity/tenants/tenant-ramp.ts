@@ -1,6 +1,6 @@
-import { InputError } from '../api/input-error.ts';
-import type { PlanTable } from '../api/plans.ts';
-import type { TenantBreakCause, TenantCapacity, TenantStep } from '../result/capacity-types.ts';
+import { InputError } from '../../api/input-error.ts';
+import type { PlanTable } from '../../api/plans.ts';
+import type { TenantBreakCause, TenantCapacity, TenantStep } from '../../result/capacity-types.ts';
 
 /**
  * `capacity --tenants`: the ramp's arithmetic, kept apart from any traffic so that it can be tested

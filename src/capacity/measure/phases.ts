@@ -1,25 +1,22 @@
-import type { Operation } from '../api/operations.ts';
-import { type Plan, type RateWindow, shortestWindow } from '../api/plans.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { AttemptSink } from '../record/attempt.ts';
-import type { CapacityReport } from '../result/capacity-types.ts';
+import type { Operation } from '../../api/operations.ts';
+import { type Plan, type RateWindow, shortestWindow } from '../../api/plans.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { AttemptSink } from '../../record/attempt.ts';
+import { type Ramp, rampFromRest } from '../discover/concurrency.ts';
+import { type Exhausted, exhaustWindow, noBurst } from '../discover/exhaust.ts';
+import type { Look } from '../discover/look.ts';
+import { SlowDownWatch } from '../discover/slow-down.ts';
+import { familyWithRefusals, refusedWithinWindow } from '../discover/window-refusals.ts';
+import { EXCESS_BOUND, type Pace, recoveryStepMs, windowGuardMs } from '../model.ts';
+import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from '../probe-client.ts';
 import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy, stallReason } from './block.ts';
-import { type Ramp, rampFromRest } from './concurrency.ts';
-import { walkDayAfter } from './daily.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
-import { EXCESS_BOUND, type Exhausted, exhaustWindow, noBurst } from './exhaust.ts';
 import { longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
-import { firstLook, type Look } from './look.ts';
 import { defaultMaxWaitMs } from './max-wait.ts';
-import type { Measured, PhasesMeasured } from './measured.ts';
-import { checkModel } from './model-check.ts';
+import type { PhasesMeasured } from './measured.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
-import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from './probe-client.ts';
-import { capacityReport } from './probe-report.ts';
-import { announced, probeRecovery, type Recovery, recoveryStepMs, returnedLimit } from './recovery.ts';
-import { SlowDownWatch } from './slow-down.ts';
-import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
+import { announced, probeRecovery, type Recovery, returnedLimit } from './recovery.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
@@ -52,21 +49,22 @@ export interface CapacityProbeOptions extends Pick<ProbeClientOptions, 'transpor
 const NO_EXHAUST: Exhausted = noBurst();
 
 /**
- * One key, one plan: the plan rate for N windows, one window (or a limiter at rest) exhausted, the
- * quota's return, and, against a limiter that refills continuously or says nothing, its sustained
- * rate (and with `daily`, the rest of the day's quota at the plan rate). Every request is a GET of
- * one pet's page, recorded like any attempt; after a 429 nothing leaves before its Retry-After.
- * The phases run here, and hand what they measured to the report's assembly (`probe-report.ts`).
+ * The measure stage of one plan's probe (run-capacity.ts runs the stages): from the first look on,
+ * the plan rate for N windows, one window (or a limiter at rest) exhausted, the quota's return, and,
+ * against a limiter that refills continuously or says nothing, its sustained rate. Every request is
+ * a GET of one pet's page, recorded like any attempt; after a 429 nothing leaves before its
+ * Retry-After. It holds the key's client and the stall every later stage stops at.
  */
-export class CapacityProbe {
-  private readonly client: ProbeClient;
-  private readonly window: RateWindow;
-  private readonly windowMs: number;
-  private readonly guardMs: number;
+export class MeasurePhases {
+  readonly client: ProbeClient;
+  readonly window: RateWindow;
+  readonly windowMs: number;
+  readonly guardMs: number;
   private readonly maxWaitMs: number;
   /** Set by the first refusal whose wait outlives the window: every phase after it stops. */
-  private stalledBy: string | undefined;
-  private started = 0;
+  private stalledReason: string | undefined;
+  /** When the probe began: its duration and its time estimates count from there. */
+  readonly started: number;
   private readonly o: CapacityProbeOptions;
 
   constructor(o: CapacityProbeOptions) {
@@ -75,7 +73,7 @@ export class CapacityProbe {
     if (!w) throw new Error(`plan '${o.plan.name}' has no windows`);
     this.window = w;
     this.windowMs = w.seconds * 1000;
-    this.guardMs = Math.max(10, this.windowMs * 0.05);
+    this.guardMs = windowGuardMs(this.windowMs);
     this.maxWaitMs = o.maxWaitMs ?? defaultMaxWaitMs(o.plan);
     this.client = new ProbeClient({
       baseUrl: o.baseUrl,
@@ -89,64 +87,19 @@ export class CapacityProbe {
       transport: o.transport,
       network: o.network,
     });
+    this.started = now();
   }
 
-  async run(): Promise<CapacityReport> {
-    this.started = now();
-    try {
-      const look = await firstLook(this.client, { windowMs: this.windowMs, signal: this.o.signal });
-      if (look.order === 'window-first') this.announceWindowFirst(look);
-      const phases =
-        look.order === 'window-first' ? await this.windowFirst(look) : await this.modelFirst(look);
-      // The dialects are those of the answers while the limiter was measured: the daily walk's
-      // answers come after, and would only repeat them.
-      const dialects = new Map(this.client.dialects);
-      const resetDialects = new Set(this.client.resetDialects);
-      const answers = [...this.client.history];
-      const setup = {
-        plan: this.o.plan,
-        promised: this.o.promised,
-        timeScale: this.o.timeScale,
-        window: this.window,
-      };
-      const base: Measured = {
-        ...phases,
-        answers,
-        limitsTold: [...this.client.limitsTold].sort((a, b) => a - b),
-        stalledBy: this.stalledBy,
-        dialects,
-        resetDialects,
-        daily: undefined,
-        violations: 0,
-        durationMs: 0,
-      };
-      // The model the phases inferred, paced at before the day is walked (which would spend it).
-      const checked =
-        this.stalledBy || phases.infeasible
-          ? undefined
-          : await checkModel(this.client, capacityReport(base, setup).limiter, {
-              planWindowMs: this.windowMs,
-              planLimit: this.window.limit,
-              paced: phases.paced,
-              guardMs: this.guardMs,
-              stalled: this.stalled,
-              signal: this.o.signal,
-            });
-      const walkFrom = { ...phases, dailyAnchor: Math.max(phases.dailyAnchor, checked?.next ?? 0) };
-      const measured: Measured = {
-        ...base,
-        check: checked?.check ?? null,
-        stalledBy: this.stalledBy,
-        daily: this.o.daily
-          ? await walkDayAfter(this.client, this.o.plan, this.window, walkFrom, this.o.signal)
-          : undefined,
-        violations: this.client.violations,
-      };
-      measured.durationMs = Math.round(now() - this.started);
-      return capacityReport(measured, setup);
-    } finally {
-      await this.client.close();
-    }
+  /** Why the probe stopped early, if it did: a refusal whose wait outlived the window. */
+  get stalledBy(): string | undefined {
+    return this.stalledReason;
+  }
+
+  /** The phases, in the order the first look chose. */
+  measure(look: Look): Promise<PhasesMeasured> {
+    if (look.order !== 'window-first') return this.modelFirst(look);
+    this.announceWindowFirst(look);
+    return this.windowFirst(look);
   }
 
   /** Told once the first answer announced a window: the rest of the probe is then known. */
@@ -169,11 +122,11 @@ export class CapacityProbe {
    * A refusal whose wait outlives the window is not the window's (a spent day, a block): past
    * `--max-wait`, or where it is no block (probeBlock), the probe stops and says so.
    */
-  private stalled = (): boolean => {
+  readonly stalled = (): boolean => {
     const wait = this.client.pauseUntil - now();
-    if (this.stalledBy === undefined && this.longerThanWindow(wait))
-      this.stalledBy = stallReason(wait, this.maxWaitMs, this.window);
-    return this.stalledBy !== undefined;
+    if (this.stalledReason === undefined && this.longerThanWindow(wait))
+      this.stalledReason = stallReason(wait, this.maxWaitMs, this.window);
+    return this.stalledReason !== undefined;
   };
 
   private longerThanWindow(waitMs: number): boolean {
@@ -193,7 +146,7 @@ export class CapacityProbe {
   /** The plan-rate windows from `anchor`, unless the plan rate cannot be kept (`infeasible`). */
   private paced(
     anchor: number,
-    pace: 'spread' | 'spaced',
+    pace: Pace,
     firstIndex: number,
     infeasible: string | undefined,
     first?: ProbeReply,
@@ -254,7 +207,7 @@ export class CapacityProbe {
     client.shots = undefined;
     const { guardMs, maxWaitMs } = this;
     const longer =
-      family === 'window' && longerBack > 0 && !this.stalledBy
+      family === 'window' && longerBack > 0 && !this.stalledReason
         ? await spendLonger(client, {
             short: this.window,
             guardMs,
@@ -358,7 +311,7 @@ export class CapacityProbe {
     // Told nothing of its window, a limiter's return after an excess is hidden behind its block:
     // measuring it would take another excess, and another block.
     if (block?.block)
-      this.stalledBy = `${block.evidence}: its return after an excess is hidden behind the block, and its model was not measured`;
+      this.stalledReason = `${block.evidence}: its return after an excess is hidden behind the block, and its model was not measured`;
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
     client.shots = undefined;

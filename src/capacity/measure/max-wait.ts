@@ -1,4 +1,4 @@
-import type { Plan } from '../api/plans.ts';
+import type { Plan } from '../../api/plans.ts';
 
 /**
  * Without `--max-wait`: the plan's longest window as the target runs it, at least a minute (a block

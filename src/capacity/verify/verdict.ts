@@ -1,16 +1,8 @@
-import { isSpacingLimiter } from '../api/limiter-kinds.ts';
-import { QUOTA_FIELDS } from '../api/rate-limit-dialect.ts';
-import type { CapacityReport } from '../result/capacity-types.ts';
-import { slowDownReason } from './slow-down.ts';
-
-/**
- * Headers carry whole seconds, so an announced time may be up to a second later than the truth
- * (never earlier, for a correct server); beyond that, plus scheduling slack, it is wrong.
- */
-export const HEADER_GRANULARITY_MS = 1000;
-export const SLACK_MS = 100;
-/** A limiter whose interval is surely this much longer than the plan's keeps less than its promise. */
-const RATE_TOLERANCE = 0.02;
+import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
+import { QUOTA_FIELDS } from '../../api/rate-limit-dialect.ts';
+import type { CapacityReport } from '../../result/capacity-types.ts';
+import { slowDownReason } from '../discover/slow-down.ts';
+import { HEADER_GRANULARITY_MS, RATE_TOLERANCE, SLACK_MS } from '../model.ts';
 
 /**
  * Pass or fail against the plan, with one line per reason. `notes` are the prober's own caveats.

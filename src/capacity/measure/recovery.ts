@@ -1,11 +1,9 @@
-import { now, sleepUntil } from '../client/clock.ts';
-import type { Exhausted } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { Exhausted } from '../discover/exhaust.ts';
+import { windowGuardMs } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 
 const MAX_RECOVERY_PROBES = 8;
-
-/** The step between the return's probes: 50 ms of the unscaled plan, never finer than the timers keep. */
-export const recoveryStepMs = (timeScale: number): number => Math.max(10, 50 / timeScale);
 
 /** The quota's return after the burst's 429, as the report tells it. */
 export interface Recovery {
@@ -46,7 +44,7 @@ export async function probeRecovery(
   o: { windowMs: number; stepMs: number; stalled: () => boolean; signal?: AbortSignal },
 ): Promise<Recovery> {
   const { announcedRetryAt, announcedResetAt } = announced(exhausted);
-  const guard = Math.max(10, o.windowMs * 0.05);
+  const guard = windowGuardMs(o.windowMs);
   let probeAt = Math.max(
     announcedRetryAt ?? announcedResetAt ?? (exhausted.startedAt ?? now()) + o.windowMs + guard,
     client.pauseUntil,

@@ -1,12 +1,12 @@
-import type { Operation } from '../api/operations.ts';
-import { type Plan, shortestWindow } from '../api/plans.ts';
-import type { Transport } from '../client/client.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { BanReport } from '../result/capacity-types.ts';
-import type { NetworkOptions } from '../transport/network.ts';
-import { exhaustWindow } from './exhaust.ts';
-import { admitted, ProbeClient, type ProbeReply } from './probe-client.ts';
-import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
+import type { Operation } from '../../api/operations.ts';
+import { type Plan, shortestWindow } from '../../api/plans.ts';
+import type { Transport } from '../../client/client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { BanReport } from '../../result/capacity-types.ts';
+import type { NetworkOptions } from '../../transport/network.ts';
+import { exhaustWindow } from '../discover/exhaust.ts';
+import { HEADER_GRANULARITY_MS, recoveryStepMs, SLACK_MS } from '../model.ts';
+import { admitted, ProbeClient, type ProbeReply } from '../probe-client.ts';
 
 export interface BanProbeOptions {
   baseUrl: string;
@@ -185,7 +185,7 @@ async function probeBanEnd(
 ): Promise<void> {
   let blindWait = windowMs;
   if (announcedEndAt === null) client.pauseUntil = Math.max(client.pauseUntil, banned.receivedAt + blindWait);
-  const step = Math.max(10, 50 / o.timeScale);
+  const step = recoveryStepMs(o.timeScale);
   while (ban.probes < MAX_END_PROBES && !o.signal?.aborted) {
     if (client.pauseUntil > deadline) {
       notes.push('the ban was not over within --ban-max-wait');
@@ -231,7 +231,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
   const count: ProbeCount = { requests: 0, index: 0 };
   const reasons: string[] = [];
   const notes: string[] = [];
-  const tolerance = HEADER_GRANULARITY_MS + Math.max(SLACK_MS, 2 * Math.max(10, 50 / o.timeScale));
+  const tolerance = HEADER_GRANULARITY_MS + Math.max(SLACK_MS, 2 * recoveryStepMs(o.timeScale));
   try {
     const exhausted = await exhaustWindow(client, window.limit, o.signal);
     count.requests += exhausted.sent;

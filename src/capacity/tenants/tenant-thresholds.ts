@@ -1,7 +1,7 @@
-import { InputError } from '../api/input-error.ts';
-import { type Comparator, compare } from '../report/threshold-parse.ts';
-import type { TenantCapacity } from '../result/capacity-types.ts';
-import type { ThresholdResult } from '../result/types.ts';
+import { InputError } from '../../api/input-error.ts';
+import { type Comparator, compare } from '../../report/threshold-parse.ts';
+import type { TenantCapacity } from '../../result/capacity-types.ts';
+import type { ThresholdResult } from '../../result/types.ts';
 
 /**
  * `capacity --tenants --threshold`: criteria on the number found, `capacity.tenants.held>=100` or

@@ -1,6 +1,6 @@
-import { Gcra, type LimiterModel, SlidingCounter, TokenBucket } from '../api/limiter-models.ts';
-import type { LimiterReport } from '../result/capacity-types.ts';
-import type { Shot } from './probe-client.ts';
+import { Gcra, type LimiterModel, SlidingCounter, TokenBucket } from '../../api/limiter-models.ts';
+import type { LimiterReport } from '../../result/capacity-types.ts';
+import type { Shot } from '../probe-client.ts';
 
 /**
  * A model the probe's own answers contradict is never reported. A token bucket or a GCRA admits at

@@ -1,7 +1,8 @@
-import { now } from '../client/clock.ts';
-import type { Exhausted } from './exhaust.ts';
-import type { Family } from './infer.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import { now } from '../../client/clock.ts';
+import type { Exhausted } from '../discover/exhaust.ts';
+import { familyWithRefusals, refusedWithinWindow } from '../discover/window-refusals.ts';
+import type { Family } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 import {
   IntervalCandidates,
   rateStageBudgetMs,
@@ -11,7 +12,6 @@ import {
   search,
 } from './rate-search.ts';
 import { announced, type Recovery } from './recovery.ts';
-import { familyWithRefusals, refusedWithinWindow } from './window-refusals.ts';
 
 /** The intervals searched reach this many windows: a limiter slower than that has not come back. */
 const MAX_INTERVAL_WINDOWS = 4;

@@ -1,5 +1,5 @@
-import type { Ramp } from './concurrency.ts';
-import { SPACING_GUARD, SPREAD } from './paced-window.ts';
+import type { Ramp } from '../discover/concurrency.ts';
+import { GUARD_MIN_MS, GUARD_SHARE, type Pace, SPACING_GUARD, SPREAD, windowGuardMs } from '../model.ts';
 import { rateSearchBoundMs } from './rate-search.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
@@ -18,14 +18,14 @@ export interface EstimateInput {
   inFlight: number;
   /** Requests of the burst from rest still to send (0 once it met its refusal). */
   exhaustLeft: number;
-  pace: 'spread' | 'spaced';
+  pace: Pace;
   /** Time before the paced windows: the quota's return (a window, an interval). */
   beforePacedMs: number;
 }
 
 /** One paced window: the plan's spacing, or the round trips when they are slower, then the guard. */
 function pacedWindowMs(o: EstimateInput, last: boolean): number {
-  const guard = Math.max(10, o.windowMs * 0.05);
+  const guard = windowGuardMs(o.windowMs);
   const spacing =
     o.pace === 'spaced' ? (o.windowMs / o.limit) * (1 + SPACING_GUARD) : (o.windowMs * SPREAD) / o.limit;
   // Spaced requests go one at a time; spread ones as many as the gate allows.
@@ -43,7 +43,8 @@ export function remainingEstimateMs(o: EstimateInput): number {
 }
 
 /** The model's check (model-check.ts): the quota left to rest a window, then a window at the model's pace. */
-const checkEstimateMs = (windowMs: number) => windowMs * (1 + Math.max(0.05, 10 / windowMs) + SPREAD);
+const checkEstimateMs = (windowMs: number) =>
+  windowMs * (1 + Math.max(GUARD_SHARE, GUARD_MIN_MS / windowMs) + SPREAD);
 
 /**
  * Whether N requests of a window can be sent within it at the latency seen: each in flight for a
@@ -75,7 +76,7 @@ export function windowFirstEstimateMs(o: {
   /** The longest of the plan's longer windows within reach (0: none): waited for, then spent. */
   longerMs?: number;
 }): number {
-  const guard = Math.max(10, o.windowMs * 0.05);
+  const guard = windowGuardMs(o.windowMs);
   const paced = o.windows * (o.windowMs + guard + o.latencyMs);
   const bursts = Math.ceil(Math.log2(Math.max(2, o.limit))) + 1;
   const exhaust = bursts * o.latencyMs;

@@ -1,12 +1,11 @@
-import type { Plan, RateWindow } from '../api/plans.ts';
-import { now } from '../client/clock.ts';
-import type { DailyWalk } from '../result/capacity-types.ts';
+import type { Plan, RateWindow } from '../../api/plans.ts';
+import { now } from '../../client/clock.ts';
+import type { DailyWalk } from '../../result/capacity-types.ts';
+import { EXCESS_BOUND, HEADER_GRANULARITY_MS, SLACK_MS } from '../model.ts';
+import type { ProbeClient, ProbeReply } from '../probe-client.ts';
 import { windowFirstEstimateMs } from './estimate.ts';
-import { EXCESS_BOUND } from './exhaust.ts';
 import type { Measured, PhasesMeasured } from './measured.ts';
 import { nextAnchor, pacedWindow } from './paced-window.ts';
-import type { ProbeClient, ProbeReply } from './probe-client.ts';
-import { HEADER_GRANULARITY_MS, SLACK_MS } from './verdict.ts';
 
 /** Refused paced windows after which the walk gives up (the target admits less than the plan). */
 const MAX_REFUSED_WINDOWS = 3;

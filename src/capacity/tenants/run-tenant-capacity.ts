@@ -1,13 +1,13 @@
-import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
-import { EXIT } from '../api/exit-codes.ts';
-import { InputError } from '../api/input-error.ts';
-import type { Operation } from '../api/operations.ts';
-import { getPlan, type PlanTable, planRate, type RateWindow, scalePlan } from '../api/plans.ts';
-import { now } from '../client/clock.ts';
-import type { Threshold } from '../report/threshold-parse.ts';
-import type { TenantCapacity, TenantStep } from '../result/capacity-types.ts';
-import type { NetworkSeen, RunResult } from '../result/types.ts';
-import type { NetworkOptions } from '../transport/network.ts';
+import { DEFAULT_TIMEOUT_MS } from '../../api/defaults.ts';
+import { EXIT } from '../../api/exit-codes.ts';
+import { InputError } from '../../api/input-error.ts';
+import type { Operation } from '../../api/operations.ts';
+import { getPlan, type PlanTable, planRate, type RateWindow, scalePlan } from '../../api/plans.ts';
+import { now } from '../../client/clock.ts';
+import type { Threshold } from '../../report/threshold-parse.ts';
+import type { TenantCapacity, TenantStep } from '../../result/capacity-types.ts';
+import type { NetworkSeen, RunResult } from '../../result/types.ts';
+import type { NetworkOptions } from '../../transport/network.ts';
 import { type RampOutcome, rampTenants, tenantCapacityOf, tenantCounts } from './tenant-ramp.ts';
 import { runTenantStep, type TenantStepInput } from './tenant-step.ts';
 

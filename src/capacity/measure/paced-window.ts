@@ -1,21 +1,15 @@
-import { now, sleepUntil } from '../client/clock.ts';
-import type { Family } from './infer.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import {
+  type Family,
+  HEADER_GRANULARITY_MS,
+  type Pace,
+  SLACK_MS,
+  SPACING_GUARD,
+  SPREAD,
+  windowGuardMs,
+} from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 import type { Recovery } from './recovery.ts';
-import { HEADER_GRANULARITY_MS } from './verdict.ts';
-
-/** Share of a window its requests are spread over: the rest absorbs timer and event-loop lag. */
-export const SPREAD = 0.9;
-/**
- * Against a limiter whose rule binds between two sends (token bucket, GCRA), requests go at the
- * plan's spacing plus this share (the margin a window's 90% spread leaves), each at least that long
- * after the one before was written: a send that a busy machine delays must not bring the next one
- * closer than the limiter's interval.
- */
-export const SPACING_GUARD = 0.1;
-/** Headers tell times in whole seconds; two resets closer than this are one announcement. */
-const RESET_GRANULARITY_MS = 1000;
-const RESET_SLACK_MS = 100;
 
 export interface PacedWindow {
   sent: number;
@@ -39,7 +33,7 @@ export interface PacedWindowOptions {
   windowMs: number;
   firstIndex: number;
   /** 'spread': evenly over 90% of the window; 'spaced': at the plan's spacing plus 10%, never closer. */
-  pace?: 'spread' | 'spaced';
+  pace?: Pace;
   /** The answer to the window's first request, already sent (by the look at the limiter). */
   first?: ProbeReply;
   signal?: AbortSignal;
@@ -47,15 +41,16 @@ export interface PacedWindowOptions {
 
 /**
  * How many different resets `instants` announce, to the headers' precision: an instant within a
- * second (and slack) of the first of a group belongs to it; a reset told as a delay is read from the
- * answer's arrival, which may come up to `rttMs` after the server counted it. A fixed window
- * announces one, however its dialect counts; a sliding log moves its reset with every request.
+ * second (and slack) of the first of a group belongs to it, two resets closer being one
+ * announcement; a reset told as a delay is read from the answer's arrival, which may come up to
+ * `rttMs` after the server counted it. A fixed window announces one, however its dialect counts; a
+ * sliding log moves its reset with every request.
  */
 export function distinctResets(instants: readonly number[], rttMs = 0): number {
   let groups = 0;
   let groupStart = Number.NEGATIVE_INFINITY;
   for (const t of [...instants].sort((a, b) => a - b)) {
-    if (t - groupStart <= RESET_GRANULARITY_MS + RESET_SLACK_MS + rttMs) continue;
+    if (t - groupStart <= HEADER_GRANULARITY_MS + SLACK_MS + rttMs) continue;
     groups++;
     groupStart = t;
   }
@@ -120,7 +115,7 @@ export async function pacedWindow(client: ProbeClient, o: PacedWindowOptions): P
 
 /** When the next paced window may start: a window and a guard after this one's first answer, never inside a pause. */
 export function nextAnchor(client: ProbeClient, w: PacedWindow, anchor: number, windowMs: number): number {
-  const guard = Math.max(10, windowMs * 0.05);
+  const guard = windowGuardMs(windowMs);
   return Math.max((w.firstAnsweredAt ?? anchor) + windowMs + guard, client.pauseUntil, now());
 }
 
@@ -136,7 +131,7 @@ export interface PacedPhase {
   /** When a next paced window could start. */
   next: number;
   /** How the windows were paced (absent: none were sent). */
-  pace?: 'spread' | 'spaced';
+  pace?: Pace;
 }
 
 /**
@@ -150,7 +145,7 @@ export async function pacedWindows(
     windows: number;
     limit: number;
     windowMs: number;
-    pace: 'spread' | 'spaced';
+    pace: Pace;
     firstIndex: number;
     first?: ProbeReply;
     /** Why the windows are not sent at all (the plan rate cannot be kept). */
@@ -171,7 +166,7 @@ export async function pacedWindows(
   };
   const { signal, windowMs, pace } = o;
   if (o.infeasible) return out;
-  const guardMs = Math.max(10, windowMs * 0.05);
+  const guardMs = windowGuardMs(windowMs);
   for (let k = 0; k < o.windows && !signal?.aborted && !o.stalled(); k++) {
     if (k > 0 || !o.first) await sleepUntil(out.next, signal);
     const w = await pacedWindow(client, {

@@ -1,5 +1,5 @@
-import { type Family, familyOf } from './infer.ts';
-import type { ProbeReply, Shot } from './probe-client.ts';
+import { type Family, familyOf } from '../model.ts';
+import type { ProbeReply, Shot } from '../probe-client.ts';
 
 /**
  * Some gateways count every request they see, refused or not, in a sliding window: a refusal then

@@ -1,6 +1,6 @@
-import { sleepUntil } from '../client/clock.ts';
-import { admitted, type ProbeClient, type ProbeReply, type Shot } from './probe-client.ts';
-import { HEADER_GRANULARITY_MS } from './verdict.ts';
+import { sleepUntil } from '../../client/clock.ts';
+import { HEADER_GRANULARITY_MS } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply, type Shot } from '../probe-client.ts';
 
 /**
  * The order the probe takes, from its first answer. A window (a reset about a window away) is

@@ -1,8 +1,6 @@
-import type { CapacityHeaderSample } from '../result/capacity-types.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
-
-/** Probes never exceed a limit by more than this many requests (the seed bans repeated 429s). */
-export const EXCESS_BOUND = 3;
+import type { CapacityHeaderSample } from '../../result/capacity-types.ts';
+import { EXCESS_BOUND } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 
 export interface Exhausted {
   sent: number;

@@ -1,16 +1,16 @@
-import type { Dialect } from '../api/rate-limit-dialect.ts';
-import type { DailyWalk, ModelCheck } from '../result/capacity-types.ts';
+import type { Dialect } from '../../api/rate-limit-dialect.ts';
+import type { DailyWalk, ModelCheck } from '../../result/capacity-types.ts';
+import type { Ramp } from '../discover/concurrency.ts';
+import type { Exhausted } from '../discover/exhaust.ts';
+import type { Look } from '../discover/look.ts';
+import type { SlowDownWatch } from '../discover/slow-down.ts';
+import type { Family } from '../model.ts';
+import type { Shot } from '../probe-client.ts';
 import type { BlockProbe } from './block.ts';
-import type { Ramp } from './concurrency.ts';
-import type { Exhausted } from './exhaust.ts';
-import type { Family } from './infer.ts';
 import type { LongerMeasure } from './longer-windows.ts';
-import type { Look } from './look.ts';
 import type { PacedPhase } from './paced-window.ts';
-import type { Shot } from './probe-client.ts';
 import type { SearchState } from './rate-search.ts';
 import type { Recovery } from './recovery.ts';
-import type { SlowDownWatch } from './slow-down.ts';
 
 /**
  * What the capacity probe's phases measured, in whichever order they ran (window-first, or the

@@ -1,18 +1,18 @@
-import type { Plan, RateWindow } from '../api/plans.ts';
-import type { Dialect } from '../api/rate-limit-dialect.ts';
-import type { CapacityReport } from '../result/capacity-types.ts';
-import { blockEvidence, measuredBlock } from './block.ts';
-import { judgeDaily } from './daily.ts';
-import { inferLimiter, RESET_SEMANTICS } from './infer.ts';
-import { limiterWindows, windowReasons } from './longer-windows.ts';
-import type { Measured } from './measured.ts';
-import { checkFindings } from './model-check.ts';
-import { searchSummary } from './rate-search.ts';
-import { recoveryStepMs } from './recovery.ts';
-import { checkedModel } from './replay.ts';
-import { withSlowDown } from './slow-down.ts';
-import { judge } from './verdict.ts';
-import { refusalsCountEvidence } from './window-refusals.ts';
+import type { Plan, RateWindow } from '../../api/plans.ts';
+import type { Dialect } from '../../api/rate-limit-dialect.ts';
+import type { CapacityReport } from '../../result/capacity-types.ts';
+import { withSlowDown } from '../discover/slow-down.ts';
+import { refusalsCountEvidence } from '../discover/window-refusals.ts';
+import { blockEvidence, measuredBlock } from '../measure/block.ts';
+import { judgeDaily } from '../measure/daily.ts';
+import { inferLimiter, RESET_SEMANTICS } from '../measure/infer-limiter.ts';
+import { limiterWindows, windowReasons } from '../measure/longer-windows.ts';
+import type { Measured } from '../measure/measured.ts';
+import { searchSummary } from '../measure/rate-search.ts';
+import { recoveryStepMs } from '../model.ts';
+import { checkFindings } from '../verify/model-check.ts';
+import { checkedModel } from '../verify/replay.ts';
+import { judge } from '../verify/verdict.ts';
 
 /** A release timed by a timer on each side may be off by this much; the interval, by it over the releases. */
 const RELEASE_JITTER_MS = 4;

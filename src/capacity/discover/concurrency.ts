@@ -1,6 +1,7 @@
-import { now, sleepUntil } from '../client/clock.ts';
-import { countAnswer, EXCESS_BOUND, type Exhausted, noBurst } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import { EXCESS_BOUND, windowGuardMs } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
+import { countAnswer, type Exhausted, noBurst } from './exhaust.ts';
 
 /** Requests opened at once at most: beyond that a limit is a rate's, not a concurrency's. */
 export const MAX_AT_ONCE = 32;
@@ -255,7 +256,7 @@ async function untilAtRest(
   const lastSeen = Math.max(...seen.map((r) => r.receivedAt));
   // The queue drains by its last release; a window after it any limiter the plan describes is at
   // rest too, so that what follows is a burst from rest even if the held answers were no queue's.
-  const guard = Math.max(10, windowMs * 0.05);
+  const guard = windowGuardMs(windowMs);
   await sleepUntil(
     Math.max(lastSeen + 2 * roughInterval, lastSeen + windowMs + guard, client.pauseUntil + 1),
     signal,

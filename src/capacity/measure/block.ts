@@ -1,9 +1,9 @@
-import type { RateWindow } from '../api/plans.ts';
-import { sleepUntil } from '../client/clock.ts';
-import type { Block } from '../result/capacity-types.ts';
-import type { Exhausted } from './exhaust.ts';
-import { admitted, type ProbeClient, type ProbeReply } from './probe-client.ts';
-import { HEADER_GRANULARITY_MS } from './verdict.ts';
+import type { RateWindow } from '../../api/plans.ts';
+import { sleepUntil } from '../../client/clock.ts';
+import type { Block } from '../../result/capacity-types.ts';
+import type { Exhausted } from '../discover/exhaust.ts';
+import { HEADER_GRANULARITY_MS } from '../model.ts';
+import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 

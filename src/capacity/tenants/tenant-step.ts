@@ -1,17 +1,17 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import type { Operation } from '../api/operations.ts';
-import { planRate, type RateWindow } from '../api/plans.ts';
-import { buildTenantMix, type TenantGroupSpec } from '../api/tenants.ts';
-import { errorCount } from '../record/errors.ts';
-import { evaluateThreshold } from '../report/threshold-evaluate.ts';
-import type { Threshold } from '../report/threshold-parse.ts';
-import type { TenantBreakCause, TenantStep } from '../result/capacity-types.ts';
-import type { NetworkSeen, RunResult } from '../result/types.ts';
-import type { ConstantArrivalRate, Scenario } from '../scenario/define.ts';
-import { type ExecuteInput, executeScenario } from '../scenario/execute.ts';
-import { tenantLoads } from '../scenario/tenant-load.ts';
-import { resolveWorkload } from '../scenario/workload.ts';
-import type { NetworkOptions } from '../transport/network.ts';
+import type { Operation } from '../../api/operations.ts';
+import { planRate, type RateWindow } from '../../api/plans.ts';
+import { buildTenantMix, type TenantGroupSpec } from '../../api/tenants.ts';
+import { errorCount } from '../../record/errors.ts';
+import { evaluateThreshold } from '../../report/threshold-evaluate.ts';
+import type { Threshold } from '../../report/threshold-parse.ts';
+import type { TenantBreakCause, TenantStep } from '../../result/capacity-types.ts';
+import type { NetworkSeen, RunResult } from '../../result/types.ts';
+import type { ConstantArrivalRate, Scenario } from '../../scenario/define.ts';
+import { type ExecuteInput, executeScenario } from '../../scenario/execute.ts';
+import { tenantLoads } from '../../scenario/tenant-load.ts';
+import { resolveWorkload } from '../../scenario/workload.ts';
+import type { NetworkOptions } from '../../transport/network.ts';
 
 /** Iterations dropped beyond this share: the schedule was not kept. */
 export const DROPPED_LIMIT = 0.01;

@@ -1,7 +1,7 @@
-import { Gcra } from '../api/limiter-models.ts';
-import { now, sleepUntil } from '../client/clock.ts';
-import type { RateSearch } from '../result/capacity-types.ts';
-import { admitted, type ProbeClient, type ProbeReply, type Shot } from './probe-client.ts';
+import { Gcra } from '../../api/limiter-models.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
+import type { RateSearch } from '../../result/capacity-types.ts';
+import { admitted, type ProbeClient, type ProbeReply, type Shot } from '../probe-client.ts';
 
 /**
  * The emission interval of a limiter that refills continuously, or says nothing, found from the
