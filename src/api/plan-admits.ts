@@ -15,7 +15,9 @@ export function mostAdmitted(
   model: LimiterModelName = 'fixed',
 ): number {
   if (windows.length === 0 || !(spanMs > 0)) return 0;
-  const models = windows.map((w) => createLimiterModel(model, { limit: w.limit, windowMs: w.seconds * 1000 }));
+  const models = windows.map((w) =>
+    createLimiterModel(model, { limit: w.limit, windowMs: w.seconds * 1000 }),
+  );
   let admitted = 0;
   for (let t = 0; t < spanMs; ) {
     let room = Number.POSITIVE_INFINITY;

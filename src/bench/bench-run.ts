@@ -89,7 +89,7 @@ export async function benchRun(
     checks: [],
     clientChecks: [],
   });
-  const feed = new BenchFeed(recorder, cycleOps, settings.plan);
+  const feed = new BenchFeed(recorder, cycleOps, settings.plan, new Set(settings.refusalStatuses ?? []));
   const ticker = options.onProgress
     ? setInterval(() => options.onProgress?.(progressOf(recorder)), 1000)
     : undefined;

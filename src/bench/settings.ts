@@ -24,6 +24,8 @@ export interface BenchSettings {
   rate: number | undefined;
   durationMs: number;
   timeoutMs: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses?: readonly number[];
   /** How many threads drive the benchmark in all (this settings object may be one's share). */
   workers: number;
   /** A client certificate for an https target, as autocannon takes it. */

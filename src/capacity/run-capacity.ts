@@ -54,6 +54,8 @@ export interface CapacityInput {
     alongside: boolean;
   };
   timeoutMs?: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses?: readonly number[];
   /** Told, per plan, when a probe decides on a longer phase (the rate search) and how long it may take. */
   log?: (plan: string, line: string) => void;
   signal?: AbortSignal;
@@ -122,6 +124,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         windows: input.windows,
         daily: input.daily,
         timeoutMs: input.timeoutMs,
+        refusalStatuses: new Set(input.refusalStatuses ?? []),
         maxWaitMs: t.maxWaitMs,
         log: input.log && ((line: string) => input.log?.(t.plan.name, line)),
         signal: input.signal,
@@ -213,6 +216,7 @@ function banInput(ban: NonNullable<CapacityInput['ban']>, operation: Operation, 
     operation,
     maxWaitMs: ban.maxWaitMs,
     timeoutMs: input.timeoutMs,
+    refusalStatuses: new Set(input.refusalStatuses ?? []),
     signal: input.signal,
     transport: ban.transport,
     network: ban.network,
@@ -259,6 +263,7 @@ function capacityResult(
       windows: o.windows,
       timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxAttempts: 1,
+      ...(input.refusalStatuses?.length ? { refusalStatuses: [...input.refusalStatuses] } : {}),
       spec: input.spec,
       ...(input.networkSeen ? { network: input.networkSeen } : {}),
     },

@@ -98,6 +98,7 @@ async function setUp(
     pipelining: config.pipelining,
     rate: config.rate,
     durationMs: config.durationMs,
+    refusalStatuses: config.refusalStatuses,
     timeoutMs: config.timeoutMs,
     workers: config.workers,
     tls: autocannonTls(network),

@@ -147,6 +147,7 @@ function probePlans(c: PlanProbeConfig): Promise<number> {
       spec: c.spec,
       networkSeen: c.network.seen,
       timeoutMs: c.timeoutMs,
+      refusalStatuses: c.refusalStatuses,
       log: c.quiet ? undefined : (plan, line) => process.stderr.write(`capacity: ${plan}: ${line}\n`),
       signal: session.interrupt.signal,
       ban: ban && c.ban && { ...ban, maxWaitMs: c.ban.maxWaitMs, alongside: c.baseUrl === undefined },

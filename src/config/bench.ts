@@ -12,6 +12,7 @@ import { parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl, publicTarget } from './base-url.ts';
 import { metricsFlags } from './metrics-flags.ts';
 import { type NetworkArgs, type NetworkConfig, networkFlags } from './network-flags.ts';
+import { parseRefusalStatuses } from './refusal-flags.ts';
 import { Secret } from './secret.ts';
 
 /** The key the embedded server gives an enterprise plan without limits (see src/bench/unlimited-plans.ts). */
@@ -29,6 +30,7 @@ export interface BenchArgs extends NetworkArgs {
   apiKey?: string | undefined;
   authHeader?: string | undefined;
   threshold?: string[] | undefined;
+  refusalStatus?: (string | number)[] | undefined;
   out?: string | undefined;
   quiet: boolean;
   metrics?: string[] | undefined;
@@ -46,6 +48,8 @@ export interface BenchConfig {
   readonly duration: string;
   readonly durationMs: number;
   readonly timeoutMs: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  readonly refusalStatuses: readonly number[];
   readonly connections: number;
   readonly pipelining: number;
   readonly workers: number;
@@ -103,6 +107,7 @@ export async function resolveBenchConfig(
     duration: args.duration,
     durationMs,
     timeoutMs: DEFAULT_TIMEOUT_MS,
+    refusalStatuses: parseRefusalStatuses(args.refusalStatus),
     ...load,
     thresholds,
     metrics: metrics && hideEndpoints(metrics),

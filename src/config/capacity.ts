@@ -29,6 +29,7 @@ import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
 import { metricsFlags } from './metrics-flags.ts';
 import { type NetworkConfig, networkFlags } from './network-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
+import { parseRefusalStatuses } from './refusal-flags.ts';
 import { Secret } from './secret.ts';
 import { type TenantFileKeys, tenantFileKeys } from './tenants-file.ts';
 
@@ -53,6 +54,8 @@ interface CapacityCommon {
   /** `--base-url`, checked; undefined: the reference server is started. */
   baseUrl: URL | undefined;
   timeoutMs: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses: number[];
   /** Where the key goes, per operation of the built-in document (`--auth-header` over all). */
   auth: Map<string, ResolvedAuth>;
   /** `--auth-header` as parsed: the placement the probe clients are to use, when given. */
@@ -255,6 +258,7 @@ async function commonOf(
     plans,
     plansFile: args.plans,
     timeoutMs,
+    refusalStatuses: parseRefusalStatuses(args.refusalStatus),
     auth: new Map(withAuthOverride(spec.operations, authHeader).map((op) => [op.id, op.auth])),
     authHeader,
     operations: withAuthOverride(spec.operations, authHeader),

@@ -55,7 +55,9 @@ function heldByLimiterOf(recorder: Recorder): { heldByLimiter?: HeldByLimiterSee
 }
 
 /** The limiter's refusals by status, and what may have been one: a bare 503, a bare 403 after admissions. */
-function refusalsOf(recorder: Recorder): Pick<Compliance, 'refusals' | 'unexplained' | 'forbiddenAfterAdmitted'> {
+function refusalsOf(
+  recorder: Recorder,
+): Pick<Compliance, 'refusals' | 'unexplained' | 'forbiddenAfterAdmitted'> {
   const o = recorder.overall;
   const forbidden = recorder.forbiddenAfterAdmitted;
   return {

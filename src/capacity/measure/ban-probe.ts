@@ -1,5 +1,6 @@
 import type { Operation } from '../../api/operations.ts';
 import { type Plan, shortestWindow } from '../../api/plans.ts';
+import type { RefusalStatuses } from '../../api/responses.ts';
 import type { Transport } from '../../client/client.ts';
 import { now, sleepUntil } from '../../client/clock.ts';
 import type { BanReport } from '../../result/capacity-types.ts';
@@ -20,6 +21,7 @@ export interface BanProbeOptions {
   /** The longest announced ban waited out (ms, real time). */
   maxWaitMs: number;
   timeoutMs?: number;
+  refusalStatuses?: RefusalStatuses;
   signal?: AbortSignal;
   transport?: Transport;
   network?: NetworkOptions | undefined;
@@ -225,6 +227,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
     operation: o.operation,
     keyLabel: `ban:${o.plan.name}`,
     timeoutMs: o.timeoutMs,
+    refusalStatuses: o.refusalStatuses,
     transport: o.transport,
     network: o.network,
   });

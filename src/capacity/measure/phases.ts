@@ -1,5 +1,6 @@
 import type { Operation } from '../../api/operations.ts';
 import { type Plan, type RateWindow, shortestWindow } from '../../api/plans.ts';
+import type { RefusalStatuses } from '../../api/responses.ts';
 import { now, sleepUntil } from '../../client/clock.ts';
 import type { AttemptSink } from '../../record/attempt.ts';
 import { type Ramp, rampFromRest } from '../discover/concurrency.ts';
@@ -41,6 +42,8 @@ export interface CapacityProbeOptions extends Pick<ProbeClientOptions, 'transpor
   /** `--max-wait`: the longest single wait the probe accepts (default: defaultMaxWaitMs). */
   maxWaitMs?: number;
   timeoutMs?: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses?: RefusalStatuses;
   /** Told what the probe is about to do when it decides a longer phase (the rate search). */
   log?: (line: string) => void;
   signal?: AbortSignal;
@@ -84,6 +87,7 @@ export class MeasurePhases {
       keyLabel: o.plan.name,
       maxInFlight: o.maxInFlight,
       timeoutMs: o.timeoutMs,
+      refusalStatuses: o.refusalStatuses,
       transport: o.transport,
       network: o.network,
     });
