@@ -5,7 +5,13 @@ import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { type BuiltRequest, KeyRequests } from '../api/request.ts';
-import { classifyResponse, type RefusalStatuses, type ResponseKind } from '../api/responses.ts';
+import {
+  classifyResponse,
+  keepsAway,
+  passedLimiter,
+  type RefusalStatuses,
+  type ResponseKind,
+} from '../api/responses.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../api/retry-after.ts';
 import type { Transport } from '../client/client.ts';
 import { now, sleepUntil } from '../client/clock.ts';
@@ -65,8 +71,14 @@ export interface ProbeClientOptions {
   network?: NetworkOptions | undefined;
 }
 
-/** Admitted: counted against the quota. A 403 is how some services answer a banned key. */
-export const admitted = (status: number) => status !== 0 && status !== 429 && status !== 403;
+/** Admitted: the limiter let it through (src/api/responses.ts), so it counts against the quota. */
+export const admitted = (r: { kind: ResponseKind }) => passedLimiter(r.kind);
+
+/**
+ * The limiter's refusal, or a bare 503 the probe treats as one: a limiter that refuses with 503 is
+ * probed as one that refuses with 429, and the report names the status it refused with.
+ */
+export const refused = (r: { kind: ResponseKind }) => keepsAway(r.kind);
 
 /** After a refusal that announced nothing, the search waits this many times the gap it probed, and more. */
 export const QUIET_BACKOFF_FACTOR = 1.5;
@@ -124,6 +136,8 @@ export class ProbeClient {
   readonly history: Shot[] = [];
   /** Every Limit the headers told: more than one where several windows are enforced at once. */
   readonly limitsTold = new Set<number>();
+  /** The statuses of the limiter's refusals (and bare 503s), with how many of each. */
+  readonly refusedWith = new Map<number, number>();
   /** When the latest answered request was written, and when the latest admitted one was sent. */
   lastWrittenAt = 0;
   lastAdmittedAt = 0;
@@ -252,24 +266,30 @@ export class ProbeClient {
     text: string,
   ): ProbeReply {
     const view = readRateLimit(headers ?? {}, receivedAt);
+    const kind = classifyResponse(
+      { status, headers, view, json: () => jsonOf(text) },
+      this.o.refusalStatuses,
+    );
     const rateLimit = view.dialect === 'none' ? EMPTY_STATE : quotaState(view, receivedAt);
     if (status !== 0) {
       this.dialects.set(view.dialect, (this.dialects.get(view.dialect) ?? 0) + 1);
       if (view.dialect !== 'none' && view.resetSeconds !== undefined) this.resetDialects.add(view.dialect);
-      this.shots?.push({ at: written, admitted: admitted(status) });
-      if (this.history.length < HISTORY_MAX) this.history.push({ at: written, admitted: admitted(status) });
+      this.shots?.push({ at: written, admitted: passedLimiter(kind) });
+      if (this.history.length < HISTORY_MAX)
+        this.history.push({ at: written, admitted: passedLimiter(kind) });
       if (rateLimit.limit !== undefined) this.limitsTold.add(rateLimit.limit);
     }
     // Nothing admitted yet: no gap was probed, and a window is the safe wait.
     const gap = this.lastAdmittedAt > 0 ? sentAt - this.lastAdmittedAt : this.o.windowMs;
-    if (admitted(status)) {
+    if (passedLimiter(kind)) {
       this.admittedTotal++;
       this.lastAdmittedAt = Math.max(this.lastAdmittedAt, sentAt);
     }
     let retryAfterMs: number | undefined;
     let hasRetryAfter = false;
     let code: string | undefined;
-    if (status === 429 || status === 403) {
+    if (keepsAway(kind)) {
+      this.refusedWith.set(status, (this.refusedWith.get(status) ?? 0) + 1);
       const parsed = parseRetryAfter(headers?.['retry-after']);
       hasRetryAfter = parsed !== undefined;
       retryAfterMs = parsed
@@ -285,7 +305,7 @@ export class ProbeClient {
     return {
       index,
       status,
-      kind: classifyResponse({ status, headers, view }, this.o.refusalStatuses),
+      kind,
       sentAt,
       writtenAt: written,
       receivedAt,
@@ -296,6 +316,14 @@ export class ProbeClient {
       code,
       admittedSoFar: this.admittedTotal,
     };
+  }
+}
+
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

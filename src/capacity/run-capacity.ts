@@ -197,6 +197,7 @@ function measuredSoFar(client: ProbeClient, phases: PhasesMeasured, stalledBy: s
     ...phases,
     answers: [...client.history],
     limitsTold: [...client.limitsTold].sort((a, b) => a - b),
+    refusedWith: new Map(client.refusedWith),
     stalledBy,
     dialects: new Map(client.dialects),
     resetDialects: new Set(client.resetDialects),

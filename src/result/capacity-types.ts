@@ -69,6 +69,12 @@ export interface LimiterReport {
    * and how (absent in results written before).
    */
   windows?: LimiterWindow[];
+  /**
+   * The status the limiter refused with (429 as the seed says; 503 as nginx limit_req by default;
+   * 403 as some APIs); the most frequent where several came. Null: no refusal; absent in results
+   * written before.
+   */
+  refusalStatus?: number | null;
   /** The last paced phase, at the inferred model rather than the plan (null: no model to check; absent in results written before). */
   check?: ModelCheck | null;
 }

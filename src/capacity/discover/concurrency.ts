@@ -84,7 +84,7 @@ export async function rampFromRest(
   let largest = 1;
   // What Remaining last told (undefined: no header): no burst goes beyond it by more than one.
   let left = o.first.rateLimit.remaining;
-  for (let k = 2; !o.signal?.aborted && !ramp.halted && admitted(o.first.status); k *= 2) {
+  for (let k = 2; !o.signal?.aborted && !ramp.halted && admitted(o.first); k *= 2) {
     const size = Math.min(k, most - out.sent, left === undefined ? k : left + 1);
     if (size < 2) break;
     const burst = await atOnce(client, ramp, size);
@@ -98,8 +98,8 @@ export async function rampFromRest(
       for (const r of burst) take(out, r);
       break;
     }
-    const ok = burst.filter((r) => admitted(r.status));
-    const refused = burst.filter((r) => !admitted(r.status));
+    const ok = burst.filter((r) => admitted(r));
+    const refused = burst.filter((r) => !admitted(r));
     for (const r of ok) {
       ramp.latencyMs = Math.min(ramp.latencyMs, latency(r));
       const told = r.rateLimit.remaining;
@@ -190,13 +190,13 @@ async function concurrencyOnly(
     const size = wave === 0 ? 1 : a;
     const got = await atOnce(client, ramp, size);
     answers.push(...got);
-    whole = got.every((r) => admitted(r.status));
+    whole = got.every((r) => admitted(r));
   }
   if (!whole) {
     for (const r of [...burst, ...answers]) take(out, r);
     return false;
   }
-  for (const r of [...burst.filter((r) => admitted(r.status)), ...answers]) take(out, r);
+  for (const r of [...burst.filter((r) => admitted(r)), ...answers]) take(out, r);
   const refused = burst.length - a;
   ramp.evidence.push(
     `${burst.length} requests at once: ${a} admitted, ${refused} refused at once while they were in flight; then ${WAVES} waves of ${a}, each sent when the one before answered, were all admitted: a limit of ${a} requests in flight, not a rate`,
@@ -223,7 +223,7 @@ async function measureQueue(
   // goes on, one request at a time, which its watch reads.
   const alone = await client.request(ramp.nextIndex++);
   if (o.observe?.(alone)) ramp.halted = true;
-  if (admitted(alone.status) && latency(alone) > held(ramp.latencyMs)) {
+  if (admitted(alone) && latency(alone) > held(ramp.latencyMs)) {
     for (const r of seen) take(ramp.exhausted, r);
     take(ramp.exhausted, alone);
     ramp.evidence.push(
@@ -250,7 +250,7 @@ async function untilAtRest(
   windowMs: number,
   signal?: AbortSignal,
 ): Promise<number> {
-  const heldSeen = seen.filter((r) => admitted(r.status) && latency(r) > held(ramp.latencyMs));
+  const heldSeen = seen.filter((r) => admitted(r) && latency(r) > held(ramp.latencyMs));
   const longest = Math.max(...heldSeen.map(latency)) - ramp.latencyMs;
   const roughInterval = longest / heldSeen.length;
   const lastSeen = Math.max(...seen.map((r) => r.receivedAt));
@@ -274,14 +274,14 @@ async function steppedUntilRefused(
   signal?: AbortSignal,
 ): Promise<ProbeReply[]> {
   const pending: Promise<ProbeReply>[] = [];
-  let refusedSeen = !admitted(alone.status);
+  let refusedSeen = !admitted(alone);
   const start = now();
   for (let j = 1; j < Math.min(MAX_AT_ONCE, limit + EXCESS_BOUND) && !refusedSeen && !signal?.aborted; j++) {
     await sleepUntil(start + j * step, signal);
     if (refusedSeen) break;
     pending.push(
       client.request(ramp.nextIndex++).then((r) => {
-        if (!admitted(r.status)) refusedSeen = true;
+        if (!admitted(r)) refusedSeen = true;
         return r;
       }),
     );
@@ -292,7 +292,7 @@ async function steppedUntilRefused(
 /** The queue and its release interval, from the stepped requests' answers: those held were queued. */
 function readRelease(ramp: Ramp, answers: ProbeReply[], step: number): Ramp {
   const out = ramp.exhausted;
-  const ok = answers.filter((r) => admitted(r.status)).sort((a, b) => a.receivedAt - b.receivedAt);
+  const ok = answers.filter((r) => admitted(r)).sort((a, b) => a.receivedAt - b.receivedAt);
   // The first answers of a run are slow (connections, compilation): the one answered at once sets the pace.
   for (const r of ok) ramp.latencyMs = Math.min(ramp.latencyMs, latency(r));
   const queued = ok.filter((r) => latency(r) > held(ramp.latencyMs));

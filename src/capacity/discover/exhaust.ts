@@ -1,6 +1,6 @@
 import type { CapacityHeaderSample } from '../../result/capacity-types.ts';
 import { EXCESS_BOUND } from '../model.ts';
-import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
+import { admitted, type ProbeClient, type ProbeReply, refused } from '../probe-client.ts';
 
 export interface Exhausted {
   sent: number;
@@ -33,9 +33,8 @@ export const noBurst = (startedAt?: number): Exhausted => ({
 export function countAnswer(out: Exhausted, r: ProbeReply): void {
   out.startedAt = Math.min(out.startedAt ?? r.sentAt, r.sentAt);
   out.samples.push(sampleOf(r));
-  if (admitted(r.status)) out.accepted++;
-  else if ((r.status === 429 || r.status === 403) && (!out.refusal || r.index < out.refusal.index))
-    out.refusal = r;
+  if (admitted(r)) out.accepted++;
+  else if (refused(r) && (!out.refusal || r.index < out.refusal.index)) out.refusal = r;
   if (!out.last || r.index > out.last.index) out.last = r;
 }
 

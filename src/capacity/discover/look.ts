@@ -39,11 +39,10 @@ export async function firstLook(
   let r = await ask();
   for (let attempt = 1; ; attempt++) {
     const wait = untilReset(r);
-    if (wait === undefined && admitted(r.status))
-      return { order: 'model-first', first: r, discarded, evidence };
+    if (wait === undefined && admitted(r)) return { order: 'model-first', first: r, discarded, evidence };
     if (
       wait !== undefined &&
-      admitted(r.status) &&
+      admitted(r) &&
       (wait >= o.windowMs / 2 || wait > o.windowMs + HEADER_GRANULARITY_MS)
     )
       return { order: 'window-first', first: r, discarded, evidence };
@@ -51,9 +50,9 @@ export async function firstLook(
     // A refusal that outlives a window is a longer quota's (or a ban): the phases report it.
     const tooLong = pause - r.receivedAt > o.windowMs + HEADER_GRANULARITY_MS;
     if (attempt === 2 || tooLong || o.signal?.aborted)
-      return { order: admitted(r.status) ? 'model-first' : 'window-first', first: r, discarded, evidence };
+      return { order: admitted(r) ? 'model-first' : 'window-first', first: r, discarded, evidence };
     evidence.push(
-      admitted(r.status)
+      admitted(r)
         ? `the first answer's reset was ${Math.round(wait ?? 0)} ms away, less than half a window: it was waited out and the key asked again`
         : 'the first request was refused: its pause was waited out and the key asked again',
     );

@@ -7,7 +7,7 @@ import type { BanReport } from '../../result/capacity-types.ts';
 import type { NetworkOptions } from '../../transport/network.ts';
 import { exhaustWindow } from '../discover/exhaust.ts';
 import { HEADER_GRANULARITY_MS, recoveryStepMs, SLACK_MS } from '../model.ts';
-import { admitted, ProbeClient, type ProbeReply } from '../probe-client.ts';
+import { admitted, ProbeClient, type ProbeReply, refused } from '../probe-client.ts';
 
 export interface BanProbeOptions {
   baseUrl: string;
@@ -37,7 +37,7 @@ const BAN_CODE = /ban|block|suspend/i;
  */
 export function isBanSignal(r: ProbeReply, firstRetryAt: number): boolean {
   if (r.status === 403) return true;
-  if (r.status !== 429) return false;
+  if (!refused(r)) return false;
   if (BAN_CODE.test(r.code ?? '')) return true;
   return (
     r.retryAfterMs !== undefined &&
@@ -70,7 +70,7 @@ function openReport(
     exhaust: {
       sent: exhausted.sent,
       accepted: exhausted.accepted,
-      first429At: first?.status === 429 ? exhausted.accepted + 1 : null,
+      first429At: first && refused(first) ? exhausted.accepted + 1 : null,
     },
     strikes: {
       sent: 0,
@@ -113,11 +113,12 @@ async function strike(
     const r = await client.request(++count.index, true);
     report.strikes.sent++;
     count.requests++;
-    if (admitted(r.status)) {
+    // A bare 403 is a ban here, not an admission: the key was refused outright.
+    if (isBanSignal(r, firstRetryAt)) return r;
+    if (admitted(r)) {
       report.strikes.quotaReturnedFirst = true;
       return undefined;
     }
-    if (isBanSignal(r, firstRetryAt)) return r;
   }
   return undefined;
 }
@@ -157,8 +158,8 @@ function readBan(banned: ProbeReply, reasons: string[], tolerance: number): NonN
     probes: 0,
     waited: false,
   };
-  if (banned.status === 429 && ban.retryAfterSeconds === null)
-    reasons.push("the ban's 429 carried no Retry-After");
+  if (refused(banned) && ban.retryAfterSeconds === null)
+    reasons.push(`the ban's ${banned.status} carried no Retry-After`);
   if (ban.retryAfterSeconds !== null && ban.reset !== null) {
     const gap = Math.abs(banned.receivedAt + ban.retryAfterSeconds * 1000 - ban.reset * 1000);
     if (gap > tolerance)
@@ -198,7 +199,7 @@ async function probeBanEnd(
     ban.probes++;
     count.requests++;
     const r = await client.request(++count.index);
-    if (admitted(r.status)) {
+    if (admitted(r) && r.status !== 403) {
       ban.endedAt = Math.round(r.sentAt);
       break;
     }

@@ -83,7 +83,7 @@ export async function probeBlock(
   const block = { seconds: seconds(told), afterExcessOf: o.excess, extendedByProbes: null };
   if (o.signal?.aborted) return { block, evidence: blockEvidence(block) };
   const knock = await client.request(o.index, true);
-  if (admitted(knock.status))
+  if (admitted(knock))
     return {
       block: undefined,
       evidence: `a 429 told a wait of ${seconds(told)} s, but a request halfway through it was admitted: no block`,

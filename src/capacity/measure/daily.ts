@@ -97,7 +97,7 @@ export async function walkDaily(
       // or the day is spent by our own count (a server describing only the minute says neither).
       const spent = client.admittedTotal + Math.max(0, usedBefore() ?? 0) >= D;
       const longWait = (refusal.retryAfterMs ?? 0) > W + HEADER_GRANULARITY_MS;
-      if (refusal.status === 429 && (refusal.rateLimit.limit === D || longWait || spent)) {
+      if (refusal.kind === 'refused' && (refusal.rateLimit.limit === D || longWait || spent)) {
         dayRefusal = refusal;
         break;
       }

@@ -142,7 +142,7 @@ async function returnOf(
   await sleepUntil(told + 1, o.signal);
   const back = await client.request(0);
   const seconds = tenths(back.sentAt - o.freshAt);
-  if (!admitted(back.status))
+  if (!admitted(back))
     return {
       ...notMeasured(`${limit} admitted, then refused again after the told wait of ${tenths(wait)} s`),
       limit,

@@ -52,6 +52,8 @@ export interface Measured extends PhasesMeasured {
   resetDialects: ReadonlySet<Dialect>;
   /** Every answer while the limiter was measured, as written and admitted or not: what its model must predict. */
   answers: readonly Shot[];
+  /** The statuses the limiter refused with meanwhile, with how many of each. */
+  refusedWith: ReadonlyMap<number, number>;
   /** Every Limit the headers told meanwhile, smallest first. */
   limitsTold: readonly number[];
   /** The paced phase at the inferred model (null: no model to check, or the probe stalled). */

@@ -66,7 +66,7 @@ export async function probeModelReturn(
   const state = newSearch(exhausted, exhausted.sent + 1, o);
   const deadline = Math.max(now(), client.pauseUntil) + RETURN_WINDOWS * o.windowMs;
   const back = await search(client, state, {
-    until: (r) => admitted(r.status),
+    until: (r) => admitted(r),
     deadline,
     stalled: o.stalled,
     signal: o.signal,
@@ -161,7 +161,7 @@ async function countAtOnce(
   while (count < limit && !signal?.aborted) {
     const r = await client.request(state.nextIndex++);
     state.endedAt = now();
-    if (!admitted(r.status)) {
+    if (!admitted(r)) {
       state.refused++;
       break;
     }

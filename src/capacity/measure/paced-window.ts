@@ -8,7 +8,7 @@ import {
   SPREAD,
   windowGuardMs,
 } from '../model.ts';
-import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
+import { admitted, type ProbeClient, type ProbeReply, refused } from '../probe-client.ts';
 import type { Recovery } from './recovery.ts';
 
 export interface PacedWindow {
@@ -79,12 +79,12 @@ export async function pacedWindow(client: ProbeClient, o: PacedWindowOptions): P
     ? (o.windowMs / Math.max(1, o.count)) * (1 + SPACING_GUARD)
     : (o.windowMs * SPREAD) / Math.max(1, o.count);
   const take = (r: ProbeReply) => {
-    if (admitted(r.status)) {
+    if (admitted(r)) {
       out.accepted++;
       out.answers.push(r);
       if (r.rateLimit.reset !== undefined) out.resets.push(r.rateLimit.reset * 1000);
       out.maxRttMs = Math.max(out.maxRttMs, r.receivedAt - r.sentAt);
-    } else if (r.status === 429 || r.status === 403) {
+    } else if (refused(r)) {
       out.rateLimited++;
       if (!out.refusal || r.index < out.refusal.index) out.refusal = r;
     }

@@ -342,7 +342,7 @@ export class MeasurePhases {
     const infeasible = this.announce(ramp, 0, interval);
     await sleepUntil(Math.max(ramp.lastReleaseAt + interval, client.pauseUntil + 1), this.o.signal);
     const r = await client.request(ramp.nextIndex++);
-    const back = admitted(r.status) ? r : undefined;
+    const back = admitted(r) ? r : undefined;
     client.quietBackoff = 'window';
     client.shots = undefined;
     const recovery: Recovery = {

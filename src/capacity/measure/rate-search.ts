@@ -188,7 +188,7 @@ export async function search(
     const r = await client.request(state.nextIndex++);
     state.probes++;
     state.endedAt = now();
-    if (!admitted(r.status)) state.refused++;
+    if (!admitted(r)) state.refused++;
     if (limits.until?.(r)) {
       state.candidates.feed(shots);
       return r;

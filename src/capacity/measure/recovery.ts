@@ -58,7 +58,7 @@ export async function probeRecovery(
     if (o.signal?.aborted) break;
     probes++;
     const r = await client.request(++index);
-    if (admitted(r.status)) {
+    if (admitted(r)) {
       back = r;
       break;
     }
@@ -69,8 +69,8 @@ export async function probeRecovery(
   if (back && !o.signal?.aborted) {
     await sleepUntil(now() + o.windowMs / 10, o.signal);
     const r = await client.request(++index);
-    if (admitted(r.status)) remainingAfterTenth = r.rateLimit.remaining ?? null;
-    if (admitted(r.status) && r.rateLimit.reset !== undefined) wholeAgainAt = r.rateLimit.reset * 1000;
+    if (admitted(r)) remainingAfterTenth = r.rateLimit.remaining ?? null;
+    if (admitted(r) && r.rateLimit.reset !== undefined) wholeAgainAt = r.rateLimit.reset * 1000;
   }
   const remaining = back?.rateLimit.remaining;
   return {

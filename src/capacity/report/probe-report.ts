@@ -145,6 +145,7 @@ function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
       block && m.exhausted.refusal ? measuredBlock(block, m.exhausted.refusal, m.recovery.back) : null;
     report.evidence.push(report.block ? blockEvidence(report.block) : evidence);
   }
+  report.refusalStatus = refusalStatusOf(m.refusedWith);
   if (m.limitsTold.length > 1)
     report.evidence.push(
       `the headers told limits of ${m.limitsTold.join(' and ')}: several windows at once, an answer telling one or another`,
@@ -157,6 +158,13 @@ function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
   // Refusals for too many in flight, and no rate's: the concurrency limit is the limiter.
   if (report.type === 'unknown' && ramp.maxInFlight !== null) report.type = 'concurrency';
   return report;
+}
+
+/** The status most of the limiter's refusals came with; null when it refused nothing. */
+function refusalStatusOf(refusedWith: ReadonlyMap<number, number>): number | null {
+  let most: [number, number] | null = null;
+  for (const entry of refusedWith) if (!most || entry[1] > most[1]) most = entry;
+  return most ? most[0] : null;
 }
 
 /** The rate model; a queue's rate is its release interval, told to within the timers' jitter. */

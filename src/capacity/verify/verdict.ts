@@ -1,5 +1,6 @@
 import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
 import { QUOTA_FIELDS } from '../../api/rate-limit-dialect.ts';
+import { RESPONSE_RULES } from '../../api/responses.ts';
 import type { CapacityReport } from '../../result/capacity-types.ts';
 import { slowDownReason } from '../discover/slow-down.ts';
 import { HEADER_GRANULARITY_MS, RATE_TOLERANCE, SLACK_MS } from '../model.ts';
@@ -33,8 +34,11 @@ export function judge(
     reasons.push(`no 429 within ${r.exhaust.sent} requests: the limiter admits more than the promised ${L}`);
   else if (!spacing && r.exhaust.first429At !== r.exhaust.expected429At)
     reasons.push(`first 429 at request ${r.exhaust.first429At}, expected ${r.exhaust.expected429At}`);
+  const status = r.limiter.refusalStatus ?? RESPONSE_RULES.alwaysRefusal;
+  if (status !== RESPONSE_RULES.alwaysRefusal)
+    reasons.push(`refuses with ${status}, not ${RESPONSE_RULES.alwaysRefusal} as the seed's contract says`);
   if (r.exhaust.first429At !== null && r.exhaust.retryAfterSeconds === null)
-    reasons.push('the 429 carried no Retry-After');
+    reasons.push(`the ${status} carried no Retry-After`);
   // No quota was to come back where no rate limit refused (the line above said so), nor from a
   // limiter that delays rather than refuses.
   if (r.recovery.quotaBackAt === null && r.exhaust.first429At !== null && !slowDown)
