@@ -110,19 +110,22 @@ export async function syntheticResult(
  * A run whose limiter refused in more than one status: 12 429s and 3 503s with Retry-After among 20
  * successes, 2 bare 503s (unexplained) and a bare 403 to the key admitted before.
  */
-export function mixedRefusals(): Promise<RunResult> {
-  return syntheticResult([
-    ...ladder('listPets', 20),
-    ...ladder('listPets', 12, 429),
-    ...Array.from({ length: 3 }, () => ({
-      op: 'listPets',
-      ms: 5,
-      status: 503,
-      headers: { 'retry-after': '1' },
-    })),
-    ...ladder('listPets', 2, 503),
-    { op: 'listPets', ms: 5, status: 403 },
-  ]);
+export function mixedRefusals(options: { scenario?: string } = {}): Promise<RunResult> {
+  return syntheticResult(
+    [
+      ...ladder('listPets', 20),
+      ...ladder('listPets', 12, 429),
+      ...Array.from({ length: 3 }, () => ({
+        op: 'listPets',
+        ms: 5,
+        status: 503,
+        headers: { 'retry-after': '1' },
+      })),
+      ...ladder('listPets', 2, 503),
+      { op: 'listPets', ms: 5, status: 403 },
+    ],
+    options,
+  );
 }
 
 /** `count` samples of one operation with service times 1..count ms (so pN is N% of count). */
