@@ -1,5 +1,8 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { renderHtmlReport } from '../../src/report/html.ts';
+import { renderJUnit } from '../../src/report/junit.ts';
+import { renderSummaryMarkdown } from '../../src/report/summary-md.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { ladder, mixedRefusals, syntheticResult } from '../helpers/synthetic-result.ts';
 
@@ -73,5 +76,76 @@ describe('the HTML report', () => {
       expect(page).toContain('<th class="num">429s</th>');
       expect(page).not.toMatch(/data-refusal-note|refusal statuses|>refused</);
     }
+  });
+});
+
+/** The testcases of a JUnit document by name, each with its failure's text and its system-out. */
+function junitCases(xml: string): Map<string, { failure?: string; out?: string }> {
+  expect(XMLValidator.validate(xml)).toBe(true);
+  const doc = new XMLParser({ ignoreAttributes: false, isArray: (name) => name === 'testcase' }).parse(xml);
+  const cases = new Map<string, { failure?: string; out?: string }>();
+  for (const suite of [doc.testsuites.testsuite].flat())
+    for (const c of suite.testcase ?? [])
+      cases.set(c['@_name'], { failure: c.failure?.['#text'], out: c['system-out'] });
+  return cases;
+}
+
+const THRESHOLDS: RunResult['thresholds'] = [
+  { expression: 'rate_limited<50%', source: 'cli', actual: 39.5, passed: true },
+  {
+    expression: 'listPets:rate_limited<1%',
+    source: 'scenario',
+    actual: 39.5,
+    passed: false,
+    detail: 'rate_limited was 39.5%, wanted < 1%',
+  },
+  { expression: 'p99<300ms', source: 'cli', actual: 20, passed: true },
+];
+
+describe('the JUnit output', () => {
+  it('names the statuses and the notes where a 429 rate or the refusals are judged, and nowhere else', () => {
+    const cases = junitCases(renderJUnit({ ...mixed, thresholds: THRESHOLDS }));
+    const told = [
+      'refusals by status: 429: 12, 503: 3',
+      "503 unexplained: 2 — no Retry-After, no rate-limit field, no problem type: a headerless limiter (nginx limit_req answers 503 by default) or an overloaded target; kept away from as refusals; --refusal-status 503 counts them as the limiter's",
+      "403 after admissions: 1 — a key the limiter admitted turned to bare 403s, as a limiter refusing with 403 does; --refusal-status 403 counts them as the limiter's refusals",
+    ].join('\n');
+    expect(cases.get('rate_limited<50%')).toEqual({ failure: undefined, out: told });
+    expect(cases.get('listPets:rate_limited<1%')?.failure).toBe(
+      `listPets:rate_limited<1% (scenario): rate_limited was 39.5%, wanted < 1%\n${told}`,
+    );
+    // The check that fails on a refusal in another status: its samples, then what was counted.
+    expect(cases.get('refusal-is-429')?.failure).toMatch(
+      /refused with 503, not 429[\s\S]*\nrefusals by status: 429: 12, 503: 3\n503 unexplained: 2/,
+    );
+    expect(cases.get('p99<300ms')).toEqual({ failure: undefined, out: undefined });
+    expect(cases.get('retry-after-on-429')?.failure).not.toContain('refusals by status');
+  });
+
+  it('adds nothing when every refusal was a 429 and none was counted apart', () => {
+    const xml = renderJUnit({ ...only429, thresholds: THRESHOLDS });
+    expect(xml).not.toMatch(/system-out|refusals by status|unexplained|after admissions/);
+  });
+});
+
+describe('the markdown summary', () => {
+  it('heads the column refused, names the statuses, and says what the bare 503s and 403 may be', () => {
+    const md = renderSummaryMarkdown(mixed);
+    expect(md).toContain('| requests | rate | p50 | p95 | p99 | refused | errors |');
+    expect(md).toMatch(/\| 15 \(39\.5%; 429: 12, 503: 3\) \|/);
+    expect(md).toContain('| operation | requests | rate | p50 | p99 | refused | errors | checks failed |');
+    expect(md).toContain(
+      "> **503 unexplained: 2** — no Retry-After, no rate-limit field, no problem type: a headerless limiter (nginx limit\\_req answers 503 by default) or an overloaded target; kept away from as refusals; `--refusal-status 503` counts them as the limiter's.",
+    );
+    expect(md).toContain(
+      "> **403 after admissions: 1** — a key the limiter admitted turned to bare 403s, as a limiter refusing with 403 does; `--refusal-status 403` counts them as the limiter's refusals.",
+    );
+  });
+
+  it("keeps today's wording when every refusal was a 429", () => {
+    const md = renderSummaryMarkdown(only429);
+    expect(md).toContain('| requests | rate | p50 | p95 | p99 | 429s | errors |');
+    expect(md).toMatch(/\| 2 \(10\.0%\) \|/);
+    expect(md).not.toMatch(/refused|unexplained|after admissions/);
   });
 });
