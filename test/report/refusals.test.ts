@@ -2,6 +2,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { renderJUnit } from '../../src/report/junit.ts';
+import { mergeResults } from '../../src/report/merge.ts';
 import { renderSummaryMarkdown } from '../../src/report/summary-md.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { ladder, mixedRefusals, syntheticResult } from '../helpers/synthetic-result.ts';
@@ -147,5 +148,45 @@ describe('the markdown summary', () => {
     expect(md).toContain('| requests | rate | p50 | p95 | p99 | 429s | errors |');
     expect(md).toMatch(/\| 2 \(10\.0%\) \|/);
     expect(md).not.toMatch(/refused|unexplained|after admissions/);
+  });
+});
+
+describe('merge', () => {
+  it('adds the refusals by status, the bare 503s and the bare 403s after admissions', async () => {
+    const other = structuredClone(mixed);
+    other.compliance.refusals = { 403: 4, 429: 1 };
+    other.compliance.rateLimited = 5;
+    delete other.compliance.unexplained;
+    const first = structuredClone(mixed);
+    first.config.refusalStatuses = [503];
+    other.config.refusalStatuses = [403];
+    const merged = mergeResults([first, other]);
+    expect(merged.compliance.refusals).toEqual({ 403: 4, 429: 13, 503: 3 });
+    expect(Object.keys(merged.compliance.refusals ?? {})).toEqual(['403', '429', '503']);
+    expect(merged.compliance.unexplained).toBe(2);
+    expect(merged.compliance.forbiddenAfterAdmitted).toBe(2);
+    expect(merged.config.refusalStatuses).toEqual([403, 503]);
+  });
+
+  it("counts an older part's refusals as its 429s, and leaves absent what every part lacks", () => {
+    const older = structuredClone(only429);
+    delete older.compliance.refusals;
+    const withOlder = mergeResults([mixed, older]);
+    expect(withOlder.compliance.refusals).toEqual({ 429: 14, 503: 3 });
+    expect(withOlder.compliance.rateLimited).toBe(17);
+    const olderOnly = mergeResults([older, structuredClone(older)]);
+    expect(olderOnly.compliance).not.toHaveProperty('refusals');
+    expect(olderOnly.compliance).not.toHaveProperty('unexplained');
+    expect(olderOnly.compliance).not.toHaveProperty('forbiddenAfterAdmitted');
+    expect(olderOnly.config).not.toHaveProperty('refusalStatuses');
+    expect(mergeResults([only429, only429]).compliance.refusals).toEqual({ 429: 4 });
+  });
+
+  it('reads a status named __proto__ in a hostile file as a status, not as a prototype', () => {
+    const hostile = structuredClone(mixed);
+    hostile.compliance.refusals = JSON.parse('{"__proto__": 1, "429": 2}');
+    const merged = mergeResults([hostile]);
+    expect(Object.getPrototypeOf(merged.compliance.refusals)).toBe(Object.prototype);
+    expect(Object.hasOwn(merged.compliance.refusals ?? {}, '__proto__')).toBe(true);
   });
 });
