@@ -5,6 +5,7 @@ import { describeTransportErrors, errorCount } from '../record/errors.ts';
 import { describeHeldByLimiter } from '../report/held-by-limiter.ts';
 import { describeNetwork } from '../report/network.ts';
 import { partialReason } from '../report/partial-reason.ts';
+import { describeRefusals, noteLine, refusalNotes, refusalStatuses } from '../report/refusals.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
@@ -52,8 +53,16 @@ const COLUMNS = [
   'failed checks',
 ];
 const WIDTHS = [22, 8, 8, 8, 8, 8, 6, 7, 13];
+/** The column counts every refusal: headed `429s` when each was one, as the quota line names the rest. */
+const REFUSED_AT = COLUMNS.indexOf('429s');
 
 function operationTable(result: RunResult): string[] {
+  const columns = [...COLUMNS];
+  const widths = [...WIDTHS];
+  if (refusalStatuses(result.compliance) !== undefined) {
+    columns[REFUSED_AT] = 'refused';
+    widths[REFUSED_AT] = 'refused'.length;
+  }
   const row = (name: string, s: RunResult['overall']) =>
     [
       name,
@@ -66,9 +75,9 @@ function operationTable(result: RunResult): string[] {
       String(errorCount(s)),
       String(s.checkFailures),
     ]
-      .map((c, i) => pad(c, WIDTHS[i] as number, i > 0))
+      .map((c, i) => pad(c, widths[i] as number, i > 0))
       .join(' ');
-  const lines = [COLUMNS.map((h, i) => pad(h, WIDTHS[i] as number, i > 0)).join(' ')];
+  const lines = [columns.map((h, i) => pad(h, widths[i] as number, i > 0)).join(' ')];
   for (const [id, s] of Object.entries(result.operations)) lines.push(row(id + (s.deprecated ? '*' : ''), s));
   lines.push(row('all', result.overall));
   const transport = describeTransportErrors(result.overall.transportErrors);
@@ -109,8 +118,9 @@ function complianceLines(result: RunResult): string[] {
     );
   }
   lines.push(
-    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'the plan rate'} (${fmt(c.planRate, 2)}/s) used; 429s ${c.rateLimited}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
+    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'the plan rate'} (${fmt(c.planRate, 2)}/s) used; ${describeRefusals(c)}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
   );
+  lines.push(...refusalNotes(c).map(noteLine));
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);
   if (c.limiter && !(result.config.enforce === false && nothingLearned(c.limiter)))
     lines.push(`limiter: ${describeLimiter(c.limiter)}`);

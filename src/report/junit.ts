@@ -1,4 +1,5 @@
 import type { RunResult } from '../result/types.ts';
+import { refusalLines } from './refusals.ts';
 
 /** XML 1.0 text: the five entities, and no control characters (a server's error text may hold any). */
 function xml(text: string): string {
@@ -15,6 +16,8 @@ interface Case {
   name: string;
   classname: string;
   failure?: { message: string; body: string };
+  /** What a reader of a passed case should still know (JUnit's `system-out`). */
+  out?: string;
 }
 
 function suite(name: string, cases: Case[], timestamp: string, seconds: number): string {
@@ -22,8 +25,9 @@ function suite(name: string, cases: Case[], timestamp: string, seconds: number):
   const body = cases
     .map((c) => {
       const open = `    <testcase name="${xml(c.name)}" classname="${xml(c.classname)}" time="0">`;
-      if (!c.failure) return `${open}</testcase>`;
-      return `${open}\n      <failure message="${xml(c.failure.message)}" type="failure">${xml(c.failure.body)}</failure>\n    </testcase>`;
+      const out = c.out ? `\n      <system-out>${xml(c.out)}</system-out>` : '';
+      if (!c.failure) return out ? `${open}${out}\n    </testcase>` : `${open}</testcase>`;
+      return `${open}\n      <failure message="${xml(c.failure.message)}" type="failure">${xml(c.failure.body)}</failure>${out}\n    </testcase>`;
     })
     .join('\n');
   return `  <testsuite name="${xml(name)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="0" timestamp="${xml(timestamp)}" time="${seconds}">\n${body}\n  </testsuite>`;
@@ -83,6 +87,7 @@ export function renderJUnit(result: RunResult): string {
     }
   }
   const isolation = isolationCases(result);
+  tellRefusals(result, [...thresholds, ...checks]);
   const all = [...thresholds, ...checks, ...probes, ...baseline, ...isolation];
   const failures = all.filter((c) => c.failure).length;
   return [
@@ -116,4 +121,27 @@ function isolationCases(result: RunResult): Case[] {
     }
     return c;
   });
+}
+
+/** `rate_limited<1%`, `listPets:rate_limited<1%`, `plan:free:rate_limited<1%`: a 429 rate's threshold. */
+const RATE_LIMITED = /(?:^|:)rate_limited\s*[<>=!]/;
+const REFUSAL_CHECK = 'refusal-is-429';
+
+/**
+ * The cases that judge a 429 rate or the refusals' status say what they counted: the 429 rate counts
+ * every refusal of the limiter whatever its status, and a bare 503 or a bare 403 after admissions is
+ * counted apart. A failed case says it in its failure's text, a passed one in its system-out.
+ */
+function tellRefusals(result: RunResult, cases: Case[]): void {
+  const lines = refusalLines(result.compliance);
+  if (lines.length === 0) return;
+  const text = lines.join('\n');
+  for (const c of cases) {
+    const judgesRefusals = c.classname.endsWith('.checks')
+      ? c.name === REFUSAL_CHECK
+      : RATE_LIMITED.test(c.name);
+    if (!judgesRefusals) continue;
+    if (c.failure) c.failure.body += `\n${text}`;
+    else c.out = text;
+  }
 }

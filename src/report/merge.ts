@@ -18,6 +18,7 @@ import {
   mergeViolationSamples,
   mergeWorkloads,
 } from './merge-records.ts';
+import { mergeRefusalStatuses, mergeRefusals } from './merge-refusals.ts';
 import { mergeSummaries } from './merge-summary.ts';
 import { mergeIsolation, mergeTiers } from './merge-tenants.ts';
 import { mergeTimelines } from './merge-timeline.ts';
@@ -136,6 +137,7 @@ function mergeCompliance(
     admitted,
     planRate,
     quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
+    ...mergeRefusals(parts.map((p) => p.result.compliance)),
     ...(headerDialect ? { headerDialect } : {}),
     ...(limiter ? { limiter } : {}),
     ...(storeOutages ? { storeOutages } : {}),
@@ -274,8 +276,15 @@ function mergeMeta(results: RunResult[], start: number, end: number): ResultMeta
   };
 }
 
-/** The earliest part's; its seed only when every part had it, since a seed promises a replay. */
+/**
+ * The earliest part's; its seed only when every part had it, since a seed promises a replay; the
+ * refusal statuses of all parts, since the merged refusals count each part's.
+ */
 function mergeConfig(configs: RunConfig[]): RunConfig {
-  const { seed, ...config } = structuredClone(configs[0] as RunConfig);
-  return configs.every((c) => c.seed === seed) && seed !== undefined ? { ...config, seed } : config;
+  const { seed, refusalStatuses: _, ...config } = structuredClone(configs[0] as RunConfig);
+  return {
+    ...config,
+    ...mergeRefusalStatuses(configs),
+    ...(configs.every((c) => c.seed === seed) && seed !== undefined ? { seed } : {}),
+  };
 }

@@ -4,6 +4,7 @@ import { describeP } from '../stats/isolation.ts';
 import { describeHeldByLimiter } from './held-by-limiter.ts';
 import { UNVERIFIED_LINE } from './network.ts';
 import { partialReason } from './partial-reason.ts';
+import { refusalNotes, refusalStatuses } from './refusals.ts';
 
 /**
  * Text into markdown: a pipe or a line break from a server's text must not break a table, and its
@@ -31,21 +32,26 @@ const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 export function renderSummaryMarkdown(result: RunResult): string {
   const { meta, overall, compliance } = result;
   const lines: string[] = [headline(result)];
+  // The 429 figures count every refusal of the limiter: headed 429s only when each one was.
+  const statuses = refusalStatuses(compliance);
+  const refused = statuses === undefined ? '429s' : 'refused';
   if (meta.partial) lines.push('', `> Partial run: ${cell(partialReason(meta))}.`);
   if (result.config.network?.insecure) lines.push('', `> ${cell(UNVERIFIED_LINE)}.`);
   lines.push(
     '',
     `Plan **${cell(meta.plan)}** against ${code(meta.target)}${meta.embeddedTarget ? ' (embedded reference server)' : ''}, ${meta.durationSeconds} s from ${meta.startedAt}.`,
     '',
-    '| requests | rate | p50 | p95 | p99 | 429s | errors | checks failed | quota used | violations |',
+    `| requests | rate | p50 | p95 | p99 | ${refused} | errors | checks failed | quota used | violations |`,
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| ${overall.requests} | ${overall.rate.toFixed(1)}/s | ${ms(overall.response.p50)} | ${ms(overall.response.p95)} | ${ms(overall.response.p99)} | ${overall.rateLimited} (${pct(overall.rateLimitedRate)}) | ${errorCount(overall)} | ${overall.checkFailures} | ${pct(compliance.quotaUtilization)} | ${compliance.violations} |`,
+    `| ${overall.requests} | ${overall.rate.toFixed(1)}/s | ${ms(overall.response.p50)} | ${ms(overall.response.p95)} | ${ms(overall.response.p99)} | ${overall.rateLimited} (${pct(overall.rateLimitedRate)}${statuses === undefined ? '' : `; ${statuses}`}) | ${errorCount(overall)} | ${overall.checkFailures} | ${pct(compliance.quotaUtilization)} | ${compliance.violations} |`,
   );
+  for (const n of refusalNotes(compliance))
+    lines.push('', `> **${n.lead}: ${n.count}** — ${cell(n.why)}; ${code(n.flag)} ${cell(n.effect)}.`);
   if (compliance.heldByLimiter) lines.push('', cell(describeHeldByLimiter(compliance.heldByLimiter)));
   lines.push(...gateTables(result));
   lines.push(
     '',
-    '| operation | requests | rate | p50 | p99 | 429s | errors | checks failed |',
+    `| operation | requests | rate | p50 | p99 | ${refused} | errors | checks failed |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const [id, op] of Object.entries(result.operations)) {

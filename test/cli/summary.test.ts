@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { failureLine, formatSummary } from '../../src/cli/summary.ts';
-import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
+import { ladder, mixedRefusals, syntheticResult } from '../helpers/synthetic-result.ts';
 import { withTenants } from '../report/tenants-fixture.ts';
 
 describe('the terminal summary', () => {
@@ -65,6 +65,36 @@ describe('the terminal summary', () => {
     // Only that phrase differs: the rest of the summary reads the same in both modes.
     const without = (text: string) => text.replace(/; waited .*$/m, '');
     expect(without(raw)).toBe(without(enforced));
+  });
+});
+
+describe("the terminal summary of the limiter's refusals", () => {
+  it('names the statuses when a refusal was not a 429, and says what a bare 503 or a turned 403 may be', async () => {
+    const lines = formatSummary(await mixedRefusals(), 'result.json').split('\n');
+    const quota = lines.findIndex((l) => l.startsWith('quota: '));
+    expect(lines[quota]).toContain('; refusals 15 (429: 12, 503: 3); retries 0;');
+    expect(lines[quota + 1]).toBe(
+      "503 unexplained: 2 — no Retry-After, no rate-limit field, no problem type: a headerless limiter (nginx limit_req answers 503 by default) or an overloaded target; kept away from as refusals; --refusal-status 503 counts them as the limiter's",
+    );
+    expect(lines[quota + 2]).toBe(
+      "403 after admissions: 1 — a key the limiter admitted turned to bare 403s, as a limiter refusing with 403 does; --refusal-status 403 counts them as the limiter's refusals",
+    );
+    // The table's column counts every refusal: it is not headed 429s when some were 503s.
+    const header = lines.find((l) => l.startsWith('operation')) as string;
+    expect(header).toMatch(/ refused +errors /);
+    expect(header).not.toContain('429s');
+    expect((lines.find((l) => l.startsWith('all ')) as string).trim().split(/\s+/)[6]).toBe('15');
+  });
+
+  it("keeps today's wording when every refusal was a 429, as for an older result without refusals", async () => {
+    const result = await syntheticResult([...ladder('listPets', 5), ...ladder('listPets', 2, 429)]);
+    expect(result.compliance.refusals).toEqual({ 429: 2 });
+    const text = formatSummary(result, 'result.json');
+    expect(text).toContain('; 429s 2; retries 0;');
+    expect(text).toMatch(/^operation .* 429s +errors /m);
+    expect(text).not.toMatch(/refusals|unexplained|after admissions|refused/);
+    delete result.compliance.refusals;
+    expect(formatSummary(result, 'result.json')).toBe(text);
   });
 });
 

@@ -1,8 +1,9 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Operation } from '../../src/api/operations.ts';
 import { Recorder } from '../../src/record/recorder.ts';
 import { type BuildInput, buildResult } from '../../src/result/build.ts';
 import type { RunConfig, RunResult } from '../../src/result/types.ts';
-import { errorBody, FREE_WINDOWS, makeAttempt, operations, T0 } from './unit-attempt.ts';
+import { errorBody, FREE_WINDOWS, makeAttempt, okHeaders, operations, T0 } from './unit-attempt.ts';
 
 export interface Sample {
   op: string;
@@ -15,6 +16,8 @@ export interface Sample {
   at?: number;
   /** Body of a success (default `[]`, valid for the list operations). */
   json?: unknown;
+  /** Headers besides the well-formed defaults, e.g. `retry-after` to make a 503 the limiter's refusal. */
+  headers?: IncomingHttpHeaders;
 }
 
 /**
@@ -76,7 +79,11 @@ export async function syntheticResult(
         receivedAt,
         status,
         errorCode: s.errorCode,
-        ...(s.errorCode ? { headers: undefined } : {}),
+        ...(s.errorCode
+          ? { headers: undefined }
+          : s.headers
+            ? { headers: okHeaders(receivedAt, s.headers) }
+            : {}),
         json: status >= 400 ? errorBody(status) : status === 0 ? undefined : 'json' in s ? s.json : [],
       }),
     );
@@ -97,6 +104,28 @@ export async function syntheticResult(
       flows: { synthetic: { iterations: samples.length, failures: 0 } },
     },
   });
+}
+
+/**
+ * A run whose limiter refused in more than one status: 12 429s and 3 503s with Retry-After among 20
+ * successes, 2 bare 503s (unexplained) and a bare 403 to the key admitted before.
+ */
+export function mixedRefusals(options: { scenario?: string } = {}): Promise<RunResult> {
+  return syntheticResult(
+    [
+      ...ladder('listPets', 20),
+      ...ladder('listPets', 12, 429),
+      ...Array.from({ length: 3 }, () => ({
+        op: 'listPets',
+        ms: 5,
+        status: 503,
+        headers: { 'retry-after': '1' },
+      })),
+      ...ladder('listPets', 2, 503),
+      { op: 'listPets', ms: 5, status: 403 },
+    ],
+    options,
+  );
 }
 
 /** `count` samples of one operation with service times 1..count ms (so pN is N% of count). */

@@ -57,6 +57,15 @@ function configList(result: RunResult): SafeHtml {
     ['spec', c.spec],
     ['seed', c.seed],
     ['rate-limit contract', c.contract ?? 'seed'],
+    // Only when given: without the flag nothing but 429 (and a 503 or 403 with a sign) is a refusal.
+    ...(c.refusalStatuses?.length
+      ? [
+          [
+            'refusal statuses',
+            html`429, ${c.refusalStatuses.join(', ')} <span class="muted">(<code>--refusal-status</code>)</span>`,
+          ] as Entry,
+        ]
+      : []),
     ...describeNetwork(result).map((line): Entry => ['network', line]),
   ]);
 }

@@ -2,6 +2,7 @@ import { errorCount } from '../../record/errors.ts';
 import type { OperationInfo, OperationSummary, RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, decimal } from '../format.ts';
+import { refusalStatuses } from '../refusals.ts';
 import { countCell, numCell } from './cells.ts';
 
 function badges(op: OperationInfo): SafeHtml {
@@ -23,12 +24,18 @@ function cells(op: OperationSummary): SafeHtml {
 }
 
 export function operationsSection(result: RunResult): SafeHtml {
+  // The column counts every refusal of the limiter: headed 429s only when each one was.
+  const statuses = refusalStatuses(result.compliance);
   return html`<section id="operations"><h2>Operations</h2>
     <p class="muted">Latency columns are response time in ms. Errors are 5xx responses and transport
-    errors; check failures count responses that failed at least one check.</p>
+    errors; check failures count responses that failed at least one check.${
+      statuses === undefined
+        ? ''
+        : html` Refused counts the limiter's refusals in every status (${statuses}).`
+    }</p>
     <table data-table="operations"><thead><tr><th>operation</th><th>method</th><th>path</th>
       <th class="num">requests</th><th class="num">rate (req/s)</th><th class="num">p50</th>
-      <th class="num">p95</th><th class="num">p99</th><th class="num">429s</th><th class="num">errors</th>
+      <th class="num">p95</th><th class="num">p99</th><th class="num">${statuses === undefined ? '429s' : 'refused'}</th><th class="num">errors</th>
       <th class="num">check failures</th></tr></thead>
     <tbody>${Object.entries(result.operations).map(
       ([id, op]) => html`<tr data-operation="${id}"><td><code>${id}</code>${badges(op)}</td>

@@ -1,7 +1,8 @@
-import type { RunResult } from '../../result/types.ts';
+import type { Compliance, RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, counted, decimal, ms, percent, perSecond } from '../format.ts';
 import { describeHeldByLimiter } from '../held-by-limiter.ts';
+import { refusalNotes, refusalStatuses } from '../refusals.ts';
 
 type Tone = 'good' | 'bad' | 'warn' | '';
 
@@ -20,7 +21,7 @@ export function summaryCards(result: RunResult): SafeHtml {
     ${card('rate', 'rate', perSecond(overall.rate), `plan allows ${perSecond(compliance.planRate)}`)}
     ${card('p50', 'p50 response time', ms(overall.response.p50), `service ${ms(overall.service.p50)}`)}
     ${card('p99', 'p99 response time', ms(overall.response.p99), `service ${ms(overall.service.p99)}, max ${ms(overall.response.max)}`)}
-    ${card('rate-limited', '429 rate', percent(compliance.rateLimitedRate), counted(compliance.rateLimited, 'response', 'responses'), compliance.rateLimited > 0 ? 'warn' : 'good')}
+    ${refusalCard(compliance)}
     ${card(
       'checks',
       'check pass rate',
@@ -32,5 +33,29 @@ export function summaryCards(result: RunResult): SafeHtml {
     )}
     ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(compliance.planRate)} req/s`)}
     ${card('violations', 'violations', count(compliance.violations), 'requests sent inside a Retry-After', compliance.violations > 0 ? 'bad' : 'good')}
-  </div>${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}</section>`;
+  </div>${refusalNoteParagraphs(compliance)}${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}</section>`;
+}
+
+/**
+ * The 429 rate counts every refusal of the limiter, whatever its status: when one was not a 429 the
+ * card says refusals and names the statuses, or a 503 among them would read as a 429.
+ */
+function refusalCard(c: Compliance): SafeHtml {
+  const statuses = refusalStatuses(c);
+  const responses = counted(c.rateLimited, 'response', 'responses');
+  return card(
+    'rate-limited',
+    statuses === undefined ? '429 rate' : 'refusal rate',
+    percent(c.rateLimitedRate),
+    statuses === undefined ? responses : `${responses}: ${statuses}`,
+    c.rateLimited > 0 ? 'warn' : 'good',
+  );
+}
+
+/** What may have been the limiter's refusal and was counted apart, and the flag that would count it. */
+function refusalNoteParagraphs(c: Compliance): SafeHtml[] {
+  return refusalNotes(c).map(
+    (n) =>
+      html`<p class="muted" data-refusal-note="${n.id}"><strong>${n.lead}: ${count(n.count)}</strong> — ${n.why}; <code>${n.flag}</code> ${n.effect}.</p>`,
+  );
 }

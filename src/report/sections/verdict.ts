@@ -3,6 +3,7 @@ import { html, type SafeHtml } from '../escape.ts';
 import { decimal } from '../format.ts';
 import { UNVERIFIED_LINE } from '../network.ts';
 import { partialReason } from '../partial-reason.ts';
+import { refusalStatuses } from '../refusals.ts';
 
 const actual = (t: ThresholdResult) =>
   t.actual === null ? 'nothing measured' : `measured ${decimal(t.actual)}`;
@@ -73,7 +74,8 @@ export function partialBanner(result: RunResult): SafeHtml | '' {
 export function benchRateLimitedBanner(result: RunResult): SafeHtml | '' {
   const { rateLimited, requests } = result.overall;
   if (!result.meta.scenario.split(', ').includes('bench') || rateLimited === 0) return '';
-  return html`<div class="banner failed" data-rate-limited="true"><strong>${rateLimited} of ${requests} responses were 429</strong>
+  const statuses = refusalStatuses(result.compliance);
+  return html`<div class="banner failed" data-rate-limited="true"><strong>${rateLimited} of ${requests} responses were ${statuses === undefined ? '429' : `the limiter's refusals (${statuses})`}</strong>
     (${decimal((rateLimited / Math.max(1, requests)) * 100)}%): the ${result.meta.plan} key's rate limit held this
     benchmark back, so its figures measure the limiter, not the API. Benchmark with an unlimited or enterprise key.</div>`;
 }
