@@ -1,4 +1,5 @@
 import { InputError } from '../api/input-error.ts';
+import { mostAdmitted } from '../api/plan-admits.ts';
 import {
   type Compliance,
   type OperationInfo,
@@ -110,7 +111,10 @@ function mergeCompliance(
   start: number,
   covered: number,
 ): Compliance {
-  const planRate = (parts[0] as Part).result.compliance.planRate;
+  const first = (parts[0] as Part).result;
+  const planRate = first.compliance.planRate;
+  // As build.ts measures it: a tenant mix against every key's rate, a run against its plan's windows.
+  const most = first.byPlan ? planRate * covered : mostAdmitted(first.config.windows, covered * 1000);
   const admitted = parts.reduce((n, p) => n + p.result.compliance.admitted, 0);
   const headerDialect = mergeHeaderDialects(parts.map((p) => p.result.compliance.headerDialect));
   const limiter = mergeLimiters(parts.map((p) => p.result.compliance.limiter));
@@ -136,7 +140,7 @@ function mergeCompliance(
     backoffWaitMs: overall.backoffWaitMs,
     admitted,
     planRate,
-    quotaUtilization: planRate > 0 ? admitted / covered / planRate : 0,
+    quotaUtilization: most > 0 ? admitted / most : 0,
     ...mergeRefusals(parts.map((p) => p.result.compliance)),
     ...(headerDialect ? { headerDialect } : {}),
     ...(limiter ? { limiter } : {}),

@@ -31,6 +31,11 @@ beforeAll(async () => {
   runs.set('seed', await probeSimulated(blocked(), PLAN));
   runs.set('short', await probeSimulated(blocked(), PLAN, 1, undefined, 10_000));
   runs.set('silent', await probeSimulated(blocked({ headerDialect: 'none' }), PLAN));
+  // A token bucket of 10 refilled at 1/s that blocks 30 s at its first excess (a caching proxy's).
+  runs.set(
+    'bucket',
+    await probeSimulated(blocked({ limiter: 'token-bucket', burst: 10, refusalStatus: 503 }), PLAN),
+  );
   // A proxy whose block starts anew at each request inside it, in front of an unlimited server.
   runs.set(
     'extending',
@@ -109,13 +114,34 @@ describe('a longer window spent before the excess', () => {
 });
 
 describe('a block of 30 s at the first excess, told by Retry-After alone', () => {
-  it('is measured and named; the return after an excess it hides is said to be unmeasured', () => {
+  it('is measured and named, and the rate under it too, without another block; the model is not named', () => {
     const { report: r, result } = get('silent');
+    const why = `${r.reasons.join('; ')} | ${r.limiter.evidence.join('; ')}`;
     expect(r.limiter.headerDialect).toBe('none');
     expect(Math.abs((r.limiter.block?.seconds ?? 0) - BLOCK_S)).toBeLessThanOrEqual(2);
-    expect(r.reasons[0]).toMatch(/blocks a key 3\d(\.\d)? s at its first excess.*hidden behind the block/);
-    expect(r.limiter.type).toBe('unknown');
+    // A window of 10 per 10 s and a bucket of 10 at 1/s admit alike at that pace: the rate is told.
+    expect(r.limiter.type, why).toBe('unknown');
+    expect(r.limiter.sustainedPerSecond, why).toBeCloseTo(1, 1);
+    expect(r.limiter.evidence.join('; ')).toMatch(/a window of 10 or a bucket of it/);
+    expect(r.limiter.check?.refused ?? 0).toBe(0);
+    // One excess only: the exhaustion's.
+    expect(result.compliance.rateLimited, why).toBe(1);
     expect(result.compliance.violations).toBe(0);
     expect(resultProblem(result)).toBeUndefined();
+  });
+});
+
+describe('a token bucket of 10 at 1/s that blocks 30 s at its first excess, refusing with 503', () => {
+  it('is a token bucket at 1/s beside its block, its rate kept on the refill alone, checked with no refusal', () => {
+    const { report: r, result } = get('bucket');
+    const why = `${r.reasons.join('; ')} | ${r.limiter.evidence.join('; ')}`;
+    expect(r.limiter.type, why).toBe('token-bucket');
+    expect(Math.abs((r.limiter.sustainedPerSecond ?? 0) - 1), why).toBeLessThanOrEqual(0.1);
+    expect(Math.abs((r.limiter.block?.seconds ?? 0) - BLOCK_S), why).toBeLessThanOrEqual(2);
+    expect(r.limiter.refusalStatus).toBe(503);
+    expect(r.reasons).toContain("refuses with 503, not 429 as the seed's contract says");
+    expect(r.limiter.check?.refused, why).toBe(0);
+    expect(result.compliance.rateLimited, why).toBe(1);
+    expect(result.compliance.violations).toBe(0);
   });
 });

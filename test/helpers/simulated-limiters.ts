@@ -274,3 +274,46 @@ export function blocking(upstream: Transport, model: BlockingModel): Transport {
     };
   };
 }
+
+export interface AlignedWindowModel {
+  limit: number;
+  windowMs: number;
+  /** The status of a refusal: 403, as a well-known public API refuses. */
+  status: number;
+}
+
+/**
+ * A fixed window aligned to the clock (every multiple of `windowMs` since the epoch), as an API that
+ * documents `x-ratelimit-limit/-remaining/-used/-reset` (a Unix time in seconds) on every answer and
+ * refuses an excess with 403 and a JSON message, no Retry-After. A key's first request may fall
+ * anywhere in its window: the window is older than the client's first request.
+ */
+export function alignedWindow(upstream: Transport, model: AlignedWindowModel): Transport {
+  const used = new Map<string, { start: number; count: number }>();
+  return async (pool, request) => {
+    const key = keyOf(request);
+    const start = Math.floor(Date.now() / model.windowMs) * model.windowMs;
+    let entry = used.get(key);
+    if (!entry || entry.start !== start) {
+      entry = { start, count: 0 };
+      used.set(key, entry);
+    }
+    const refused = entry.count >= model.limit;
+    if (!refused) entry.count++;
+    const headers = {
+      'x-ratelimit-limit': String(model.limit),
+      'x-ratelimit-remaining': String(model.limit - entry.count),
+      'x-ratelimit-used': String(entry.count),
+      'x-ratelimit-reset': String(Math.ceil((start + model.windowMs) / 1000)),
+      'x-ratelimit-resource': 'core',
+    };
+    if (refused)
+      return {
+        status: model.status,
+        headers: { ...headers, 'content-type': 'application/json' },
+        text: JSON.stringify({ message: 'API rate limit exceeded' }),
+      };
+    const reply = passedOn(await upstream(pool, request));
+    return { ...reply, headers: { ...headers, ...reply.headers } };
+  };
+}

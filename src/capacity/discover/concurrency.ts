@@ -117,10 +117,12 @@ export async function rampFromRest(
     // window, when Remaining tells it, still had room. A refusal that tells its own quota spent
     // (Remaining 0) is that quota's: limiters enforcing two windows at once, each writing its own
     // headers, tell the longer window's room on admitted answers and the shorter's on its refusal.
+    // One that tells a wait (Retry-After) is a rate's: the waves after it would be sent once the
+    // wait is over, when a window or a bucket has come back, and would prove nothing.
     const inFlight =
       refused.some((r) => ok.some((a) => a.receivedAt > r.receivedAt)) &&
       (left === undefined || left > 0) &&
-      !refused.some((r) => r.rateLimit.remaining === 0);
+      !refused.some((r) => r.rateLimit.remaining === 0 || r.hasRetryAfter);
     if (ok.length === 0 || !inFlight) for (const r of burst) take(out, r);
     else if (await concurrencyOnly(client, ramp, ok.length, burst, o.signal)) {
       ramp.maxInFlight = ok.length;

@@ -39,6 +39,7 @@ export function inferLimiter(o: LimiterObservations): LimiterReport {
   };
   if (o.family === 'window') return { ...base, ...windowModel(o, evidence), evidence };
   if (o.family === 'spacing') return { ...base, ...spacingModel(o, evidence), evidence };
+  if (o.blocked && o.estimate) return { ...base, ...blockedRate(o.estimate, evidence), evidence };
   return { ...base, type: 'unknown', sustainedPerSecond: null, burst: null, window: null, evidence };
 }
 
@@ -55,6 +56,8 @@ function dialectEvidence(o: LimiterObservations): string {
 function returnEvidence(o: LimiterObservations): string[] {
   if (o.burstAdmitted === null) return ['no 429 for the rate within the burst: no rate limit seen'];
   if (o.queue) return [];
+  if (o.blocked && o.estimate && o.family !== 'window')
+    return ['its return after an excess is hidden behind its block: the rate is the one admitted after it'];
   if (o.atOnce === null)
     return [
       o.burstAdmitted === null
@@ -75,6 +78,19 @@ function returnEvidence(o: LimiterObservations): string[] {
       ? `the whole quota came back at once (Remaining ${o.atOnce - 1} of ${limit})`
       : `only part of the quota came back (Remaining ${o.atOnce - 1} of ${limit})`,
   ];
+}
+
+/**
+ * Told nothing of its model, a limiter that blocks at its first excess: a window of its burst or a
+ * bucket of it refilled at the rate kept after the block admit alike at that pace, and telling them
+ * apart would cost another excess, and another block. The rate is reported, the model is not.
+ */
+function blockedRate(estimate: { intervalMs: number; burst: number }, evidence: string[]) {
+  const perSecond = round(1000 / estimate.intervalMs, 4);
+  evidence.push(
+    `${estimate.burst + 1} admitted at once from rest and ${perSecond}/s kept after the block: a window of ${estimate.burst + 1} or a bucket of it refilled at that rate, which admit alike at that pace`,
+  );
+  return { type: 'unknown' as const, sustainedPerSecond: perSecond, burst: estimate.burst + 1, window: null };
 }
 
 /**

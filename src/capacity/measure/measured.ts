@@ -38,6 +38,11 @@ export interface PhasesMeasured {
   infeasible: string | undefined;
   /** The excess's refusal told a wait longer than the window, within --max-wait: the block probed. */
   block?: BlockProbe;
+  /**
+   * A limiter that blocks at its first excess and refills one by one: the rate its paced windows
+   * were admitted at after the block, and its burst from rest (model-first only).
+   */
+  underBlock?: { intervalMs: number; burst: number };
   /** A longer window of the plan, spent after the shorter one's return (window-first only). */
   longer?: LongerMeasure;
 }

@@ -125,6 +125,8 @@ export interface PacedPhase {
   rateLimited: number;
   acceptedPerWindow: number[];
   resetValuesPerWindow: number[];
+  /** Every reset the windows' answers told (epoch ms, in the order told): a clock-aligned window's span. */
+  resetsTold: number[];
   /** Windows in which the client fell behind the plan rate. */
   behind: number;
   last: PacedWindow | undefined;
@@ -159,6 +161,7 @@ export async function pacedWindows(
     rateLimited: 0,
     acceptedPerWindow: [],
     resetValuesPerWindow: [],
+    resetsTold: [],
     behind: 0,
     last: undefined,
     next: o.anchor,
@@ -184,6 +187,7 @@ export async function pacedWindows(
     if (now() - out.next > windowMs * (pace === 'spaced' ? 1.1 : 1) + guardMs) out.behind++;
     out.acceptedPerWindow.push(w.accepted);
     out.resetValuesPerWindow.push(distinctResets(w.resets, w.maxRttMs));
+    out.resetsTold.push(...w.resets);
     if (o.stalled()) break;
     out.next = nextAnchor(client, w, out.next, windowMs);
   }

@@ -15,6 +15,11 @@ export interface WindowObservations {
   headerLimit: number | undefined;
   declaredWindowSeconds: number | undefined;
   resetValuesPerWindow: number[];
+  /**
+   * The span between successive resets the paced windows were told, when every one came a whole
+   * number of it after the one before: a window aligned to the clock (absent: none such).
+   */
+  toldResetSpanSeconds?: number;
   /** The intervals in agreement when the quota first came back. */
   returnRangeMs: { low: number; high: number } | null;
   /** The excess was met by a block: the quota's return after it is the block's end, not the window's. */
@@ -85,6 +90,15 @@ function windowSeconds(o: WindowObservations, evidence: string[]): number | null
     fits = o.plan.seconds;
     evidence.push(
       `the paced windows were each admitted ${o.plan.limit}, a window apart: the return came later than the window by the answers' latency`,
+    );
+  }
+  // A window aligned to the clock began before the burst's first request: its return came sooner
+  // than a whole window after it, and the told resets say how long the window is.
+  const span = o.toldResetSpanSeconds;
+  if (fits === undefined && span !== undefined && high <= span * 1000 + HEADER_GRANULARITY_MS) {
+    fits = span;
+    evidence.push(
+      `the told resets came ${span} s apart, window after window: a window of ${span} s aligned to the clock, begun before the burst's first request`,
     );
   }
   const seconds = fits ?? round(high / 1000, 2);

@@ -146,6 +146,10 @@ function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
     report.evidence.push(report.block ? blockEvidence(report.block) : evidence);
   }
   report.refusalStatus = refusalStatusOf(m.refusedWith);
+  if (m.underBlock)
+    report.evidence.push(
+      `after the block, ${m.recovery.probes > 1 ? 'its bucket spent but for one request, ' : ''}${m.paced.acceptedPerWindow.join(' and ')} admitted in ${m.paced.acceptedPerWindow.length} windows spaced at the plan rate, none refused: ${round2(1000 / m.underBlock.intervalMs)}/s kept; a faster rate was not sought, at the cost of another block`,
+    );
   if (m.limitsTold.length > 1)
     report.evidence.push(
       `the headers told limits of ${m.limitsTold.join(' and ')}: several windows at once, an answer telling one or another`,
@@ -158,6 +162,20 @@ function limiter(m: Measured, setup: ProbeSetup): CapacityReport['limiter'] {
   // Refusals for too many in flight, and no rate's: the concurrency limit is the limiter.
   if (report.type === 'unknown' && ramp.maxInFlight !== null) report.type = 'concurrency';
   return report;
+}
+
+/**
+ * The span of a window aligned to the clock, from the resets told (whole seconds): the smallest gap
+ * between two distinct ones, when every gap is a whole number of it. A window that begins at a key's
+ * first request tells gaps of a window and the idle time between, which share no such span.
+ */
+export function toldResetSpan(resetsMs: readonly number[]): { toldResetSpanSeconds?: number } {
+  const told = [...new Set(resetsMs.map((ms) => Math.round(ms / 1000)))].sort((a, b) => a - b);
+  const gaps = told.slice(1).map((s, i) => s - (told[i] as number));
+  if (gaps.length === 0) return {};
+  const span = Math.min(...gaps);
+  if (span < 1) return {};
+  return gaps.every((g) => g % span === 0) ? { toldResetSpanSeconds: span } : {};
 }
 
 /** The status most of the limiter's refusals came with; null when it refused nothing. */
@@ -196,12 +214,13 @@ function inferred(m: Measured, setup: ProbeSetup) {
     declaredWindowSeconds: answers.find((a) => a?.rateLimit.windowSeconds !== undefined)?.rateLimit
       .windowSeconds,
     resetValuesPerWindow: m.paced.resetValuesPerWindow,
+    ...toldResetSpan(m.paced.resetsTold),
     headerDialect: dialect,
     resetSemantics: dialect !== 'none' && m.resetDialects.has(dialect) ? RESET_SEMANTICS[dialect] : 'none',
     search: released || (m.search ? searchSummary(m.search) : undefined),
     estimate: queued
       ? { intervalMs: queued.intervalMs, burst: 0 }
-      : (m.search?.candidates.estimate() ?? null),
+      : (m.underBlock ?? m.search?.candidates.estimate() ?? null),
     returnRangeMs: m.returnRangeMs,
     blocked: m.block?.block !== undefined,
     returnSlackMs: 2 * recoveryStepMs(setup.timeScale),

@@ -66,8 +66,12 @@ function resetReasons(r: CapacityReport, tolerance: number): string[] {
 }
 
 function rateReasons(r: CapacityReport): string[] {
-  const interval = r.limiter.rateSearch?.intervalMs;
   const planIntervalMs = (r.window.seconds * 1000) / r.window.limit;
+  const sustained = r.limiter.sustainedPerSecond;
+  // Measured without a search (a rate kept after a block): no slower than the plan's, or said so.
+  const interval =
+    r.limiter.rateSearch?.intervalMs ??
+    (sustained ? { low: 1000 / sustained, high: 1000 / sustained } : undefined);
   if (!interval) return ['the sustained rate was not measured'];
   if (interval.low <= planIntervalMs * (1 + RATE_TOLERANCE)) return [];
   const perSecond = Math.round((1000 / interval.low) * 1000) / 1000;
