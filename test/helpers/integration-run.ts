@@ -135,6 +135,8 @@ export async function runListAgainst(
     contract?: Contract;
     /** A simulated target's transport (test/helpers/simulated.ts); default a real socket to `url`. */
     transport?: Transport;
+    /** `--refusal-status`: statuses the target refuses with besides 429. */
+    refusalStatuses?: number[];
   },
 ): Promise<RunResult> {
   specOnce ??= loadSpec();
@@ -158,6 +160,7 @@ export async function runListAgainst(
     limiter: o.limiter,
     maxInFlight: o.maxInFlight,
     contract: o.contract,
+    refusalStatuses: o.refusalStatuses,
     spec: 'built in',
     transport: o.transport,
   });

@@ -54,6 +54,8 @@ export interface LimitReqModel {
   perSecond: number;
   burst?: number;
   nodelay?: boolean;
+  /** `limit_req_status`: 429 here by default; 503 is nginx's own default, with `limit_req_status` left out. */
+  status?: number;
 }
 
 /**
@@ -77,10 +79,11 @@ export function limitReq(upstream: Transport, model: LimitReqModel): Transport {
       const ms = Math.max(0, now - last);
       next = Math.max(0, excess - Math.trunc((rate * ms) / 1000) + 1000);
       if (next > burst) {
+        const status = model.status ?? 429;
         return {
-          status: 429,
+          status,
           headers: { 'content-type': 'text/html', server: 'nginx' },
-          text: '<html><head><title>429 Too Many Requests</title></head></html>',
+          text: `<html><head><title>${status} ${status === 429 ? 'Too Many Requests' : 'Service Temporarily Unavailable'}</title></head></html>`,
         };
       }
       if (ms > 0) last = now;
