@@ -46,7 +46,7 @@ const refusing403: ServerOptions = {
   refusalStatus: 403,
   refusalRetryAfter: false,
 };
-const moving = (headerDialect: 'none'): ServerOptions => ({
+const moving = (headerDialect: 'seed' | 'none'): ServerOptions => ({
   plans: { ...DEFAULT_PLANS, free: { name: 'free', windows: MOVING } },
   limiter: 'sliding',
   longerWindows: 'sliding',
@@ -79,6 +79,16 @@ beforeAll(async () => {
   runs.set(
     'moving',
     await through(moving('none'), undefined, { workload: paced, windows: MOVING, enforce: true }),
+  );
+  // Told the reset of the whole quota, a sliding log's return one by one is the client's to know.
+  runs.set(
+    'moving-told',
+    await through(moving('seed'), undefined, {
+      workload: paced,
+      windows: MOVING,
+      enforce: true,
+      limiter: 'sliding-window',
+    }),
   );
 }, 120_000);
 
@@ -135,6 +145,12 @@ describe('a limiter refusing with 403, Remaining 0 and no Retry-After (10 per 10
 });
 
 describe('two moving windows at once: 10 per 10 s and 20 per 30 s', () => {
+  it("paced with --limiter sliding-window, told the whole quota's reset: the slots used as they come back", () => {
+    const r = get('moving-told');
+    expect(r.compliance.rateLimited, rateFigures(r)).toBe(0);
+    expect(r.compliance.quotaUtilization, rateFigures(r)).toBeGreaterThanOrEqual(0.95);
+  });
+
   it('paced, told nothing: at least 95% of what both windows admit (2/3 a second), no refusal', () => {
     const r = get('moving');
     expect(r.compliance.rateLimited, rateFigures(r)).toBe(0);
