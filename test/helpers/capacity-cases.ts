@@ -69,6 +69,8 @@ export async function probeSimulated(
   timeScale = 1,
   limiter: (upstream: Transport) => Transport = (upstream) => upstream,
   maxWaitMs?: number,
+  /** `--refusal-status`: statuses the target refuses with besides 429. */
+  refusalStatuses?: number[],
 ): Promise<ProbeRun> {
   const spec = await loadSpec();
   const target = await simulatedServer(server);
@@ -84,6 +86,7 @@ export async function probeSimulated(
         windows: 2,
         operations: spec.operations,
         spec: 'built in',
+        refusalStatuses,
         log: (_plan, line) => log.push(line),
       });
       expectModelHolds(reports[0] as CapacityReport);

@@ -247,6 +247,41 @@ describe('Recorder', () => {
   });
 });
 
+describe('Recorder and the refusals of a limiter that says no in other words', () => {
+  it('counts every refusal as rate limited, by status; a bare 503 apart; a bare 403 after admissions apart', () => {
+    const recorder = new Recorder({ startedAt: T0, windows: FREE_WINDOWS });
+    const at = (
+      ms: number,
+      status: number,
+      headers: Record<string, string | undefined> = {},
+      keyLabel = 'free',
+    ) =>
+      recorder.record(
+        makeAttempt(listPets, {
+          keyLabel,
+          status,
+          sentAt: T0 + ms,
+          headers: { ...okHeaders(T0 + ms + 10), ...headers },
+          json: status >= 400 ? errorBody(status) : [],
+        }),
+      );
+    at(0, 403); // the key's first answer: an authorization failure, nothing admitted before it
+    at(100, 200);
+    at(200, 429, { 'retry-after': '1' });
+    at(300, 503, { 'retry-after': '1' });
+    at(400, 503, { 'x-ratelimit-remaining': '2' });
+    at(500, 403, { 'x-ratelimit-remaining': '0' });
+    at(600, 403);
+    at(700, 403, {}, 'pro'); // another key, never admitted: no limiter's refusal to suspect
+    const o = recorder.overall;
+    expect(o.rateLimited).toBe(3);
+    expect(o.refusals).toEqual({ 403: 1, 429: 1, 503: 1 });
+    expect(o.unexplained).toBe(1);
+    expect(recorder.forbiddenAfterAdmitted).toBe(1);
+    expect(o.statuses).toEqual({ 200: 1, 403: 4, 429: 1, 503: 2 });
+  });
+});
+
 describe('Recorder and deferred verdicts', () => {
   /** A window of 5 with 3 left, then a 429 in it that nothing in between explains. */
   function early429(recorder: Recorder, body: unknown = { nope: true }): void {
