@@ -114,11 +114,9 @@ export async function rampFromRest(
       continue;
     }
     // A refusal answered while an admitted request of its burst was still in flight, and while the
-    // window, when Remaining tells it, still had room. A refusal that tells its own quota spent
-    // (Remaining 0) is that quota's: limiters enforcing two windows at once, each writing its own
-    // headers, tell the longer window's room on admitted answers and the shorter's on its refusal.
-    // One that tells a wait (Retry-After) is a rate's: the waves after it would be sent once the
-    // wait is over, when a window or a bucket has come back, and would prove nothing.
+    // window, when Remaining tells it, still had room. One telling its own quota spent (Remaining 0)
+    // is that quota's (two windows at once each write their headers: the longer's room on admitted
+    // answers, the shorter's on its refusal); one telling a wait (Retry-After), a rate's.
     const inFlight =
       refused.some((r) => ok.some((a) => a.receivedAt > r.receivedAt)) &&
       (left === undefined || left > 0) &&
