@@ -12,12 +12,13 @@ import { EXCESS_BOUND, type Family, type Pace, recoveryStepMs, windowGuardMs } f
 import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from '../probe-client.ts';
 import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy, stallReason } from './block.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
-import { longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
+import { longerFromRest, longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
 import { defaultMaxWaitMs } from './max-wait.ts';
 import type { PhasesMeasured } from './measured.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
 import { announced, probeRecovery, type Recovery, returnedLimit } from './recovery.ts';
+import { rateUnderBlock, type UnderBlockProbe } from './under-block.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
@@ -145,6 +146,17 @@ export class MeasurePhases {
       log: this.o.log,
       signal: this.o.signal,
     });
+  }
+
+  private underBlockProbe(): UnderBlockProbe {
+    return {
+      client: this.client,
+      windowMs: this.windowMs,
+      stalled: this.stalled,
+      signal: this.o.signal,
+      paced: (anchor, pace, firstIndex, infeasible, first) =>
+        this.paced(anchor, pace, firstIndex, infeasible, first),
+    };
   }
 
   /** The plan-rate windows from `anchor`, unless the plan rate cannot be kept (`infeasible`). */
@@ -314,84 +326,45 @@ export class MeasurePhases {
     const block = await this.blockAfter(exhausted);
     if (block?.block) {
       const under = { look, exhausted, exhaustMs, block, slowDown, ramp, infeasible };
-      return this.rateUnderBlock(under);
+      return rateUnderBlock(this.underBlockProbe(), under);
     }
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
     client.shots = undefined;
+    const { longer, wholeAt } = await this.longerAfterModel(model.family);
     const anchor = pacedAnchorAfterModel(model, {
-      earliest: Math.max(now(), client.pauseUntil),
+      earliest: Math.max(now(), client.pauseUntil, wholeAt),
       windowMs: this.windowMs,
       guardMs: this.guardMs,
     });
     const pace = model.family === 'spacing' ? 'spaced' : 'spread';
     const paced = await this.paced(anchor, pace, model.recovery.nextIndex, infeasible);
     const dailyAnchor = Math.max(paced.next, now());
-    return { look, paced, exhausted, exhaustMs, ...model, dailyAnchor, slowDown, ramp, infeasible, block };
+    const measured = { look, paced, exhausted, exhaustMs, ...model, dailyAnchor, slowDown, ramp, infeasible };
+    return { ...measured, block, longer };
   }
 
   /**
-   * A limiter that blocks the key at its first excess: its return after an excess is hidden behind
-   * the block, and measuring it would cost another block. Its rate is measured short of the next
-   * one instead, from the first request after the block. A bucket (its told reset moved with each
-   * request of the burst) is spent but for one request first, so that the plan-rate windows spaced
-   * after it live on its refill alone (one request of credit: 5% over two windows of 10). A window,
-   * or a limiter that tells nothing, is paced from that first request as the plan says: a window
-   * spent at once would refuse the next request and block again. Admitted whole, the windows are a
-   * rate kept for ever, reported beside the block; a refusal among them says it is slower, and
-   * nothing is claimed.
+   * A window whose plan has longer windows within reach: the burst and its return spent them too,
+   * and the plan-rate windows would meet their refusal (a wait longer than the window). They are
+   * measured as the window-first order measures them, and the paced windows begin once whole again.
    */
-  private async rateUnderBlock(o: {
-    look: Look;
-    exhausted: Exhausted;
-    exhaustMs: number;
-    block: BlockProbe;
-    slowDown: SlowDownWatch;
-    ramp: Ramp;
-    infeasible: string | undefined;
-  }): Promise<PhasesMeasured> {
-    const client = this.client;
-    client.quietBackoff = 'window';
-    client.shots = undefined;
-    const resets = new Set(o.exhausted.samples.flatMap((s) => (s.reset === null ? [] : [s.reset])));
-    const told: Family = resets.size === 0 ? 'unknown' : resets.size > 1 ? 'spacing' : 'window';
-    let index = o.exhausted.sent + 2;
-    await sleepUntil(client.pauseUntil + 1, this.o.signal);
-    const first = this.o.signal?.aborted || this.stalled() ? undefined : await client.request(index++);
-    const back = first && admitted(first) ? first : undefined;
-    const spend = back && told === 'spacing' ? Math.max(0, o.exhausted.accepted - 2) : 0;
-    const spent = await Promise.all(Array.from({ length: spend }, () => client.request(index++)));
-    const whole = back !== undefined && spent.every((r) => admitted(r));
-    const refusedAgain = 'the key was refused again after its block';
-    const paced =
-      back && spend === 0
-        ? await this.paced(back.sentAt, 'spaced', index, o.infeasible, back)
-        : await this.paced(now(), 'spaced', index, whole ? o.infeasible : refusedAgain);
-    const admittedPaced = paced.acceptedPerWindow.reduce((a, b) => a + b, 0);
-    const kept = whole && paced.rateLimited === 0 && admittedPaced > 0;
-    const spanMs = paced.acceptedPerWindow.length * this.windowMs;
-    const recovery: Recovery = {
-      ...announced(o.exhausted),
-      probes: (first ? 1 : 0) + spend,
-      back,
-      atOnce: null,
-      remainingAfterTenth: null,
-      wholeAgainAt: 0,
-      nextIndex: index + paced.sent,
-    };
-    return {
-      ...o,
-      paced,
-      recovery,
-      family: kept ? told : 'unknown',
-      atOnceFrom: 'counted',
-      search: undefined,
-      returnRangeMs: null,
-      dailyAnchor: Math.max(paced.next, now()),
-      ...(kept
-        ? { underBlock: { intervalMs: spanMs / admittedPaced, burst: o.exhausted.accepted - 1 } }
-        : {}),
-    };
+  private async longerAfterModel(family: Family) {
+    const windows = this.o.windows ?? 2;
+    const reach =
+      family === 'window' && !this.stalled()
+        ? windowsWithinReach(this.o.plan, this.window, windows * this.window.limit, this.maxWaitMs)
+        : [];
+    const { guardMs, maxWaitMs } = this;
+    const short = this.window;
+    return longerFromRest(this.client, {
+      short,
+      guardMs,
+      reach,
+      maxWaitMs,
+      log: this.o.log,
+      signal: this.o.signal,
+    });
   }
 
   /**
