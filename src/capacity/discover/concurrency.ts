@@ -64,20 +64,8 @@ export async function rampFromRest(
     observe?: (r: ProbeReply) => boolean;
   },
 ): Promise<Ramp> {
-  const out = noBurst();
-  take(out, o.first);
-  const ramp: Ramp = {
-    exhausted: out,
-    maxInFlight: null,
-    queue: null,
-    releaseIntervalMs: null,
-    lastReleaseAt: o.first.receivedAt,
-    concurrencyRefused: 0,
-    latencyMs: latency(o.first),
-    evidence: [],
-    nextIndex: o.first.index + 1,
-    halted: o.observe?.(o.first) ?? false,
-  };
+  const ramp = rampFrom(o.first, o.observe);
+  const out = ramp.exhausted;
   const most = Math.min(MAX_AT_ONCE, o.limit + 1);
   let overlapped = true;
   /** The largest burst admitted whole. */
@@ -132,6 +120,24 @@ export async function rampFromRest(
   }
   noteOverlap(ramp, overlapped, largest);
   return ramp;
+}
+
+/** The ramp as its first answer leaves it. */
+function rampFrom(first: ProbeReply, observe?: (r: ProbeReply) => boolean): Ramp {
+  const exhausted = noBurst();
+  take(exhausted, first);
+  return {
+    exhausted,
+    maxInFlight: null,
+    queue: null,
+    releaseIntervalMs: null,
+    lastReleaseAt: first.receivedAt,
+    concurrencyRefused: 0,
+    latencyMs: latency(first),
+    evidence: [],
+    nextIndex: first.index + 1,
+    halted: observe?.(first) ?? false,
+  };
 }
 
 /** Whether the bursts could have told a concurrency limit at all, and if so how far none was found. */

@@ -2,9 +2,12 @@ import type { Plan, RateWindow } from '../../api/plans.ts';
 import { now, sleepUntil } from '../../client/clock.ts';
 import type { CapacityReport, LimiterWindow } from '../../result/capacity-types.ts';
 import { exhaustWindow } from '../discover/exhaust.ts';
-import { EXCESS_BOUND, HEADER_GRANULARITY_MS } from '../model.ts';
+import { EXCESS_BOUND } from '../model.ts';
 import { admitted, type ProbeClient, type ProbeReply } from '../probe-client.ts';
 import { longerThanWindow } from './block.ts';
+import { type FirstRound, type LongerMeasure, notMeasured, returnOf } from './longer-return.ts';
+
+export type { LongerMeasure } from './longer-return.ts';
 
 /**
  * A plan's windows longer than the one the phases measured (10 per 10 s beside 20 per 30 s; a
@@ -15,18 +18,6 @@ import { longerThanWindow } from './block.ts';
  * first of them, its length. A window that cannot be filled so (a day of 1000 beside 60 a minute) binds
  * only a client that keeps at it for hours: `--daily` walks it.
  */
-
-/** What the longer-window phase measured (or why it measured nothing). */
-export interface LongerMeasure {
-  limit: number | null;
-  seconds: number | null;
-  /** The count came back at once at the told instant (a Reset equal to the Retry-After). */
-  wholeAtOnce: boolean;
-  measured: boolean;
-  evidence: string;
-}
-
-const tenths = (ms: number) => Math.round(ms / 100) / 10;
 
 /**
  * The plan's longer windows the phases' requests could fill (the paced ones, and the burst to come):
@@ -62,13 +53,19 @@ export interface SpendLongerOptions {
   /** The windows within reach (windowsWithinReach): never more is spent than the largest limit, and a window. */
   reach: readonly RateWindow[];
   maxWaitMs: number;
+  /**
+   * Spend half the short window first, then wait it out: at the longer window's return a moving
+   * window gives back that half alone, a fixed one its whole count (longer-return.ts counts which).
+   * Only where nothing was spent since `freshAt`: a whole first round would be all that returns first.
+   */
+  halfFirst?: boolean;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
 
 /**
  * Spends the shorter window at each of its returns until a refusal is the longer window's, then
- * waits out its told return (within --max-wait) and sends one request: admitted, it is measured.
+ * waits out its told return (within --max-wait) and counts what came back: admitted, it is measured.
  */
 export async function spendLonger(
   client: ProbeClient,
@@ -83,19 +80,43 @@ export async function spendLonger(
   o.log?.(
     `the longer window is measured: the ${o.short.seconds} s window spent at each of its returns until a 429 is the longer window's`,
   );
+  const firstRound = o.halfFirst ? await halfRound(client, o) : undefined;
+  const back = { ...o, freshAt, firstRound };
   if (longerThanWindow(client.pauseUntil - now(), shortMs, o.guardMs))
-    return returnOf(client, counted(), undefined, { ...o, freshAt });
+    return returnOf(client, counted(), undefined, back);
   for (let round = 1; !o.signal?.aborted && counted() <= most + o.short.limit && now() < deadline; round++) {
     await sleepUntil(Math.max(now(), client.pauseUntil + 1), o.signal);
     const burst = await exhaustWindow(client, o.short.limit, o.signal);
     if (burst.sent === 0) break;
     const refusal = burst.refusal;
-    if (refusal && longerRefusal(refusal, client.pauseUntil - now(), round > 1 ? burst.accepted : null, o))
-      return returnOf(client, counted(), refusal, { ...o, freshAt });
+    // After the half round the short window was waited out: the first whole round is fresh too.
+    const fresh = round > 1 || firstRound !== undefined;
+    if (refusal && longerRefusal(refusal, client.pauseUntil - now(), fresh ? burst.accepted : null, o))
+      return returnOf(client, counted(), refusal, back);
   }
   return notMeasured(
     `no 429 was a longer window's after ${counted()} admitted: no longer window binds within reach`,
   );
+}
+
+/**
+ * Half the short window, one request after another from the fresh moment, then the short window
+ * waited out: what the longer window's return is counted against. Undefined when it could not be
+ * sent whole (a refusal already: the return is then read as without it).
+ */
+async function halfRound(client: ProbeClient, o: SpendLongerOptions): Promise<FirstRound | undefined> {
+  const count = Math.floor(o.short.limit / 2);
+  if (count < 1) return undefined;
+  await sleepUntil(Math.max(now(), o.freshAt ?? 0, client.pauseUntil + 1), o.signal);
+  let startedAt: number | undefined;
+  for (let i = 0; i < count && !o.signal?.aborted; i++) {
+    const r = await client.request(0);
+    startedAt ??= r.sentAt;
+    if (!admitted(r)) return undefined;
+  }
+  if (startedAt === undefined) return undefined;
+  await sleepUntil(startedAt + o.short.seconds * 1000 + o.guardMs, o.signal);
+  return { count, nextAt: now() };
 }
 
 /**
@@ -112,49 +133,6 @@ function longerRefusal(
   if (longerThanWindow(waitMs, o.short.seconds * 1000, o.guardMs)) return true;
   if (r.rateLimit.limit !== undefined) return r.rateLimit.limit > o.short.limit;
   return accepted !== null && accepted < o.short.limit;
-}
-
-const notMeasured = (evidence: string): LongerMeasure => ({
-  limit: null,
-  seconds: null,
-  wholeAtOnce: false,
-  measured: false,
-  evidence,
-});
-
-/** The longer window's refusal: its wait waited out, then one request to see the count back. */
-async function returnOf(
-  client: ProbeClient,
-  limit: number,
-  refusal: ProbeReply | undefined,
-  o: SpendLongerOptions & { freshAt: number },
-): Promise<LongerMeasure> {
-  const told = client.pauseUntil;
-  const wait = told - now();
-  if (wait > o.maxWaitMs)
-    return {
-      ...notMeasured(
-        `${limit} admitted, then a 429 told a wait of ${tenths(wait)} s, longer than --max-wait (${tenths(o.maxWaitMs)} s): not waited out`,
-      ),
-      limit,
-    };
-  o.log?.(`${limit} admitted, then a 429 told a wait of ${tenths(wait)} s: waited out`);
-  await sleepUntil(told + 1, o.signal);
-  const back = await client.request(0);
-  const seconds = tenths(back.sentAt - o.freshAt);
-  if (!admitted(back))
-    return {
-      ...notMeasured(`${limit} admitted, then refused again after the told wait of ${tenths(wait)} s`),
-      limit,
-    };
-  const reset = refusal?.rateLimit.reset;
-  return {
-    limit,
-    seconds,
-    wholeAtOnce: reset !== undefined && Math.abs(reset * 1000 - told) <= HEADER_GRANULARITY_MS,
-    measured: true,
-    evidence: `${limit} admitted from a moment it held nothing until a 429 told a wait of ${tenths(wait)} s; admitted again then, ${seconds} s after the first of them: a window of ${limit} per ${seconds} s`,
-  };
 }
 
 /**
@@ -215,7 +193,7 @@ function longerEntry(
     return {
       limit: mine.limit ?? w.limit,
       seconds: mine.seconds,
-      type: mine.wholeAtOnce ? 'fixed-window' : 'unknown',
+      type: mine.type,
       measured: true,
       evidence: mine.evidence,
     };
@@ -243,4 +221,27 @@ export function windowReasons(windows: readonly LimiterWindow[], plan: Plan, sho
       );
   });
   return reasons;
+}
+
+/**
+ * The model-first order: the burst from rest and its return spent the longer windows before anything
+ * knew of them, and left them a remainder no rate can be read from. Each is measured from a moment
+ * it holds nothing again (half a short window first, so that its return tells moving from fixed);
+ * `wholeAt`: when what this spent has left it again, the earliest the plan-rate windows may begin.
+ */
+export async function longerFromRest(
+  client: ProbeClient,
+  o: Omit<SpendLongerOptions, 'freshAt' | 'halfFirst'>,
+): Promise<{ longer: LongerMeasure | undefined; wholeAt: number }> {
+  if (o.reach.length === 0 || o.signal?.aborted) return { longer: undefined, wholeAt: 0 };
+  const longestMs = Math.max(...o.reach.map((w) => w.seconds * 1000));
+  const wholeAfter = () =>
+    client.history.reduce((last, s) => (s.admitted ? Math.max(last, s.at) : last), 0) + longestMs + o.guardMs;
+  const freshAt = Math.max(wholeAfter(), client.pauseUntil + 1);
+  o.log?.(
+    `the plan's ${Math.round(longestMs / 100) / 10} s window counted the burst and its return: it is measured once they have left it`,
+  );
+  await sleepUntil(freshAt, o.signal);
+  const longer = await spendLonger(client, { ...o, freshAt, halfFirst: true });
+  return { longer, wholeAt: wholeAfter() };
 }

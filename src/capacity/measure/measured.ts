@@ -43,7 +43,7 @@ export interface PhasesMeasured {
    * were admitted at after the block, and its burst from rest (model-first only).
    */
   underBlock?: { intervalMs: number; burst: number };
-  /** A longer window of the plan, spent after the shorter one's return (window-first only). */
+  /** A longer window of the plan, spent after the shorter one's return (either order). */
   longer?: LongerMeasure;
 }
 

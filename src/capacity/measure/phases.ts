@@ -12,13 +12,13 @@ import { EXCESS_BOUND, type Family, type Pace, recoveryStepMs, windowGuardMs } f
 import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from '../probe-client.ts';
 import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy, stallReason } from './block.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
-import { longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
+import { longerFromRest, longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
 import { defaultMaxWaitMs } from './max-wait.ts';
 import type { PhasesMeasured } from './measured.ts';
 import { probeModelReturn, searchRateAfter } from './model-return.ts';
 import { type PacedPhase, pacedAnchorAfterModel, pacedWindows, windowEnd } from './paced-window.ts';
 import { announced, probeRecovery, type Recovery, returnedLimit } from './recovery.ts';
-import { type BlockedPhases, rateUnderBlock } from './under-block.ts';
+import { rateUnderBlock, type UnderBlockProbe } from './under-block.ts';
 
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
@@ -146,6 +146,17 @@ export class MeasurePhases {
       log: this.o.log,
       signal: this.o.signal,
     });
+  }
+
+  private underBlockProbe(): UnderBlockProbe {
+    return {
+      client: this.client,
+      windowMs: this.windowMs,
+      stalled: this.stalled,
+      signal: this.o.signal,
+      paced: (anchor, pace, firstIndex, infeasible, first) =>
+        this.paced(anchor, pace, firstIndex, infeasible, first),
+    };
   }
 
   /** The plan-rate windows from `anchor`, unless the plan rate cannot be kept (`infeasible`). */
@@ -315,20 +326,45 @@ export class MeasurePhases {
     const block = await this.blockAfter(exhausted);
     if (block?.block) {
       const under = { look, exhausted, exhaustMs, block, slowDown, ramp, infeasible };
-      return rateUnderBlock(this.blockedPhases(), under);
+      return rateUnderBlock(this.underBlockProbe(), under);
     }
     const model = await probeModelReturn(client, exhausted, this.modelOptions());
     client.quietBackoff = 'window';
     client.shots = undefined;
+    const { longer, wholeAt } = await this.longerAfterModel(model.family);
     const anchor = pacedAnchorAfterModel(model, {
-      earliest: Math.max(now(), client.pauseUntil),
+      earliest: Math.max(now(), client.pauseUntil, wholeAt),
       windowMs: this.windowMs,
       guardMs: this.guardMs,
     });
     const pace = model.family === 'spacing' ? 'spaced' : 'spread';
     const paced = await this.paced(anchor, pace, model.recovery.nextIndex, infeasible);
     const dailyAnchor = Math.max(paced.next, now());
-    return { look, paced, exhausted, exhaustMs, ...model, dailyAnchor, slowDown, ramp, infeasible, block };
+    const measured = { look, paced, exhausted, exhaustMs, ...model, dailyAnchor, slowDown, ramp, infeasible };
+    return { ...measured, block, longer };
+  }
+
+  /**
+   * A window whose plan has longer windows within reach: the burst and its return spent them too,
+   * and the plan-rate windows would meet their refusal (a wait longer than the window). They are
+   * measured as the window-first order measures them, and the paced windows begin once whole again.
+   */
+  private async longerAfterModel(family: Family) {
+    const windows = this.o.windows ?? 2;
+    const reach =
+      family === 'window' && !this.stalled()
+        ? windowsWithinReach(this.o.plan, this.window, windows * this.window.limit, this.maxWaitMs)
+        : [];
+    const { guardMs, maxWaitMs } = this;
+    const short = this.window;
+    return longerFromRest(this.client, {
+      short,
+      guardMs,
+      reach,
+      maxWaitMs,
+      log: this.o.log,
+      signal: this.o.signal,
+    });
   }
 
   /**
@@ -392,18 +428,6 @@ export class MeasurePhases {
     });
     this.o.log?.(line);
     return infeasible;
-  }
-
-  /** What the rate under a block is measured with: the key's client, and its paced windows. */
-  private blockedPhases(): BlockedPhases {
-    return {
-      client: this.client,
-      windowMs: this.windowMs,
-      stalled: this.stalled,
-      paced: (anchor, pace, firstIndex, infeasible, first) =>
-        this.paced(anchor, pace, firstIndex, infeasible, first),
-      signal: this.o.signal,
-    };
   }
 
   private modelOptions() {

@@ -10,19 +10,19 @@ import type { PhasesMeasured } from './measured.ts';
 import type { PacedPhase } from './paced-window.ts';
 import { announced, type Recovery } from './recovery.ts';
 
-/** What the rate under a block is measured with: the key's client and its plan-rate windows. */
-export interface BlockedPhases {
+/** What the rate under a block needs of the phases (phases.ts): the key's client and its pacing. */
+export interface UnderBlockProbe {
   client: ProbeClient;
   windowMs: number;
   stalled: () => boolean;
-  paced(
+  signal: AbortSignal | undefined;
+  paced: (
     anchor: number,
     pace: Pace,
     firstIndex: number,
     infeasible: string | undefined,
     first?: ProbeReply,
-  ): Promise<PacedPhase>;
-  signal?: AbortSignal | undefined;
+  ) => Promise<PacedPhase>;
 }
 
 /**
@@ -37,7 +37,7 @@ export interface BlockedPhases {
  * nothing is claimed.
  */
 export async function rateUnderBlock(
-  phases: BlockedPhases,
+  probe: UnderBlockProbe,
   o: {
     look: Look;
     exhausted: Exhausted;
@@ -48,14 +48,14 @@ export async function rateUnderBlock(
     infeasible: string | undefined;
   },
 ): Promise<PhasesMeasured> {
-  const client = phases.client;
+  const client = probe.client;
   client.quietBackoff = 'window';
   client.shots = undefined;
   const resets = new Set(o.exhausted.samples.flatMap((s) => (s.reset === null ? [] : [s.reset])));
   const told: Family = resets.size === 0 ? 'unknown' : resets.size > 1 ? 'spacing' : 'window';
   let index = o.exhausted.sent + 2;
-  await sleepUntil(client.pauseUntil + 1, phases.signal);
-  const first = phases.signal?.aborted || phases.stalled() ? undefined : await client.request(index++);
+  await sleepUntil(client.pauseUntil + 1, probe.signal);
+  const first = probe.signal?.aborted || probe.stalled() ? undefined : await client.request(index++);
   const back = first && admitted(first) ? first : undefined;
   const spend = back && told === 'spacing' ? Math.max(0, o.exhausted.accepted - 2) : 0;
   const spent = await Promise.all(Array.from({ length: spend }, () => client.request(index++)));
@@ -63,11 +63,11 @@ export async function rateUnderBlock(
   const refusedAgain = 'the key was refused again after its block';
   const paced =
     back && spend === 0
-      ? await phases.paced(back.sentAt, 'spaced', index, o.infeasible, back)
-      : await phases.paced(now(), 'spaced', index, whole ? o.infeasible : refusedAgain);
+      ? await probe.paced(back.sentAt, 'spaced', index, o.infeasible, back)
+      : await probe.paced(now(), 'spaced', index, whole ? o.infeasible : refusedAgain);
   const admittedPaced = paced.acceptedPerWindow.reduce((a, b) => a + b, 0);
   const kept = whole && paced.rateLimited === 0 && admittedPaced > 0;
-  const spanMs = paced.acceptedPerWindow.length * phases.windowMs;
+  const spanMs = paced.acceptedPerWindow.length * probe.windowMs;
   const recovery: Recovery = {
     ...announced(o.exhausted),
     probes: (first ? 1 : 0) + spend,
