@@ -1,5 +1,5 @@
 import { formatInstant } from '../api/duration.ts';
-import { mostAdmitted } from '../api/plan-admits.ts';
+import { bindingRate } from '../api/plan-admits.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';

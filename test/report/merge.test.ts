@@ -216,8 +216,8 @@ describe('mergeResults', () => {
       rateLimited: all.overall.rateLimited,
       violations: results.reduce((n, r) => n + r.compliance.violations, 0),
     });
-    // 21 s covered, shorter than the free plan's minute: the minute admits its 60 over it.
-    expect(merged.compliance.quotaUtilization).toBeCloseTo(admitted / 60, 9);
+    // 21 s covered at the free plan's 1/s: 21 intervals, and the request at the start.
+    expect(merged.compliance.quotaUtilization).toBeCloseTo(admitted / 22, 9);
     expect(merged.compliance.violationSamples.length).toBeLessThanOrEqual(5);
   });
 

@@ -121,11 +121,11 @@ describe('buildResult', () => {
       rateLimited: 1,
       retries: 1,
       violations: 1,
-      // 9 admitted (8 listPets, 1 getPetById) over 10 s: the free plan's minute admits its 60 over
-      // a span shorter than itself.
+      // 9 admitted (8 listPets, 1 getPetById) over 10 s at the free plan's 1/s: 10 intervals, and
+      // the request at the start.
       admitted: 9,
       planRate: 1,
-      quotaUtilization: 0.15,
+      quotaUtilization: 9 / 11,
     });
     expect(result.compliance.violationSamples).toEqual([
       { operation: 'getPetById', sentAt: T0 + 4500, pauseUntil: T0 + 5110 },
