@@ -121,8 +121,7 @@ function complianceLines(result: RunResult): string[] {
   // What the plan's windows, all at once, admit over the run: the shorter's rate where one window
   // binds, the longer's where it does (10 per 10 s beside 20 per 30 s: 0.67/s).
   const seconds = result.meta.durationSeconds;
-  const admits =
-    mix || seconds <= 0 ? c.planRate : mostAdmitted(result.config.windows, seconds * 1000) / seconds;
+  const admits = mix || seconds <= 0 ? c.planRate : bindingRate(result.config.windows, seconds * 1000);
   lines.push(
     `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'what the plan admits'} (${fmt(admits, 2)}/s) used; ${describeRefusals(c)}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
   );
