@@ -2,12 +2,18 @@
 export interface AnswerCounts {
   statuses: Record<string, number>;
   transportErrors: Record<string, number>;
+  /** The limiter's refusals by status (absent from results written before). */
+  refusals?: Record<string, number>;
 }
 
-/** 5xx responses and transport errors: failures of the target, not of the client's requests (4xx). */
+/**
+ * 5xx responses and transport errors: failures of the target, not of the client's requests (4xx).
+ * A limiter's refusal in a 5xx (a 503 with Retry-After) is a refusal, counted as one, not an error.
+ */
 export function errorCount(counts: AnswerCounts): number {
   let errors = 0;
-  for (const status in counts.statuses) if (Number(status) >= 500) errors += counts.statuses[status] ?? 0;
+  for (const status in counts.statuses)
+    if (Number(status) >= 500) errors += (counts.statuses[status] ?? 0) - (counts.refusals?.[status] ?? 0);
   for (const code in counts.transportErrors) errors += counts.transportErrors[code] ?? 0;
   return errors;
 }

@@ -67,6 +67,7 @@ export function mergeSummaries(parts: SummaryPart[], coveredSeconds: number): Op
     requests: 0,
     statuses: {} as Record<string, number>,
     rateLimited: 0,
+    refusals: {} as Record<string, number>,
     retries: 0,
     transportErrors: {} as Record<string, number>,
     protocols: {} as Record<string, number>,
@@ -78,6 +79,8 @@ export function mergeSummaries(parts: SummaryPart[], coveredSeconds: number): Op
     merged.requests += s.requests;
     addCounts(merged.statuses, s.statuses);
     merged.rateLimited += s.rateLimited;
+    // A part written before refusals had statuses counted its refusals as 429s.
+    addCounts(merged.refusals, s.refusals ?? (s.rateLimited > 0 ? { 429: s.rateLimited } : {}));
     merged.retries += s.retries;
     addCounts(merged.transportErrors, s.transportErrors);
     addCounts(merged.protocols, s.protocols ?? {});
@@ -94,6 +97,7 @@ export function mergeSummaries(parts: SummaryPart[], coveredSeconds: number): Op
     statuses: merged.statuses,
     rateLimited: merged.rateLimited,
     rateLimitedRate: merged.requests ? merged.rateLimited / merged.requests : 0,
+    refusals: merged.refusals,
     retries: merged.retries,
     transportErrors: merged.transportErrors,
     protocols: merged.protocols,

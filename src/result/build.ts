@@ -23,6 +23,7 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
     rate: seconds > 0 ? stats.duringWorkload / seconds : 0,
     statuses: { ...stats.statuses },
     rateLimited: stats.rateLimited,
+    refusals: { ...stats.refusals },
     rateLimitedRate: stats.requests ? stats.rateLimited / stats.requests : 0,
     retries: stats.retries,
     transportErrors: { ...stats.transportErrors },

@@ -277,9 +277,12 @@ export interface OperationSummary {
   /** Requests per second while the workload ran (setup and teardown not counted). */
   rate: number;
   statuses: Record<string, number>;
+  /** The limiter's refusals, whatever their status. */
   rateLimited: number;
   /** rateLimited / requests. */
   rateLimitedRate: number;
+  /** The limiter's refusals by status (absent from results written before). */
+  refusals?: Record<string, number>;
   retries: number;
   transportErrors: Record<string, number>;
   /** Responses by the protocol that carried them, 'HTTP/1.1' or 'HTTP/2' (absent from older results). */

@@ -180,6 +180,13 @@ describe('resultProblem', () => {
       /^\/overall\/histograms\/service must match pattern/,
     );
     expect(resultProblem(null)).toBe('(root) must be object');
+    // The limiter's refusals by status, and what was counted apart, as counts.
+    expect(resultProblem(broken('compliance.refusals.abc', 1))).toMatch(/^\/compliance\/refusals/);
+    expect(resultProblem(broken('compliance.unexplained', -1))).toBe('/compliance/unexplained must be >= 0');
+    expect(resultProblem(broken('overall.refusals.503', 0.5))).toMatch(/^\/overall\/refusals\/503/);
+    expect(resultProblem(broken('config.refusalStatuses', [200]))).toMatch(
+      /^\/config\/refusalStatuses\/0 must be >= 400/,
+    );
   });
 
   it('accepts a target with a path but no credentials', () => {
