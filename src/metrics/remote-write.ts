@@ -1,6 +1,7 @@
 import protobuf from 'protobufjs';
 import { compress } from 'snappyjs';
 import { type Dispatcher, request } from 'undici';
+import { classifyResponse } from '../api/responses.ts';
 import type { Family, MetricType } from './families.ts';
 import type { Series } from './series.ts';
 
@@ -135,7 +136,8 @@ export async function postWriteRequest(
     const said = text.trim().split('\n')[0]?.slice(0, 200);
     return {
       ok: false,
-      retry: response.statusCode === 429 || response.statusCode >= 500,
+      // Prometheus's remote-write spec: a 5xx or 429 is tried again; src/api/responses.ts says which.
+      retry: classifyResponse({ status: response.statusCode, headers: response.headers }) !== 'admitted',
       reason: `HTTP ${response.statusCode}${said ? `: ${said}` : ''}`,
     };
   } catch (error) {
