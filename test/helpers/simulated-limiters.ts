@@ -283,6 +283,8 @@ export interface AlignedWindowModel {
   windowMs: number;
   /** The status of a refusal: 403, as a well-known public API refuses. */
   status: number;
+  /** How far into its current window the clock is when the limiter starts, ms: the probe's phase. */
+  phaseMs: number;
 }
 
 /**
@@ -293,9 +295,11 @@ export interface AlignedWindowModel {
  */
 export function alignedWindow(upstream: Transport, model: AlignedWindowModel): Transport {
   const used = new Map<string, { start: number; count: number }>();
+  // The windows' boundaries as the clock's, placed so that a test's phase is its own, not the hour's.
+  const origin = Date.now() - model.phaseMs;
   return async (pool, request) => {
     const key = keyOf(request);
-    const start = Math.floor(Date.now() / model.windowMs) * model.windowMs;
+    const start = origin + Math.floor((Date.now() - origin) / model.windowMs) * model.windowMs;
     let entry = used.get(key);
     if (!entry || entry.start !== start) {
       entry = { start, count: 0 };

@@ -39,13 +39,19 @@ const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 *
 export function windowModel(o: WindowObservations, evidence: string[]) {
   const windows = o.resetValuesPerWindow.filter((n) => n > 0);
   let type: LimiterType = 'unknown';
+  // A window aligned to the clock, paced from anywhere in it, tells two resets in a paced window
+  // that straddles its boundary, a whole window apart: not a sliding window's reset moving on.
+  const span = o.toldResetSpanSeconds;
+  const aligned = span !== undefined && span >= o.plan.seconds / 2 && windows.every((n) => n <= 2);
   if (windows.length > 0) {
-    const stable = windows.every((n) => n === 1);
+    const stable = windows.every((n) => n === 1) || aligned;
     type = stable ? 'fixed-window' : 'sliding-window';
     evidence.push(
-      stable
+      windows.every((n) => n === 1)
         ? 'the announced reset stayed the same within each window'
-        : `the announced reset moved within a window (${Math.max(...windows)} different resets)`,
+        : aligned
+          ? `the announced reset moved only by whole windows of ${span} s: a fixed window aligned to the clock`
+          : `the announced reset moved within a window (${Math.max(...windows)} different resets)`,
     );
   } else evidence.push('no reset announced during the paced windows: fixed or sliding cannot be told apart');
   const limit = o.headerLimit ?? o.burstAdmitted ?? o.plan.limit;
