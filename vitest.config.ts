@@ -70,10 +70,9 @@ const TIMING_LIMITERS = [
   // between requests; the same probes against their models run in simulated time.
   'test/capacity/real-limiters.test.ts',
   // Real limiters refusing with 503 (nginx as it ships), 403 (express-rate-limit) and a block
-  // (Varnish), probed and run raw through the CLI side by side: about 30 s, mostly waiting.
+  // (Varnish), and rolling-rate-limiter's two moving windows, probed and run raw through the CLI
+  // side by side: about 40 s, mostly waiting.
   'test/capacity/refusing-limiters.test.ts',
-  // rolling-rate-limiter's two moving windows (3 s and 9 s) probed in real time: about 40 s, waiting.
-  'test/capacity/real-moving-windows.test.ts',
   // Real nginx limit_req in raw mode for 10 s and express-rate-limit's draft-8 fields for 12 s.
   'test/client/real-limiters.test.ts',
   // Real nginx limit_conn over a 300 ms upstream: 4 virtual users for 12 s learn its cap from its 429s.

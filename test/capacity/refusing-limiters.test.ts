@@ -12,16 +12,18 @@ import {
   runCli,
 } from '../helpers/integration-cli.ts';
 import { type RunningLimiter, startNginxLimitReq } from '../helpers/limiters.ts';
-import { startForbiddingRateLimit, startVarnishThrottle } from '../helpers/more-limiters.ts';
+import { startForbiddingRateLimit, startSlidingLog, startVarnishThrottle } from '../helpers/more-limiters.ts';
 
 /**
- * Real limiters that refuse in other words than 429, through the CLI as a user runs it, side by
- * side: nginx `limit_req` as it ships (no `limit_req_status`: a bare 503), express-rate-limit refusing
- * with 403 and its X-RateLimit-* fields (no Retry-After), and Varnish's vsthrottle, a token bucket
- * that blocks a key at its first excess. Each `capacity` finds the model its configuration says,
- * names the status it refused with, and its own paced check draws no refusal; each raw `run` at 3x
- * is held to a refusal a window or so. Rates are the acceptance's, twice as fast or in shorter
- * windows, so that all of it takes about a minute; the acceptance's own figures are in its note.
+ * Real limiters that refuse in other words than 429, or keep windows `capacity` misread, through the
+ * CLI as a user runs it, side by side: nginx `limit_req` as it ships (no `limit_req_status`: a bare
+ * 503), express-rate-limit refusing with 403 and its X-RateLimit-* fields (no Retry-After), Varnish's
+ * vsthrottle, a token bucket that blocks a key at its first excess, and rolling-rate-limiter's two
+ * moving windows (a 429 with Retry-After and no rate-limit header: the burst from rest spends the
+ * longer window before the probe knows of it). Each `capacity` finds the model its configuration
+ * says, names the status it refused with, and its own paced check draws no refusal; each raw `run` at
+ * 3x is held to a refusal a window or so. Rates are the acceptance's, faster or in shorter windows,
+ * so that all of it takes under a minute; the acceptance's own figures are in its note.
  */
 
 const NGINX = { rate: '120r/m', perSecond: 2, plan: [{ name: 'five-seconds', limit: 10, seconds: 5 }] };
@@ -32,6 +34,10 @@ const VARNISH = {
   blockS: 12,
   plan: [{ name: 'five-seconds', limit: 10, seconds: 5 }],
 };
+const MOVING = [
+  { name: 'short', limit: 10, seconds: 3 },
+  { name: 'long', limit: 20, seconds: 9 },
+];
 const RAW_S = 15;
 
 const work = cliWorkspace('refusing');
@@ -46,7 +52,7 @@ async function started(start: () => Promise<RunningLimiter>): Promise<RunningLim
   return l;
 }
 
-/** `run` through the CLI in raw mode at 3x the plan for RAW_S seconds, listing pets only. */
+/** `run` through the CLI in raw mode at 3x the plan for RAW_S seconds, the default scenario. */
 async function rawRun(url: string, windows: object[], dir: string) {
   const plans = join(dir, 'plans.json');
   writeFileSync(plans, JSON.stringify({ free: { windows } }));
@@ -102,6 +108,14 @@ beforeAll(async () => {
       async (l) =>
         void capacity.set('varnish', await capacityThroughCli(l.url, VARNISH.plan, work.fresh('varnish'))),
     ),
+    started(() =>
+      startSlidingLog({
+        upstream: upstream.url,
+        windows: MOVING.map((w) => ({ limit: w.limit, windowMs: w.seconds * 1000 })),
+      }),
+    ).then(
+      async (l) => void capacity.set('moving', await capacityThroughCli(l.url, MOVING, work.fresh('moving'))),
+    ),
     started(nginx).then(
       async (l) => void raw.set('nginx', await rawRun(l.url, NGINX.plan, work.fresh('nginx-raw'))),
     ),
@@ -149,6 +163,23 @@ describe('capacity through the CLI', () => {
     expect(Math.abs((r.limiter.sustainedPerSecond ?? 0) / rate - 1), why).toBeLessThanOrEqual(0.1);
     expect(r.limiter.check?.refused ?? 0, why).toBe(0);
     expect(result.compliance.rateLimited, why).toBe(1);
+  });
+});
+
+describe('capacity through the CLI: two moving windows of rolling-rate-limiter', () => {
+  it('are both measured within 10%, the longer typed sliding-window, and the paced windows draw no 429', () => {
+    const { report: r, result, why } = report('moving');
+    const [short, long] = r.limiter.windows ?? [];
+    expect(short?.limit, why).toBe(10);
+    expect(Math.abs((short?.seconds ?? 0) - 3), why).toBeLessThanOrEqual(0.3);
+    expect(long?.measured, long?.evidence).toBe(true);
+    expect(long?.limit, long?.evidence).toBe(20);
+    expect(Math.abs((long?.seconds ?? 0) - 9), long?.evidence).toBeLessThanOrEqual(0.9);
+    expect(long?.type, long?.evidence).toBe('sliding-window');
+    expect(r.rate.acceptedPerWindow, why).toEqual([10, 10]);
+    expect(r.rate.rateLimited, why).toBe(0);
+    expect(r.limiter.check?.refused ?? 0, why).toBe(0);
+    expect(result.compliance.violations).toBe(0);
   });
 });
 
