@@ -95,7 +95,7 @@ function waitedText(result: RunResult): string {
   const c = result.compliance;
   const backoff = `${fmt(c.backoffWaitMs / 1000)} s backoff`;
   if (result.config.enforce) return `waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${backoff}`;
-  return `waited ${fmt(c.pacingWaitMs / 1000)} s held after 429s (pauses, ban guard; raw mode paces no quota), ${backoff}`;
+  return `waited ${fmt(c.pacingWaitMs / 1000)} s held after refusals (pauses, ban guard; raw mode paces no quota), ${backoff}`;
 }
 
 /**

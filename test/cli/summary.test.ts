@@ -51,7 +51,7 @@ describe('the terminal summary', () => {
     const raw = formatSummary(result, 'result.json');
     expect(raw).not.toMatch(/pacing,/);
     expect(raw).toContain(
-      'waited 244 s held after 429s (pauses, ban guard; raw mode paces no quota), 1.5 s backoff',
+      'waited 244 s held after refusals (pauses, ban guard; raw mode paces no quota), 1.5 s backoff',
     );
     // Nothing learned: enforced, the line says so; raw, there is no limiter line to read as pacing.
     result.compliance.limiter = { model: 'unknown', given: false, gapMs: 1, rateCuts: 0 };

@@ -1,4 +1,4 @@
-import { vi } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { loadSpec } from '../../src/api/spec.ts';
 import type { Transport } from '../../src/client/client.ts';
 import { buildApp } from '../../src/server/app.ts';
@@ -178,4 +178,23 @@ export async function withSimulatedServer<T>(
   } finally {
     await server.close();
   }
+}
+
+/**
+ * Reference servers a test file starts, each closed after the test that started it: `start(options)`
+ * is a simulated server of `defaults` and `options`, answering `latencyMs` after each request.
+ */
+export function serversClosedAfterEach(
+  defaults: ServerOptions = {},
+  latencyMs?: number,
+): (options?: ServerOptions) => Promise<SimulatedServer> {
+  const servers: SimulatedServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return async (options = {}) => {
+    const s = await simulatedServer({ ...defaults, ...options }, latencyMs);
+    servers.push(s);
+    return s;
+  };
 }

@@ -132,7 +132,7 @@ describe('the report of a real run', () => {
     expect(config(page)).toContain('pacing wait</dt>');
     const raw = config(renderHtmlReport(copy((r) => (r.config.enforce = false))));
     expect(raw).not.toContain('pacing wait');
-    expect(raw).toContain('held after 429s (raw mode)</dt>');
+    expect(raw).toContain('held after refusals (raw mode)</dt>');
   });
 
   it('names the rate-limit dialect detected and the contract, above the checks', () => {

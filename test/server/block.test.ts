@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
-import type { ServerOptions } from '../../src/server/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
-import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+import { inSimulatedTime, type SimulatedServer, serversClosedAfterEach } from '../helpers/simulated.ts';
 
 /**
  * `serve --block DURATION`: a key refused once is refused until the block ends, whatever its window
@@ -11,17 +10,9 @@ import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpe
  * time scale 30 is a window of 2 s; a block of 150 s is 5 s. In simulated time (test/helpers/simulated.ts).
  */
 
-const servers: SimulatedServer[] = [];
-async function server(options: ServerOptions): Promise<SimulatedServer> {
-  const s = await simulatedServer({ seedData: 3, timeScale: 30, plans, ...options }, 1);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
 const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 3, perDay: 1000 } });
+const server = serversClosedAfterEach({ seedData: 3, timeScale: 30, plans }, 1);
+
 const pets = (s: SimulatedServer) => call(s.url, '/pets?limit=1');
 const retryAfter = (r: Reply) => Number(r.headers['retry-after']);
 

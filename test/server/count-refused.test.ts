@@ -1,11 +1,11 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
-import { type ServerOptions, startServer } from '../../src/server/index.ts';
+import { startServer } from '../../src/server/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
-import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+import { inSimulatedTime, type SimulatedServer, serversClosedAfterEach } from '../helpers/simulated.ts';
 
 /**
  * `--limiter sliding --count-refused` on the reference server: a refused request holds its place in the
@@ -18,19 +18,11 @@ import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpe
 /** Each answer takes a loopback's millisecond, as over a socket. */
 const LOOPBACK_MS = 1;
 
-const servers: SimulatedServer[] = [];
-async function server(options: ServerOptions): Promise<SimulatedServer> {
-  // No ban: the test knocks after a 429 on purpose.
-  const s = await simulatedServer({ seedData: 3, banAfter: 1000, ...options }, LOOPBACK_MS);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+// No ban: the test knocks after a 429 on purpose.
+const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 3, perDay: 1000 } });
+const server = serversClosedAfterEach({ seedData: 3, banAfter: 1000 }, LOOPBACK_MS);
 
 const W = 2000;
-const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 3, perDay: 1000 } });
 
 async function burst(s: SimulatedServer, count: number): Promise<Reply[]> {
   const replies: Reply[] = [];

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LIMITER_MODELS, type LimiterModelName } from '../../src/api/limiter-models.ts';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { DIALECTS, readRateLimit } from '../../src/api/rate-limit-dialect.ts';
@@ -7,7 +7,7 @@ import { type ServerOptions, startServer } from '../../src/server/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
 import { killAllClis, killCli, spawnCli, withTimeout } from '../helpers/integration-cli.ts';
-import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+import { inSimulatedTime, serversClosedAfterEach } from '../helpers/simulated.ts';
 
 /**
  * Each `--limiter` of the reference server, by its signature in counts of 200s and 429s, in
@@ -16,16 +16,8 @@ import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpe
  * `serve` flags at the end run the real CLI.
  */
 
-const servers: SimulatedServer[] = [];
-async function server(options: ServerOptions): Promise<SimulatedServer> {
-  // No ban unless a test asks for one: these tests send requests after 429s on purpose.
-  const s = await simulatedServer({ seedData: 3, banAfter: 1000, ...options });
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+// No ban unless a test asks for one: these tests send requests after 429s on purpose.
+const server = serversClosedAfterEach({ seedData: 3, banAfter: 1000 });
 
 const perMinute = (limit: number, perDay = 1000): PlanTable =>
   applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: limit, perDay } });

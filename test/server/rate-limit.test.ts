@@ -1,11 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isErrorObject } from '../../src/api/error-object.ts';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
 import { readRateLimitHeaders } from '../../src/api/rate-limit-headers.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../src/api/retry-after.ts';
-import type { ServerOptions } from '../../src/server/index.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
-import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+import { inSimulatedTime, type SimulatedServer, serversClosedAfterEach } from '../helpers/simulated.ts';
 
 /**
  * The reference server's limiter, probed over its windows: in simulated time, the server answering
@@ -16,15 +15,7 @@ import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpe
 /** Each answer takes a loopback's millisecond, as over a socket. */
 const LOOPBACK_MS = 1;
 
-const servers: SimulatedServer[] = [];
-async function server(options: ServerOptions): Promise<SimulatedServer> {
-  const s = await simulatedServer({ seedData: 3, ...options }, LOOPBACK_MS);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const server = serversClosedAfterEach({ seedData: 3 }, LOOPBACK_MS);
 
 function limits(reply: Reply) {
   return readRateLimitHeaders(reply.headers);

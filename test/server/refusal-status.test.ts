@@ -1,12 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { applyPlanOverrides, DEFAULT_PLANS, type PlanTable } from '../../src/api/plans.ts';
 import { serveOptions } from '../../src/cli/command-options.ts';
 import { serverOptionsFromArgs } from '../../src/config/serve.ts';
-import type { ServerOptions } from '../../src/server/index.ts';
 import { cliInProcess } from '../helpers/cli-in-process.ts';
 import { call, type Reply, sleep } from '../helpers/http.ts';
-import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpers/simulated.ts';
+import { inSimulatedTime, type SimulatedServer, serversClosedAfterEach } from '../helpers/simulated.ts';
 
 /**
  * `serve --refusal-status 503|403` and `--no-refusal-retry-after`: every refusal of the limiter (an
@@ -14,17 +13,9 @@ import { inSimulatedTime, type SimulatedServer, simulatedServer } from '../helpe
  * `--headers` says. 3 a minute at time scale 30 is a window of 2 s. In simulated time.
  */
 
-const servers: SimulatedServer[] = [];
-async function server(options: ServerOptions): Promise<SimulatedServer> {
-  const s = await simulatedServer({ seedData: 3, timeScale: 30, plans, ...options }, 1);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
 const plans: PlanTable = applyPlanOverrides(DEFAULT_PLANS, { free: { perMinute: 3, perDay: 1000 } });
+const server = serversClosedAfterEach({ seedData: 3, timeScale: 30, plans }, 1);
+
 const pets = (s: SimulatedServer) => call(s.url, '/pets?limit=1');
 
 /** The window's three, then the reply to the excess. */

@@ -22,8 +22,10 @@ export interface CheckPace {
 
 /** The pace a model claims for ever (undefined: it claims none, as `unknown` or a concurrency limit). */
 export function checkPace(l: LimiterReport, planWindowMs: number): CheckPace | undefined {
-  if (l.type === 'unknown' || l.type === 'concurrency' || !l.sustainedPerSecond) return undefined;
-  if (isSpacingLimiter(l.type)) {
+  if (l.type === 'concurrency' || !l.sustainedPerSecond) return undefined;
+  // Told nothing of its model, a rate kept under a block is still a claim: checked spaced at it.
+  if (l.type === 'unknown' && !l.block) return undefined;
+  if (l.type === 'unknown' || isSpacingLimiter(l.type)) {
     const intervalMs = 1000 / l.sustainedPerSecond;
     return {
       limit: Math.max(1, Math.round(planWindowMs / intervalMs)),

@@ -79,8 +79,8 @@ function workloadSummary(result: RunResult): SafeHtml {
     ['dropped iterations', count(w.droppedIterations)],
     ['failed iterations', count(w.failedIterations)],
     ['retries', count(c.retries)],
-    // Raw mode paces no quota: what it waited there was held after 429s, as the summary says.
-    [result.config.enforce ? 'pacing wait' : 'held after 429s (raw mode)', duration(c.pacingWaitMs)],
+    // Raw mode paces no quota: what it waited there was held after refusals, as the summary says.
+    [result.config.enforce ? 'pacing wait' : 'held after refusals (raw mode)', duration(c.pacingWaitMs)],
     ['backoff wait', duration(c.backoffWaitMs)],
   ])}${
     flows.length === 0
