@@ -78,9 +78,12 @@ export function classifyResponse(
   return status >= 500 ? 'server-error' : 'admitted';
 }
 
-/** A 5xx or no answer: the figures' errors (a bare 503 among them: nothing says it was a refusal). */
-export const isError = (kind: ResponseKind): boolean =>
-  kind === 'server-error' || kind === 'transport-error' || kind === 'unexplained';
+/**
+ * A 5xx or no answer: the figures' errors, a limiter's refusal in a 503 among them (load balancers
+ * and CDNs answer overload and upkeep with 503 and Retry-After: an errors threshold must not pass it).
+ */
+export const isError = (kind: ResponseKind, status: number): boolean =>
+  kind === 'transport-error' || status >= 500;
 
 /** The limiter let it through: it counts against the quota, whatever the API made of it. */
 export const passedLimiter = (kind: ResponseKind): boolean => kind === 'admitted' || kind === 'server-error';
@@ -167,6 +170,10 @@ export function waitAfterRefusal(
   };
 }
 
-/** A server error or a transport error of an idempotent method may be tried again (within a budget). */
+/**
+ * A server error, a bare 503 (overload, perhaps) or a transport error of an idempotent method may be
+ * tried again (within a budget): a POST that reached a server is not sent twice.
+ */
 export const retriesAfterError = (kind: ResponseKind, method: string): boolean =>
-  (kind === 'server-error' || kind === 'transport-error') && RESPONSE_RULES.idempotent.includes(method);
+  (kind === 'server-error' || kind === 'unexplained' || kind === 'transport-error') &&
+  RESPONSE_RULES.idempotent.includes(method);

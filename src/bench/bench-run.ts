@@ -53,6 +53,7 @@ export function benchConfig(s: BenchSettings): RunResult['config'] {
     windows: s.windows,
     timeoutMs: s.timeoutMs,
     maxAttempts: 1,
+    ...(s.refusalStatuses?.length ? { refusalStatuses: [...s.refusalStatuses] } : {}),
     spec: 'petstore.openapi.yaml (built in)',
   };
 }

@@ -103,6 +103,7 @@ export function capacityTenants(s: TenantRampConfig): Promise<number> {
       spec: s.spec,
       networkSeen: s.network.seen,
       timeoutMs: s.timeoutMs,
+      refusalStatuses: s.refusalStatuses,
       log: s.quiet ? undefined : (line) => process.stderr.write(`capacity: ${line}\n`),
       signal: session.interrupt.signal,
       // A second Ctrl-C exits at once, with the steps ended so far.

@@ -104,13 +104,13 @@ export class Lane implements Caller {
       const receivedAt = now();
       const payload = new ResponseBody(text, headers);
       const { view, kind } = this.observe(admission.seq, input, headers, status, payload, receivedAt, signal);
+      const asError = () => retryAfterError(core.options, core.budget, op, input, attempt, kind, receivedAt);
       const next = keepsAway(kind)
-        ? await this.pauseAfterRefusal(input, admission.seq, headers, receivedAt, view, tries)
-        : retryAfterError(core.options, core.budget, op, input, attempt, kind, receivedAt);
+        ? await this.pauseAfterRefusal(input, admission.seq, headers, receivedAt, view, tries, kind, asError)
+        : asError();
       // Every field in one literal, in one order, `tenant` and `pauseUntil` included when undefined:
-      // records of one shape keep the recorder's and the checks' property reads monomorphic, where
-      // a spread for the pause and a tenant added afterwards made up to four shapes, each transition
-      // a runtime call on every request.
+      // records of one shape keep the recorder's and the checks' reads monomorphic (a spread for the
+      // pause and a tenant added afterwards made four shapes, each a runtime call per request).
       core.options.sink.record({
         operation: op,
         attempt,
@@ -187,6 +187,8 @@ export class Lane implements Caller {
     receivedAt: number,
     view: RateLimitView | undefined,
     tries: { rateLimited: number },
+    kind: ResponseKind,
+    asError: () => NextStep,
   ): Promise<NextStep> {
     tries.rateLimited++;
     const o = this.core.options;
@@ -197,6 +199,9 @@ export class Lane implements Caller {
     // Every generator of the key holds too; awaited, so that none is told after its next send. A
     // store that cannot be told must not cost this attempt its record: this client's pause holds.
     await this.gate.sharePause(pauseUntil - receivedAt).catch(() => undefined);
+    // A bare 503 may be overload: the key keeps away as after a refusal, but the call tries again
+    // only as after a 5xx (an idempotent method, within its attempts and the retry budget).
+    if (kind === 'unexplained') return retriedAsError(pauseUntil, asError());
     return retryAfterRefusal(o, input, tries.rateLimited, pauseUntil, this.core.context.closesAt);
   }
 
@@ -232,6 +237,11 @@ export class Lane implements Caller {
     const { at: until, cause } = this.pacer.earliest(at, true);
     return { cause, until };
   }
+}
+
+/** A bare 503's pause, and its retry only where a 5xx's would go: once the pause (its backoff) is over. */
+function retriedAsError(pauseUntil: number, asError: NextStep): NextStep {
+  return asError.retryAt === undefined ? { pauseUntil } : { retryAt: pauseUntil, pauseUntil };
 }
 
 /**

@@ -33,7 +33,12 @@ export const FAMILIES = {
     ['operation', 'status_class'],
     'Attempts answered, retries and setup included, by status class (1xx..5xx; error: a transport error)',
   ),
-  rateLimited: family('rate_limited_total', 'counter', ['operation'], '429 responses'),
+  rateLimited: family(
+    'rate_limited_total',
+    'counter',
+    ['operation'],
+    "The limiter's refusals: 429s, and 503s or 403s that said so or --refusal-status named",
+  ),
   retries: family('retries_total', 'counter', ['operation'], 'Attempts followed by a retry'),
   errors: family(
     'errors_total',
@@ -81,7 +86,7 @@ export const FAMILIES = {
     'admitted_total',
     'counter',
     [],
-    'Responses other than 429 and transport errors while the workload ran: what the quota let through',
+    'Responses the limiter let through while the workload ran (not its refusals, no transport error): what the quota admitted',
   ),
   utilisation: family(
     'quota_utilisation_ratio',

@@ -8,12 +8,12 @@ export interface AnswerCounts {
 
 /**
  * 5xx responses and transport errors: failures of the target, not of the client's requests (4xx).
- * A limiter's refusal in a 5xx (a 503 with Retry-After) is a refusal, counted as one, not an error.
+ * A limiter's refusal in a 503 stays one too: load balancers and CDNs answer overload and upkeep with
+ * 503 and Retry-After, and an errors threshold must not pass a target that answered so.
  */
 export function errorCount(counts: AnswerCounts): number {
   let errors = 0;
-  for (const status in counts.statuses)
-    if (Number(status) >= 500) errors += (counts.statuses[status] ?? 0) - (counts.refusals?.[status] ?? 0);
+  for (const status in counts.statuses) if (Number(status) >= 500) errors += counts.statuses[status] ?? 0;
   for (const code in counts.transportErrors) errors += counts.transportErrors[code] ?? 0;
   return errors;
 }

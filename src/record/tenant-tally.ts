@@ -61,7 +61,7 @@ export class TierTally {
     this.response.recordValue(responseUs);
     if (a.status !== 0) this.statuses[a.status] = (this.statuses[a.status] ?? 0) + 1;
     if (a.kind === 'refused') this.rateLimited++;
-    if (isError(a.kind)) this.errors++;
+    if (isError(a.kind, a.status)) this.errors++;
     if (violation) this.violations++;
     if (measured) this.duringWorkload++;
     const i = t.ordinal - 1;
@@ -86,7 +86,7 @@ export class StretchTally {
     this.requests++;
     this.response.recordValue(responseUs);
     if (a.kind === 'refused') this.rateLimited++;
-    if (isError(a.kind)) this.errors++;
+    if (isError(a.kind, a.status)) this.errors++;
   }
 }
 

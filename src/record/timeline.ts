@@ -63,7 +63,7 @@ export class Timeline {
     b.requests++;
     if (status >= 200 && status < 300) b.ok++;
     else if (kind === 'refused') b.rateLimited++;
-    else if (isError(kind)) b.errors++;
+    else if (isError(kind, status)) b.errors++;
     b.pacingWaitMs += pacingWaitMs;
     b.backoffWaitMs += backoffWaitMs;
     b.histogram?.recordValue(serviceUs);

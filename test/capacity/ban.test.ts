@@ -171,11 +171,15 @@ describe('what counts as a ban signal', () => {
   it('a 403, a code naming a ban, or a wait past the first 429’s; not a plain 429 or a 200', () => {
     const firstRetryAt = 6000;
     expect(isBanSignal(reply({}), firstRetryAt)).toBe(false);
-    expect(isBanSignal(reply({ status: 403, code: undefined }), firstRetryAt)).toBe(true);
+    // A bare 403 refuses the key outright; a limiter's refusal in 403 is judged by its wait, as a 429.
+    expect(isBanSignal(reply({ status: 403, kind: 'admitted', code: undefined }), firstRetryAt)).toBe(true);
+    expect(isBanSignal(reply({ status: 403, code: undefined, retryAfterMs: 5900 }), firstRetryAt)).toBe(
+      false,
+    );
     expect(isBanSignal(reply({ code: 'temporarily_banned' }), firstRetryAt)).toBe(true);
     expect(isBanSignal(reply({ code: 'key_blocked' }), firstRetryAt)).toBe(true);
     expect(isBanSignal(reply({ code: undefined, retryAfterMs: 600_000 }), firstRetryAt)).toBe(true);
     expect(isBanSignal(reply({ code: undefined, retryAfterMs: 5900 }), firstRetryAt)).toBe(false);
-    expect(isBanSignal(reply({ status: 200, code: undefined }), firstRetryAt)).toBe(false);
+    expect(isBanSignal(reply({ status: 200, kind: 'admitted', code: undefined }), firstRetryAt)).toBe(false);
   });
 });

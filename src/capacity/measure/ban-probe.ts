@@ -36,7 +36,8 @@ const BAN_CODE = /ban|block|suspend/i;
  * that runs past the first 429's (a rate limit's wait never outlives its window).
  */
 export function isBanSignal(r: ProbeReply, firstRetryAt: number): boolean {
-  if (r.status === 403) return true;
+  // A bare 403 refuses the key outright; a limiter's refusal in 403 is judged by its wait, as a 429.
+  if (r.status === 403 && r.kind !== 'refused') return true;
   if (!refused(r)) return false;
   if (BAN_CODE.test(r.code ?? '')) return true;
   return (
@@ -105,7 +106,7 @@ async function strike(
 ): Promise<ProbeReply | undefined> {
   const maxStrikes = o.maxStrikes ?? DEFAULT_MAX_STRIKES;
   // The key was banned before the probe began (a wait alone does not say so: its day may be spent).
-  if (first.status === 403 || BAN_CODE.test(first.code ?? '')) {
+  if ((first.status === 403 && first.kind !== 'refused') || BAN_CODE.test(first.code ?? '')) {
     report.notes.push('the key was refused as banned before any request inside Retry-After');
     return first;
   }

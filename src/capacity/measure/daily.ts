@@ -102,10 +102,6 @@ export async function walkDaily(
         break;
       }
       rateLimited += w.rateLimited;
-      if (refusal.status === 403) {
-        notes.push('a 403 during the walk: the key was refused outright, the walk stopped');
-        break;
-      }
       if (++refusedWindows >= MAX_REFUSED_WINDOWS) {
         notes.push(`${refusedWindows} windows refused at the plan rate: the walk stopped`);
         break;

@@ -174,7 +174,8 @@ export function toldResetSpan(resetsMs: readonly number[]): { toldResetSpanSecon
   const gaps = told.slice(1).map((s, i) => s - (told[i] as number));
   if (gaps.length === 0) return {};
   const span = Math.min(...gaps);
-  if (span < 1) return {};
+  // Whole seconds make every span a multiple of 1 s: a sliding window's moving reset would pass.
+  if (span < 2) return {};
   return gaps.every((g) => g % span === 0) ? { toldResetSpanSeconds: span } : {};
 }
 

@@ -45,6 +45,8 @@ export interface TenantCapacityInput {
   /** What the result records of TLS, HTTP/2 and the proxy (config.network). */
   networkSeen?: NetworkSeen | undefined;
   timeoutMs?: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses?: readonly number[];
   /** Without it, the first measured step also warms connections and JIT on both sides. */
   warmup?: boolean;
   log?: (line: string) => void;
@@ -98,6 +100,7 @@ function stepCommon(
     timeScale: input.timeScale,
     thresholds: input.thresholds,
     timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    refusalStatuses: input.refusalStatuses ?? [],
     signal: input.signal,
   };
 }

@@ -140,6 +140,8 @@ export interface TenantStepInput {
   durationMs: number;
   thresholds: readonly Threshold[];
   timeoutMs: number;
+  /** `--refusal-status`: statuses the target's limiter refuses with besides 429. */
+  refusalStatuses: readonly number[];
   signal?: AbortSignal;
   /** Given when the step's run starts: its live recorder (see executeScenario). */
   onLive?: ExecuteInput<number[]>['onLive'];
@@ -221,6 +223,7 @@ export async function runTenantStep(
       // Every request counts once: a retry would hide the answer that broke the step.
       maxAttempts: 1,
       timeoutMs: input.timeoutMs,
+      refusalStatuses: input.refusalStatuses,
       spec: input.spec,
       networkSeen: input.networkSeen,
       signal: input.signal,

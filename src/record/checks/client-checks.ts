@@ -32,7 +32,9 @@ class Counts implements AttemptCheckCounts {
   }
 }
 
-const isServerError = (status: number) => status >= 500 || status === 0;
+/** Retried as after a 5xx (src/api/responses.ts): a server error, a bare 503, no answer at all. */
+const isServerError = (a: AttemptRecord) =>
+  a.kind === 'server-error' || a.kind === 'unexplained' || a.kind === 'transport-error';
 
 export function waitedRetryAfterCheck(): AttemptCheck {
   const counts = new Counts();
@@ -41,7 +43,7 @@ export function waitedRetryAfterCheck(): AttemptCheck {
   const first429 = new Map<string, number>();
   return {
     id: 'client-waited-retry-after',
-    rule: "After a 429, no request of that key is sent before the 429's Retry-After has elapsed",
+    rule: "After a refusal (a 429, the limiter's refusal in another status, or a bare 503), no request of that key is sent before its Retry-After has elapsed",
     source:
       'seed: Errors (429) and Limits (a temporary ban for requests after a 429); RFC 9110 section 10.2.3',
     observe: (a) => {
@@ -108,12 +110,12 @@ function backoffPredecessor(
   const p = i >= 0 ? (list?.splice(i, 1)[0] as AttemptRecord) : undefined;
   const ambiguous =
     list?.some(
-      (q) => q.receivedAt <= a.sentAt && isServerError(q.status) !== isServerError(p?.status ?? 0),
+      (q) => q.receivedAt <= a.sentAt && isServerError(q) !== (p !== undefined && isServerError(p)),
     ) ?? false;
   const held = (pauses.get(a.keyLabel) ?? []).some(
     (w) => w.until > (p?.receivedAt ?? 0) && w.from < a.sentAt,
   );
-  return p && isServerError(p.status) && !ambiguous && !held ? p : undefined;
+  return p && isServerError(p) && !ambiguous && !held ? p : undefined;
 }
 
 /**
@@ -200,7 +202,7 @@ export function retryBudgetCheck(policy: RetryBudgetPolicy = CLIENT_RETRY_BUDGET
     source: SOURCE_BACKOFF,
     observe: (a) => {
       if (a.attempt === 1) calls++;
-      if (a.retried && isServerError(a.status)) retries.push(a);
+      if (a.retried && isServerError(a)) retries.push(a);
     },
     counts: () => {
       // The client allows a retry while retries < max(minimum, ratio x calls).
