@@ -1,11 +1,11 @@
 import { formatInstant } from '../api/duration.ts';
-import { bindingRate } from '../api/plan-admits.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
 import { describeHeldByLimiter } from '../report/held-by-limiter.ts';
 import { describeNetwork } from '../report/network.ts';
 import { partialReason } from '../report/partial-reason.ts';
+import { admittedRate } from '../report/quota.ts';
 import { describeRefusals, noteLine, refusalNotes, refusalStatuses } from '../report/refusals.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
@@ -118,12 +118,8 @@ function complianceLines(result: RunResult): string[] {
       `plan window: ${shortest.limit} requests per ${fmt(shortest.seconds)} s${result.config.timeScale !== 1 ? ` (time scale ${result.config.timeScale})` : ''}; the run lasted ${windows} whole window${windows === 1 ? '' : 's'}`,
     );
   }
-  // What the plan's windows, all at once, admit over the run: the shorter's rate where one window
-  // binds, the longer's where it does (10 per 10 s beside 20 per 30 s: 0.67/s).
-  const seconds = result.meta.durationSeconds;
-  const admits = mix || seconds <= 0 ? c.planRate : bindingRate(result.config.windows, seconds * 1000);
   lines.push(
-    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'what the plan admits'} (${fmt(admits, 2)}/s) used; ${describeRefusals(c)}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
+    `quota: ${(c.quotaUtilization * 100).toFixed(1)}% of ${mix ? "the tenants' plan rates" : 'what the plan admits'} (${fmt(admittedRate(result), 2)}/s) used; ${describeRefusals(c)}; retries ${c.retries}; violations ${c.violations}; ${waitedText(result)}`,
   );
   lines.push(...refusalNotes(c).map(noteLine));
   if (c.headerDialect) lines.push(`rate-limit headers: ${describeHeaderDialect(c.headerDialect)}`);

@@ -2,6 +2,7 @@ import type { Compliance, RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { count, counted, decimal, ms, percent, perSecond } from '../format.ts';
 import { describeHeldByLimiter } from '../held-by-limiter.ts';
+import { admittedRate } from '../quota.ts';
 import { refusalNotes, refusalStatuses } from '../refusals.ts';
 
 type Tone = 'good' | 'bad' | 'warn' | '';
@@ -31,7 +32,7 @@ export function summaryCards(result: RunResult): SafeHtml {
         : `${counted(failures, 'failure', 'failures')} of ${count(evaluated)}`,
       evaluated === 0 ? '' : failures > 0 ? 'bad' : 'good',
     )}
-    ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(compliance.planRate)} req/s`)}
+    ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(admittedRate(result))} req/s the plan admits`)}
     ${card('violations', 'violations', count(compliance.violations), 'requests sent inside a Retry-After', compliance.violations > 0 ? 'bad' : 'good')}
   </div>${refusalNoteParagraphs(compliance)}${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}</section>`;
 }
