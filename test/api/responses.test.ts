@@ -94,7 +94,7 @@ describe('classifyResponse: what an answer means, whatever room reads it', () =>
 });
 
 describe('what each kind asks of a client', () => {
-  it('keeps away after a refusal and a bare 503; counts what passed the limiter; retries errors of idempotent methods', () => {
+  it('keeps away after a refusal and a bare 503; counts what passed the limiter; retries errors and bare 503s of idempotent methods', () => {
     expect(
       ['admitted', 'refused', 'unexplained', 'server-error', 'transport-error'].map((k) =>
         keepsAway(k as never),
@@ -107,7 +107,10 @@ describe('what each kind asks of a client', () => {
     expect(retriesAfterError('server-error', 'GET')).toBe(true);
     expect(retriesAfterError('transport-error', 'PUT')).toBe(true);
     expect(retriesAfterError('server-error', 'POST')).toBe(false);
-    expect(retriesAfterError('unexplained', 'GET')).toBe(false);
+    // A bare 503 may be overload: retried as a 5xx is, an idempotent method only.
+    expect(retriesAfterError('unexplained', 'GET')).toBe(true);
+    expect(retriesAfterError('unexplained', 'POST')).toBe(false);
+    expect(retriesAfterError('refused', 'GET')).toBe(false);
     expect(mayBeBareRefusal('admitted', 403)).toBe(true);
     expect(mayBeBareRefusal('refused', 403)).toBe(false);
     expect(mayBeBareRefusal('admitted', 401)).toBe(false);
