@@ -57,8 +57,8 @@ export interface ResponseSeen {
   status: number;
   headers?: Record<string, HeaderValue> | undefined;
   view?: RateLimitView | undefined;
-  /** The body's JSON, read only for a 503 without another sign (a problem type). */
-  json?: () => unknown;
+  /** The body, its JSON read only for a 503 without another sign (a problem type). */
+  body?: { readonly json: unknown };
 }
 
 /** The statuses the user named as the limiter's (`--refusal-status`), for a target that refuses its own way. */
@@ -101,7 +101,7 @@ export const keepsAway = (kind: ResponseKind): boolean => kind === 'refused' || 
 function hasRefusalSign(r: ResponseSeen): boolean {
   if (parseRetryAfter(r.headers?.['retry-after']) !== undefined) return true;
   if (r.view?.remaining === 0) return true;
-  return r.status === RESPONSE_RULES.ambiguous && isLimiterProblem(r.json?.());
+  return r.status === RESPONSE_RULES.ambiguous && isLimiterProblem(r.body?.json);
 }
 
 /** `{"type": "https://iana.org/assignments/http-problem-types#quota-exceeded", ...}` and the like. */

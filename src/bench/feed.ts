@@ -69,7 +69,7 @@ export class BenchFeed {
       sentAt: receivedAt - serviceMs,
       receivedAt,
       status,
-      kind: classifyResponse({ status, headers: lower, view, json: () => body.json }, this.refusalStatuses),
+      kind: classifyResponse({ status, headers: lower, view, body }, this.refusalStatuses),
       errorCode: undefined,
       headers: lower,
       body,

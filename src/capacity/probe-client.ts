@@ -267,7 +267,7 @@ export class ProbeClient {
   ): ProbeReply {
     const view = readRateLimit(headers ?? {}, receivedAt);
     const kind = classifyResponse(
-      { status, headers, view, json: () => jsonOf(text) },
+      { status, headers, view, body: new ResponseBody(text, headers) },
       this.o.refusalStatuses,
     );
     const rateLimit = view.dialect === 'none' ? EMPTY_STATE : quotaState(view, receivedAt);
@@ -316,14 +316,6 @@ export class ProbeClient {
       code,
       admittedSoFar: this.admittedTotal,
     };
-  }
-}
-
-function jsonOf(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

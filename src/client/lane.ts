@@ -157,10 +157,7 @@ export class Lane implements Caller {
       throw new AbortedError('run stopped');
     }
     const view = headers ? readRateLimit(headers, receivedAt) : undefined;
-    const kind = classifyResponse(
-      { status, headers, view, json: () => body.json },
-      this.core.options.refusalStatuses,
-    );
+    const kind = classifyResponse({ status, headers, view, body }, this.core.options.refusalStatuses);
     const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
     // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
     this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, kind);

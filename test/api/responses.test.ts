@@ -15,7 +15,7 @@ const AT = Date.UTC(2027, 0, 1, 12, 0, 0);
 
 /** An answer as the client reads it: its quota fields read once from its headers. */
 function seen(status: number, headers: Record<string, string> = {}, json?: unknown): ResponseSeen {
-  return { status, headers, view: readRateLimit(headers, AT), json: () => json };
+  return { status, headers, view: readRateLimit(headers, AT), body: { json } };
 }
 
 const spent = {
@@ -79,16 +79,18 @@ describe('classifyResponse: what an answer means, whatever room reads it', () =>
 
   it('reads the body only for a 503 that carries no other sign', () => {
     let reads = 0;
-    const json = () => {
-      reads++;
-      return undefined;
+    const body = {
+      get json() {
+        reads++;
+        return undefined;
+      },
     };
-    classifyResponse({ status: 429, json });
-    classifyResponse({ status: 403, json });
-    classifyResponse({ status: 200, json });
-    classifyResponse({ ...seen(503, { 'retry-after': '1' }), json });
+    classifyResponse({ status: 429, body });
+    classifyResponse({ status: 403, body });
+    classifyResponse({ status: 200, body });
+    classifyResponse({ ...seen(503, { 'retry-after': '1' }), body });
     expect(reads).toBe(0);
-    classifyResponse({ status: 503, json });
+    classifyResponse({ status: 503, body });
     expect(reads).toBe(1);
   });
 });

@@ -78,7 +78,7 @@ export function makeAttempt(
       status: record.status,
       headers: record.headers,
       view: record.headers ? readRateLimit(record.headers, receivedAt) : undefined,
-      json: () => json,
+      body: { json },
     });
   return { ...record, kind } as AttemptRecord;
 }
