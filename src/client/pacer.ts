@@ -15,7 +15,11 @@ export interface PacerOptions {
    * Raw mode exists to exceed a quota on purpose and measure the server's limiter.
    */
   enforce: boolean;
-  /** Margin added to every window span for arrival jitter; default 0.5% of the shortest window, 5..250 ms. */
+  /**
+   * Margin added to every window span for arrival jitter; default 0.5% of the shortest window,
+   * 5..250 ms, and a gap at least 1% (10 ms at most) over the interval where the limiter may count
+   * gaps. Given, it is the whole margin.
+   */
   guardMs?: number;
   /**
    * How many requests beyond the server's reported budget may be in flight at once. Each one is a
@@ -33,6 +37,15 @@ export interface PacerOptions {
 }
 
 /**
+ * What a send's arrival may lag its pacing decision by, as the target's clock sees it: an event loop
+ * busy with other users' answers, the socket write behind it. nginx at 60 r/m saw two sends 1004 ms
+ * apart by the client's clock 999 ms apart, beside two busy processes. 10 ms, at most 1% of the
+ * interval: a 1% lower rate where the limiter may count gaps, for no refusal of its first pair.
+ */
+const ARRIVAL_JITTER_MS = 10;
+const ARRIVAL_JITTER_SHARE = 0.01;
+
+/**
  * What a Pacer derives from its options alone: the same for every key of a plan, so that a tenant mix
  * of thousands of keys builds it once per plan and each key's pacer keeps only its own state.
  */
@@ -47,6 +60,12 @@ export class PacerPlan {
   readonly spec: QuotaSpec | undefined;
   /** The plan's shortest window over its limit, whether pacing keeps it or not. */
   readonly intervalMs: number;
+  /**
+   * The closest two sends may come, where the limiter may space sends (not told, or told a GCRA,
+   * bucket or sliding counter): the plan's interval and what arrival jitter may take from a gap, and
+   * no make-up for a late send; 0 where a window alone counts them.
+   */
+  readonly minGapMs: number;
   readonly spacingStart: SpacingStart;
   readonly options: PacerOptions;
 
@@ -60,6 +79,11 @@ export class PacerPlan {
     this.spacingMs = options.enforce && shortest ? (shortest.seconds * 1000 + guard) / shortest.limit : 0;
     this.intervalMs = shortest ? (shortest.seconds * 1000) / shortest.limit : Number.POSITIVE_INFINITY;
     const given = options.limiter;
+    const jitterMs = Math.min(ARRIVAL_JITTER_MS, this.intervalMs * ARRIVAL_JITTER_SHARE);
+    this.minGapMs =
+      this.spacingMs > 0 && (given === undefined || pacedByGap(given))
+        ? Math.max(this.spacingMs, this.intervalMs + (options.guardMs === undefined ? jitterMs : 0))
+        : 0;
     this.spacingStart = {
       floorMs:
         given && pacedByGap(given) && shortest ? withMargin((shortest.seconds * 1000) / shortest.limit) : 0,
@@ -244,9 +268,12 @@ export class Pacer {
     // On time or a little late (half a spacing at most): the next slot is one spacing after this
     // one's, so a timer that fired late is made up for. Later than that (an idle spell, the first
     // send) the grid restarts one spacing after now: no credit, since two sends at once are the
-    // pair a GCRA without burst (nginx limit_req) rejects.
-    const spacingMs = this.plan.spacingMs;
-    this.nextSlot = (at - this.nextSlot > spacingMs / 2 ? at : this.nextSlot) + spacingMs;
+    // pair a GCRA without burst (nginx limit_req) rejects. Where the limiter may be one, nothing is
+    // made up, and no gap is under minGapMs: a send 25 ms late followed by one on its slot came
+    // 979 ms after it, and nginx at 60 r/m refused that one.
+    const { spacingMs, minGapMs } = this.plan;
+    const slot = (at - this.nextSlot > spacingMs / 2 ? at : this.nextSlot) + spacingMs;
+    this.nextSlot = Math.max(slot, at + minGapMs);
     this.log.add(at);
     this.inFlight++;
     this.spacing.sent(this.seq + 1, at, this.inFlight);

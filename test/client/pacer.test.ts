@@ -50,6 +50,30 @@ describe('Pacer, enforce on: quota pacing', () => {
     expect(maxInSpan(times, expected - 1)).toBeLessThanOrEqual(2);
   });
 
+  it('makes up a late send only where a window alone counts: a limiter that may space sends sees no two closer than its interval and 1%', () => {
+    const windows: RateWindow[] = [{ name: 'minute', limit: 60, seconds: 60 }];
+    // 60 per minute, guard 250 ms: one send each 1004.17 ms; where gaps may count, 1010 ms.
+    const spacing = 60_250 / 60;
+    const gapAfterLate = (pacer: Pacer) => {
+      pacer.sent(T);
+      // Its timer fired 25 ms late, on a busy loop.
+      const late = pacer.earliest(T).at + 25;
+      pacer.sent(late);
+      return pacer.earliest(late).at - late;
+    };
+    // Not told the limiter: it may be nginx's limit_req without burst, which refuses a pair 999 ms apart.
+    expect(gapAfterLate(new Pacer({ windows, enforce: true }))).toBeCloseTo(1010, 2);
+    expect(gapAfterLate(new Pacer({ windows, enforce: true, limiter: 'gcra' }))).toBeGreaterThanOrEqual(1010);
+    // At 100 a second the jitter's allowance is 1% of the interval, not 10 ms.
+    const fast = new Pacer({ windows: perSecond(100), enforce: true });
+    expect(gapAfterLate(fast)).toBeCloseTo(10.1, 2);
+    // A fixed window counts sends, not gaps: the grid makes up the 25 ms, so late timers lower no rate.
+    expect(gapAfterLate(new Pacer({ windows, enforce: true, limiter: 'fixed-window' }))).toBeCloseTo(
+      spacing - 25,
+      2,
+    );
+  });
+
   it('derives the default guard from the shortest window (0.5%, at least 5 ms)', () => {
     const pacer = new Pacer({ windows: perSecond(10), enforce: true });
     const times = sendAtEarliest(pacer, 40);
