@@ -23,21 +23,24 @@ export interface CheckPace {
 /** The pace a model claims for ever (undefined: it claims none, as `unknown` or a concurrency limit). */
 export function checkPace(l: LimiterReport, planWindowMs: number): CheckPace | undefined {
   if (l.type === 'concurrency' || !l.sustainedPerSecond) return undefined;
-  // Told nothing of its model, a rate kept under a block is still a claim: checked spaced at it.
-  if (l.type === 'unknown' && !l.block) return undefined;
-  if (l.type === 'unknown' || isSpacingLimiter(l.type)) {
+  // A longer window still holds the earlier phases' requests until it has passed after the last.
+  const longestMs = Math.max(0, ...(l.windows ?? []).map((w) => w.seconds * 1000));
+  // Told nothing of its model, a rate kept under a block is still a claim: checked spaced at it;
+  // so is a window measured whole (a moving window, told apart from a fixed one by nothing).
+  if (l.type === 'unknown' && !l.block && !l.window) return undefined;
+  if ((l.type === 'unknown' && l.block) || isSpacingLimiter(l.type)) {
     const intervalMs = 1000 / l.sustainedPerSecond;
     return {
       limit: Math.max(1, Math.round(planWindowMs / intervalMs)),
       windowMs: planWindowMs,
       pace: 'spaced',
-      restMs: ((l.burst ?? 0) + 1) * intervalMs,
+      restMs: Math.max(((l.burst ?? 0) + 1) * intervalMs, longestMs),
     };
   }
   if (!l.window) return undefined;
   const windowMs = l.window.seconds * 1000;
   // A sliding counter still weighs the previous period for up to a window after it ended.
-  const restMs = l.type === 'sliding-counter' ? 2 * windowMs : windowMs;
+  const restMs = Math.max(l.type === 'sliding-counter' ? 2 * windowMs : windowMs, longestMs);
   return { limit: l.window.limit, windowMs, pace: 'spread', restMs };
 }
 
@@ -92,7 +95,7 @@ export function checkFindings(l: LimiterReport, check: ModelCheck): { evidence: 
     check.phase === 'paced-windows'
       ? `the plan-rate windows were paced at the model (${at}): ${check.sent} requests`
       : `paced last at the model (${at}), ${check.sent} requests`;
-  if (check.refused === 0) return { evidence: `${paced} drew no 429: the model holds` };
-  const said = `${paced} drew ${check.refused} 429(s)`;
+  if (check.refused === 0) return { evidence: `${paced} drew no refusal: the model holds` };
+  const said = `${paced} drew ${check.refused} refusal(s)`;
   return { evidence: said, reason: `${said}: the ${l.type} model does not hold` };
 }
