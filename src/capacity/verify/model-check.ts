@@ -28,7 +28,7 @@ export function checkPace(l: LimiterReport, planWindowMs: number): CheckPace | u
   // Told nothing of its model, a rate kept under a block is still a claim: checked spaced at it;
   // so is a window measured whole (a moving window, told apart from a fixed one by nothing).
   if (l.type === 'unknown' && !l.block && !l.window) return undefined;
-  if ((l.type === 'unknown' && l.block) || isSpacingLimiter(l.type)) {
+  if (l.type === 'unknown' ? Boolean(l.block) : isSpacingLimiter(l.type)) {
     const intervalMs = 1000 / l.sustainedPerSecond;
     return {
       limit: Math.max(1, Math.round(planWindowMs / intervalMs)),
