@@ -1,4 +1,3 @@
-import { subscribe } from 'node:diagnostics_channel';
 import type { Dispatcher } from 'undici';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
 import type { Operation } from '../api/operations.ts';
@@ -90,29 +89,6 @@ const HISTORY_MAX = 20_000;
 const EMPTY_STATE: RateLimitState = { limit: undefined, remaining: undefined, reset: undefined };
 
 /**
- * When each probe was written to its socket, by the id it carries in this header. A request leaves
- * later than it was sent when its connection is being opened or the process is still compiling the
- * path it takes (the first requests of a run): the rate search needs the time the limiter saw.
- */
-const PROBE_HEADER = 'x-petstore-load-probe';
-const writtenAt = new Map<string, number>();
-let probeIds = 0;
-let listening = false;
-
-function listenForWrites(): void {
-  if (listening) return;
-  listening = true;
-  subscribe('undici:client:sendHeaders', (message) => {
-    const headers = (message as { headers?: unknown }).headers;
-    if (typeof headers !== 'string') return;
-    const at = headers.indexOf(`${PROBE_HEADER}: `);
-    if (at < 0) return;
-    const from = at + PROBE_HEADER.length + 2;
-    writtenAt.set(headers.slice(from, headers.indexOf('\r\n', from)), now());
-  });
-}
-
-/**
  * One key's requests for the capacity phases: a GET of one pet's page each, over its own pool. It
  * keeps the ban guard (after a refusal nothing leaves before its Retry-After) and the in-flight gate
  * that lowers concurrency as a window runs out.
@@ -171,7 +147,6 @@ export class ProbeClient {
       { query: { limit: 1 } },
       o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     );
-    listenForWrites();
   }
 
   close(): Promise<void> {
@@ -208,13 +183,17 @@ export class ProbeClient {
     let headers: Record<string, string | string[] | undefined> | undefined;
     let text = '';
     let protocol: Protocol | undefined;
-    const id = String(++probeIds);
+    // When it was written to its socket: later than sent while its connection is being opened or
+    // the process is still compiling the path it takes (the first requests of a run), and the rate
+    // search needs the time the limiter saw.
+    const departure = {
+      at: sentAt,
+      departed(_seq: number, at: number) {
+        this.at = at;
+      },
+    };
     try {
-      const template = this.template;
-      const response = await this.send(this.pool, {
-        ...template,
-        headers: { ...template.headers, [PROBE_HEADER]: id },
-      });
+      const response = await this.send(this.pool, this.template, departure);
       status = response.status;
       headers = response.headers;
       text = response.text;
@@ -228,8 +207,7 @@ export class ProbeClient {
       for (const wake of waiters) wake();
     }
     const receivedAt = now();
-    const written = writtenAt.get(id) ?? sentAt;
-    writtenAt.delete(id);
+    const written = departure.at;
     this.lastWrittenAt = Math.max(this.lastWrittenAt, written);
     const reply = this.reply(index, status, sentAt, written, receivedAt, headers, text);
     if (insidePause) return reply;

@@ -7,7 +7,7 @@ import type { RefusalStatuses } from '../api/responses.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import type { NetworkOptions } from '../transport/network.ts';
 import type { SharedQuota } from './gate.ts';
-import type { RawResponse } from './transport.ts';
+import type { Departures, RawResponse } from './transport.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -59,8 +59,16 @@ export interface ClientOptions {
   transport?: Transport;
 }
 
-/** Sends one request on the client's pool: `send` of transport.ts, or a test's fake. */
-export type Transport = (pool: Dispatcher, options: Dispatcher.DispatchOptions) => Promise<RawResponse>;
+/**
+ * Sends one request on the client's pool: `send` of transport.ts, or a test's fake; `departures` is
+ * told when send `seq` is written (a fake, in simulated time, may leave it untold).
+ */
+export type Transport = (
+  pool: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  departures?: Departures,
+  seq?: number,
+) => Promise<RawResponse>;
 
 /** What a flow calls through: the client (its own key), or one tenant's lane of it. */
 export interface Caller {

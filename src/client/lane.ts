@@ -93,7 +93,7 @@ export class Lane implements Caller {
       let errorCode: string | undefined;
       let protocol: Protocol | undefined;
       try {
-        const response = await core.send(core.pool, request);
+        const response = await core.send(core.pool, request, this.pacer, admission.seq);
         status = response.status;
         headers = response.headers;
         text = response.text;

@@ -281,6 +281,16 @@ export class Pacer {
   }
 
   /**
+   * Send `seq` was written to its connection at `at`, later than it was let go: where the limiter
+   * may count gaps, the next send keeps its gap from then. nginx at 60 r/m refused a run's second
+   * request, sent 1010 ms after its first, which had left 30 ms late on a new connection.
+   */
+  departed(seq: number, at: number): void {
+    if (seq === this.seq && this.plan.minGapMs > 0)
+      this.nextSlot = Math.max(this.nextSlot, at + this.plan.minGapMs);
+  }
+
+  /**
    * Feedback from the response to send `seq` (received at `at`), or undefined for a transport error.
    * `kind` tells the gap whether the server answered without refusing.
    */

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { kVia, type Protocol, protocolOf } from '../transport/dispatcher.ts';
 import type { NetworkOptions } from '../transport/network.ts';
+import { now } from './clock.ts';
 
 export interface RawResponse {
   status: number;
@@ -9,6 +10,15 @@ export interface RawResponse {
   text: string;
   /** Absent (a test's fake transport): HTTP/1.1. */
   protocol?: Protocol;
+}
+
+/**
+ * Told when send `seq` is written to its connection. A request leaves later than it was let go when
+ * its connection is being opened or the process is still compiling the path it takes (a run's first
+ * requests, 30 ms on a busy machine): a limiter that counts gaps sees the time it arrived.
+ */
+export interface Departures {
+  departed(seq: number, at: number): void;
 }
 
 /**
@@ -55,12 +65,25 @@ class Collector implements Dispatcher.DispatchHandler {
   private readonly resolve: (response: RawResponse) => void;
   private readonly reject: (error: Error) => void;
 
-  constructor(resolve: (response: RawResponse) => void, reject: (error: Error) => void) {
+  private readonly departures: Departures | undefined;
+  private readonly seq: number;
+
+  constructor(
+    resolve: (response: RawResponse) => void,
+    reject: (error: Error) => void,
+    departures: Departures | undefined,
+    seq: number,
+  ) {
     this.resolve = resolve;
     this.reject = reject;
+    this.departures = departures;
+    this.seq = seq;
   }
 
-  onRequestStart(): void {}
+  /** undici calls it as the request is about to be written to its connection (writeH1, writeH2). */
+  onRequestStart(): void {
+    this.departures?.departed(this.seq, now());
+  }
 
   onResponseStart(
     _controller: Dispatcher.DispatchController,
@@ -94,9 +117,14 @@ class Collector implements Dispatcher.DispatchHandler {
   }
 }
 
-export function send(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<RawResponse> {
+export function send(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  departures?: Departures,
+  seq = 0,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    dispatcher.dispatch(options, new Collector(resolve, reject));
+    dispatcher.dispatch(options, new Collector(resolve, reject, departures, seq));
   });
 }
 
@@ -108,9 +136,11 @@ export function send(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions
 export function sendNoting(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,
+  departures?: Departures,
+  seq = 0,
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const collector = new Collector(resolve, reject);
+    const collector = new Collector(resolve, reject, departures, seq);
     (options as { [kVia]?: Collector })[kVia] = collector;
     dispatcher.dispatch(options, collector);
   });

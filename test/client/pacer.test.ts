@@ -74,6 +74,28 @@ describe('Pacer, enforce on: quota pacing', () => {
     );
   });
 
+  it('keeps the gap from when a send was written, where the limiter may count gaps', () => {
+    const windows: RateWindow[] = [{ name: 'minute', limit: 60, seconds: 60 }];
+    const writtenLate = (pacer: Pacer) => {
+      const seq = pacer.sent(T);
+      // Its connection was being opened: it left 30 ms after it was let go.
+      pacer.departed(seq, T + 30);
+      return pacer.earliest(T).at - T;
+    };
+    expect(writtenLate(new Pacer({ windows, enforce: true }))).toBeCloseTo(1040, 2);
+    // A window counts sends, not gaps: the grid keeps its slot.
+    expect(writtenLate(new Pacer({ windows, enforce: true, limiter: 'fixed-window' }))).toBeCloseTo(
+      60_250 / 60,
+      2,
+    );
+    // An older send's departure moves no slot a later send has set.
+    const pacer = new Pacer({ windows, enforce: true });
+    const first = pacer.sent(T);
+    pacer.sent(T + 1010);
+    pacer.departed(first, T + 30);
+    expect(pacer.earliest(T + 1010).at - T).toBeCloseTo(2020, 2);
+  });
+
   it('derives the default guard from the shortest window (0.5%, at least 5 ms)', () => {
     const pacer = new Pacer({ windows: perSecond(10), enforce: true });
     const times = sendAtEarliest(pacer, 40);

@@ -1,5 +1,8 @@
-import type { Dispatcher } from 'undici';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { type Dispatcher, Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { now } from '../../src/client/clock.ts';
 import { send } from '../../src/client/transport.ts';
 
 /** A dispatcher that answers every request through the handler as `answer` says, on no socket. */
@@ -62,5 +65,34 @@ describe('send: what a response or a failure is, as the recorder counts it', () 
     await expect(send(failing('other side closed'), { ...request })).rejects.toMatchObject({
       code: 'UND_ERR_SOCKET',
     });
+  });
+});
+
+describe('send: when a request left', () => {
+  it('tells its departures as undici writes it, on a real socket, before the answer', async () => {
+    let arrivedAt = 0;
+    const server = createServer((_req, res) => {
+      arrivedAt = now();
+      res.end('ok');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    const pool = new Pool(`http://127.0.0.1:${port}`);
+    const told: [number, number][] = [];
+    try {
+      const before = now();
+      const response = await send(pool, { ...request }, { departed: (seq, at) => told.push([seq, at]) }, 7);
+      expect(response.text).toBe('ok');
+      expect(told).toHaveLength(1);
+      const [seq, at] = told[0] as [number, number];
+      expect(seq).toBe(7);
+      // Written after it was asked for and before the server read it (the clock's granularity allowed).
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBeLessThanOrEqual(arrivedAt + 1);
+    } finally {
+      await pool.close();
+      server.close();
+    }
   });
 });
