@@ -77,6 +77,8 @@ export interface Caller {
    * time here rather than copying the flow's input into a new object on every iteration.
    */
   call<T = unknown>(operationId: string, input?: CallInput, scheduledAt?: number): Promise<ApiResponse<T>>;
+  /** On while a run's setup or teardown calls through it: raw mode keeps the plan's gaps then. */
+  preparing?(on: boolean): void;
 }
 
 /** A wait the run could not honour: until when (epoch ms), and who said so ('Retry-After 999999999 s'). */

@@ -47,6 +47,10 @@ export class ApiClient implements Caller {
     return this.own.call<T>(operationId, input, scheduledAt);
   }
 
+  preparing(on: boolean): void {
+    this.own.preparing(on);
+  }
+
   /**
    * A key of a tenant mix: its own Pacer (its plan's windows, raw mode for `enforce: false`; the ban
    * guard stays), Gate, 429 pause and key (placed where each operation's scheme says); the pool, the

@@ -51,6 +51,10 @@ export class Lane implements Caller {
     return this.gate.pacer;
   }
 
+  preparing(on: boolean): void {
+    this.gate.pacer.preparing = on;
+  }
+
   /** How records name the key: the tenant's label (`pro#3`), or the client's (its plan). */
   get keyLabel(): string {
     return this.tenant === undefined ? this.core.options.keyLabel : this.tenant.label;

@@ -66,6 +66,12 @@ export class PacerPlan {
    * no make-up for a late send; 0 where a window alone counts them.
    */
   readonly minGapMs: number;
+  /**
+   * Raw mode's gap while a run prepares (setup, teardown): the plan's interval and the jitter's
+   * allowance. They prepare data, not load: a setup's POST refused by a limiter's bare 503 (nginx
+   * as it ships) is not retried, and the run could not start.
+   */
+  readonly preparingGapMs: number;
   readonly spacingStart: SpacingStart;
   readonly options: PacerOptions;
 
@@ -84,6 +90,8 @@ export class PacerPlan {
       this.spacingMs > 0 && (given === undefined || pacedByGap(given))
         ? Math.max(this.spacingMs, this.intervalMs + (options.guardMs === undefined ? jitterMs : 0))
         : 0;
+    this.preparingGapMs =
+      !options.enforce && Number.isFinite(this.intervalMs) ? this.intervalMs + jitterMs : 0;
     this.spacingStart = {
       floorMs:
         given && pacedByGap(given) && shortest ? withMargin((shortest.seconds * 1000) / shortest.limit) : 0,
@@ -173,6 +181,8 @@ export class Pacer {
   private silent = true;
   /** The limit the server last described, at first the plan's shortest window's. */
   private lastLimit: number;
+  /** A run's setup or teardown: raw mode keeps the plan's gaps (`PacerPlan.preparingGapMs`). */
+  preparing = false;
   private readonly spacing: AdaptiveSpacing;
 
   /** `options`, or the plan built from them once for many keys. */
@@ -271,9 +281,9 @@ export class Pacer {
     // pair a GCRA without burst (nginx limit_req) rejects. Where the limiter may be one, nothing is
     // made up, and no gap is under minGapMs: a send 25 ms late followed by one on its slot came
     // 979 ms after it, and nginx at 60 r/m refused that one.
-    const { spacingMs, minGapMs } = this.plan;
+    const { spacingMs } = this.plan;
     const slot = (at - this.nextSlot > spacingMs / 2 ? at : this.nextSlot) + spacingMs;
-    this.nextSlot = Math.max(slot, at + minGapMs);
+    this.nextSlot = Math.max(slot, at + this.minGapMs());
     this.log.add(at);
     this.inFlight++;
     this.spacing.sent(this.seq + 1, at, this.inFlight);
@@ -286,8 +296,12 @@ export class Pacer {
    * request, sent 1010 ms after its first, which had left 30 ms late on a new connection.
    */
   departed(seq: number, at: number): void {
-    if (seq === this.seq && this.plan.minGapMs > 0)
-      this.nextSlot = Math.max(this.nextSlot, at + this.plan.minGapMs);
+    const gap = this.minGapMs();
+    if (seq === this.seq && gap > 0) this.nextSlot = Math.max(this.nextSlot, at + gap);
+  }
+
+  private minGapMs(): number {
+    return this.preparing ? Math.max(this.plan.minGapMs, this.plan.preparingGapMs) : this.plan.minGapMs;
   }
 
   /**

@@ -150,7 +150,9 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
   };
   const setupCaller = input.setupCaller ?? client;
   const plainApi = petstoreApi(setupCaller.call.bind(setupCaller) as CallFn);
+  setupCaller.preparing?.(true);
   const setup = await runSetup(input, plainApi);
+  setupCaller.preparing?.(false);
   if (!setup) {
     const at = now();
     return { workload: summary, interrupted: true, startedAt: at, endedAt: at };
@@ -178,6 +180,7 @@ export async function runScenario<D>(input: EngineInput<D>): Promise<EngineOutpu
 
   const interruptedLimitMs =
     run.interruptedAt === undefined ? undefined : run.interruptedAt + INTERRUPT_TEARDOWN_END_MS - now();
+  setupCaller.preparing?.(true);
   await runTeardown(input, run.data, plainApi, interruptedLimitMs);
   return { workload: summary, interrupted: signal.aborted, startedAt, endedAt };
 }

@@ -96,6 +96,18 @@ describe('Pacer, enforce on: quota pacing', () => {
     expect(pacer.earliest(T + 1010).at - T).toBeCloseTo(2020, 2);
   });
 
+  it("raw mode keeps the plan's gaps while a run prepares (setup, teardown), and none while it loads", () => {
+    const pacer = new Pacer({ windows: [{ name: 'minute', limit: 60, seconds: 60 }], enforce: false });
+    pacer.preparing = true;
+    const seq = pacer.sent(T);
+    pacer.observe(seq, undefined, T + 5, 'admitted');
+    expect(pacer.earliest(T + 5).at - T).toBeCloseTo(1010, 2);
+    pacer.preparing = false;
+    const next = pacer.sent(T + 1010);
+    pacer.observe(next, undefined, T + 1015, 'admitted');
+    expect(pacer.earliest(T + 1015).at).toBe(T + 1015);
+  });
+
   it('derives the default guard from the shortest window (0.5%, at least 5 ms)', () => {
     const pacer = new Pacer({ windows: perSecond(10), enforce: true });
     const times = sendAtEarliest(pacer, 40);
