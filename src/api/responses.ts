@@ -172,8 +172,11 @@ export function waitAfterRefusal(
 
 /**
  * A server error, a bare 503 (overload, perhaps) or a transport error of an idempotent method may be
- * tried again (within a budget): a POST that reached a server is not sent twice.
+ * tried again (within a budget): a POST that reached a server is not sent twice. While a run
+ * prepares (setup, teardown), a bare 503 is tried again whatever the method: most likely a
+ * headerless limiter's (nginx's as it ships) that a busy machine's late request met, and a record
+ * of the setup's made twice harms less than a run that cannot start.
  */
-export const retriesAfterError = (kind: ResponseKind, method: string): boolean =>
+export const retriesAfterError = (kind: ResponseKind, method: string, preparing = false): boolean =>
   (kind === 'server-error' || kind === 'unexplained' || kind === 'transport-error') &&
-  RESPONSE_RULES.idempotent.includes(method);
+  (RESPONSE_RULES.idempotent.includes(method) || (preparing && kind === 'unexplained'));

@@ -108,7 +108,17 @@ export class Lane implements Caller {
       const receivedAt = now();
       const payload = new ResponseBody(text, headers);
       const { view, kind } = this.observe(admission.seq, input, headers, status, payload, receivedAt, signal);
-      const asError = () => retryAfterError(core.options, core.budget, op, input, attempt, kind, receivedAt);
+      const asError = () =>
+        retryAfterError(
+          core.options,
+          core.budget,
+          op,
+          input,
+          attempt,
+          kind,
+          receivedAt,
+          this.pacer.preparing,
+        );
       const next = keepsAway(kind)
         ? await this.pauseAfterRefusal(input, admission.seq, headers, receivedAt, view, tries, kind, asError)
         : asError();

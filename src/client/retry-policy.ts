@@ -33,10 +33,11 @@ export function retryAfterError(
   attempt: number,
   kind: ResponseKind,
   receivedAt: number,
+  preparing = false,
 ): NextStep {
   if (
     (input.retry ?? true) &&
-    retriesAfterError(kind, op.method) &&
+    retriesAfterError(kind, op.method, preparing) &&
     attempt < (o.maxAttempts ?? DEFAULTS.maxAttempts) &&
     budget.tryRetry()
   )

@@ -112,6 +112,9 @@ describe('what each kind asks of a client', () => {
     // A bare 503 may be overload: retried as a 5xx is, an idempotent method only.
     expect(retriesAfterError('unexplained', 'GET')).toBe(true);
     expect(retriesAfterError('unexplained', 'POST')).toBe(false);
+    // While a run prepares, a bare 503 is sent again whatever the method; a server error is not.
+    expect(retriesAfterError('unexplained', 'POST', true)).toBe(true);
+    expect(retriesAfterError('server-error', 'POST', true)).toBe(false);
     expect(retriesAfterError('refused', 'GET')).toBe(false);
     expect(mayBeBareRefusal('admitted', 403)).toBe(true);
     expect(mayBeBareRefusal('refused', 403)).toBe(false);

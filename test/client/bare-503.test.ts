@@ -62,6 +62,16 @@ describe('a bare 503', () => {
     const post = answering(503);
     expect((await post.client.call('createPet', pet)).status).toBe(503);
     expect(post.attempts.map((a) => [a.kind, a.retried])).toEqual([['unexplained', false]]);
+    await post.client.close();
+
+    // A setup's POST is: a record it makes twice harms less than a run that cannot start.
+    const setup = answering(503);
+    setup.client.preparing(true);
+    expect((await setup.client.call('createPet', pet)).status).toBe(503);
+    expect(setup.attempts.map((a) => [a.kind, a.retried])).toEqual([
+      ['unexplained', true],
+      ['unexplained', false],
+    ]);
   });
 
   it("with Retry-After is the limiter's refusal: tried again after it whatever the method, within its refusal retries", async () => {
