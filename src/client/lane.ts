@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
+import type { Operation } from '../api/operations.ts';
 import { PACING_CAUSES, type PacingCause } from '../api/pacing-causes.ts';
 import { quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import { KeyRequests } from '../api/request.ts';
@@ -108,17 +109,7 @@ export class Lane implements Caller {
       const receivedAt = now();
       const payload = new ResponseBody(text, headers);
       const { view, kind } = this.observe(admission.seq, input, headers, status, payload, receivedAt, signal);
-      const asError = () =>
-        retryAfterError(
-          core.options,
-          core.budget,
-          op,
-          input,
-          attempt,
-          kind,
-          receivedAt,
-          this.pacer.preparing,
-        );
+      const asError = () => this.afterError(op, input, attempt, kind, receivedAt);
       const next = keepsAway(kind)
         ? await this.pauseAfterRefusal(input, admission.seq, headers, receivedAt, view, tries, kind, asError)
         : asError();
@@ -149,6 +140,27 @@ export class Lane implements Caller {
       // A refusal's pause is waited in the gate, where the next attempt's turn comes; other retries here.
       extraBackoffMs = keepsAway(kind) ? 0 : await this.backoff(next.retryAt, signal);
     }
+  }
+
+  /** Whether a call that met an error goes again, and when: setup's and teardown's by their rule. */
+  private afterError(
+    op: Operation,
+    input: CallInput,
+    attempt: number,
+    kind: ResponseKind,
+    receivedAt: number,
+  ) {
+    const core = this.core;
+    return retryAfterError(
+      core.options,
+      core.budget,
+      op,
+      input,
+      attempt,
+      kind,
+      receivedAt,
+      this.pacer.preparing,
+    );
   }
 
   /**
