@@ -64,9 +64,17 @@ describe('Pacer, enforce on: quota pacing', () => {
     // Not told the limiter: it may be nginx's limit_req without burst, which refuses a pair 999 ms apart.
     expect(gapAfterLate(new Pacer({ windows, enforce: true }))).toBeCloseTo(1010, 2);
     expect(gapAfterLate(new Pacer({ windows, enforce: true, limiter: 'gcra' }))).toBeGreaterThanOrEqual(1010);
-    // At 100 a second the jitter's allowance is 1% of the interval, not 10 ms.
+    // At 5 a second the jitter's allowance is 1% of the interval (2 ms), not 10 ms.
+    const five = new Pacer({ windows: perSecond(5), enforce: true });
+    expect(gapAfterLate(five)).toBeCloseTo(202, 2);
+    // At 100 a second it would be 0.1 ms, under a timer's granularity: a late send is made up there,
+    // one spacing after its slot (a 25 ms lateness is past half a spacing: the grid restarts).
     const fast = new Pacer({ windows: perSecond(100), enforce: true });
-    expect(gapAfterLate(fast)).toBeCloseTo(10.1, 2);
+    const t = fast.sent(T);
+    fast.observe(t, undefined, T + 1, 'admitted');
+    const slot = fast.earliest(T).at;
+    fast.sent(slot + 3);
+    expect(fast.earliest(slot + 3).at - slot).toBeCloseTo(10.05, 2);
     // A fixed window counts sends, not gaps: the grid makes up the 25 ms, so late timers lower no rate.
     expect(gapAfterLate(new Pacer({ windows, enforce: true, limiter: 'fixed-window' }))).toBeCloseTo(
       spacing - 25,
