@@ -1,10 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { formatsNotChecked } from './schema-formats.ts';
-
-/** How a document's schemas read: OpenAPI 3.0's own dialect, or JSON Schema 2020-12 (3.1 and 3.2). */
-export type SchemaDialect = 'openapi-3.0' | 'json-schema-2020-12';
+import { formatsNotChecked, type SchemaDialect } from './schema-formats.ts';
 
 type AnyAjv = Ajv | Ajv2020;
 
@@ -38,8 +35,8 @@ export function schemaValidator(dialect: SchemaDialect, options: Options): AnyAj
  * Compiles a schema, its formats that no validator of ours knows passing as they are (the result
  * lists them: `responseFormatsNotChecked`); ajv would otherwise warn on stderr at each compile.
  */
-export function compileSchema(ajv: AnyAjv, schema: object) {
-  for (const format of formatsNotChecked([schema as Record<string, unknown>])) {
+export function compileSchema(ajv: AnyAjv, schema: Record<string, unknown>) {
+  for (const format of formatsNotChecked([schema])) {
     if (!ajv.formats[format]) ajv.addFormat(format, true);
   }
   return ajv.compile(schema);

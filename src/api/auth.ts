@@ -1,6 +1,6 @@
 import type { Oas3Operation, Oas3SecurityRequirement, Oas3SecurityScheme } from '@redocly/openapi-core';
 import { InputError } from './input-error.ts';
-import type { OpenApiDocument } from './operations.ts';
+import type { OpenApiDocument } from './openapi-document.ts';
 
 /**
  * Where an operation's API key goes. The seed's scheme is `Authorization: Bearer <key>`; a document

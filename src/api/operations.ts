@@ -1,7 +1,4 @@
 import type {
-  Oas3_1Definition,
-  Oas3_2Definition,
-  Oas3Definition,
   Oas3MediaType,
   Oas3Operation,
   Oas3Parameter,
@@ -9,11 +6,9 @@ import type {
   Oas3Response,
   OasRef,
 } from '@redocly/openapi-core';
-import type { SchemaDialect } from './ajv.ts';
 import { type ResolvedAuth, resolveOperationAuth } from './auth.ts';
-
-/** An OpenAPI 3.0, 3.1 or 3.2 document, as the parser reads it (types only: no parser is loaded). */
-export type OpenApiDocument = Oas3Definition | Oas3_1Definition | Oas3_2Definition;
+import type { OpenApiDocument } from './openapi-document.ts';
+import type { SchemaDialect } from './schema-formats.ts';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE' | 'QUERY';

@@ -1,5 +1,9 @@
 import { formatNames } from 'ajv-formats/dist/formats.js';
-import type { JsonSchema } from './operations.ts';
+
+/** How a document's schemas read: OpenAPI 3.0's own dialect, or JSON Schema 2020-12 (3.1 and 3.2). */
+export type SchemaDialect = 'openapi-3.0' | 'json-schema-2020-12';
+
+type JsonSchema = Record<string, unknown>;
 
 /** OpenAPI's numeric formats, which src/api/ajv.ts defines beside ajv-formats' own. */
 export const OPENAPI_FORMATS = ['int32', 'int64', 'float', 'double'] as const;

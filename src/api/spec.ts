@@ -3,7 +3,8 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NormalizedProblem } from '@redocly/openapi-core';
 import { InputError } from './input-error.ts';
-import { buildOperationTable, type OpenApiDocument, type Operation } from './operations.ts';
+import type { OpenApiDocument } from './openapi-document.ts';
+import { buildOperationTable, type Operation } from './operations.ts';
 
 /** Our own document: the reference server serves it and the load side reads it unless given `--spec`. */
 export const DEFAULT_SPEC_PATH = fileURLToPath(new URL('./petstore.openapi.yaml', import.meta.url));

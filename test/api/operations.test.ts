@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildOperationTable, findResponse, type OpenApiDocument } from '../../src/api/operations.ts';
+import type { OpenApiDocument } from '../../src/api/openapi-document.ts';
+import { buildOperationTable, findResponse } from '../../src/api/operations.ts';
 
 const errorSchema = { type: 'object', required: ['code'] };
 const doc = {

@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
-import { compileSchema, type SchemaDialect, schemaValidator } from '../../api/ajv.ts';
+import { compileSchema, schemaValidator } from '../../api/ajv.ts';
 import { findResponse, type Operation, type OperationResponse } from '../../api/operations.ts';
+import type { SchemaDialect } from '../../api/schema-formats.ts';
 import { type Check, SKIP } from './check.ts';
 
 /**
