@@ -4,6 +4,7 @@ import { responseFormatsNotChecked } from '../../src/api/schema-formats.ts';
 import { loadSpec } from '../../src/api/spec.ts';
 import { formatSummary } from '../../src/cli/summary.ts';
 import { responseSchemaCheck } from '../../src/record/checks/schema-check.ts';
+import { renderHtmlReport } from '../../src/report/html.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { syntheticResult } from '../helpers/synthetic-result.ts';
 import { makeAttempt, makeContext } from '../helpers/unit-attempt.ts';
@@ -101,7 +102,7 @@ describe('a --spec in OpenAPI 3.1', () => {
     expect(printedCalls()).toBe(0);
   });
 
-  it('names the unchecked formats in the result (as its schema allows) and in one line of the summary', async () => {
+  it('names the unchecked formats in the result (as its schema allows), in one line of the summary and in the report', async () => {
     const result = await syntheticResult([]);
     result.config.formatsNotChecked = ['iso-country-code'];
     expect(resultProblem(JSON.parse(JSON.stringify(result)))).toBeUndefined();
@@ -109,6 +110,7 @@ describe('a --spec in OpenAPI 3.1', () => {
     expect(lines.filter((line) => line.includes('iso-country-code'))).toEqual([
       'formats not checked: iso-country-code',
     ]);
+    expect(renderHtmlReport(result)).toContain('<dt>formats not checked</dt><dd>iso-country-code</dd>');
     delete result.config.formatsNotChecked;
     expect(formatSummary(result, undefined)).not.toContain('formats not checked');
     result.config.formatsNotChecked = [];
