@@ -1,5 +1,6 @@
-import type { OpenAPIV3 } from 'openapi-types';
+import type { Oas3Operation, Oas3SecurityRequirement, Oas3SecurityScheme } from '@redocly/openapi-core';
 import { InputError } from './input-error.ts';
+import type { OpenApiDocument } from './openapi-document.ts';
 
 /**
  * Where an operation's API key goes. The seed's scheme is `Authorization: Bearer <key>`; a document
@@ -23,7 +24,7 @@ export function parseAuthHeader(name: string, flag = '--auth-header'): AuthPlace
 }
 
 /** The placement one scheme asks for, or undefined where one key cannot fill it (basic, cookie, mutual TLS). */
-function placementOf(scheme: OpenAPIV3.SecuritySchemeObject): AuthPlacement | undefined {
+function placementOf(scheme: Oas3SecurityScheme): AuthPlacement | undefined {
   if (scheme.type === 'apiKey') {
     if (scheme.in === 'header') return parseAuthHeaderQuiet(scheme.name);
     if (scheme.in === 'query') return { in: 'query', name: scheme.name };
@@ -48,8 +49,8 @@ function parseAuthHeaderQuiet(name: string): AuthPlacement | undefined {
  * scheme we can send. An empty alternative (`{}`: auth optional) or none at all leaves the default.
  */
 function fromRequirement(
-  requirement: OpenAPIV3.SecurityRequirementObject[],
-  schemes: Record<string, OpenAPIV3.SecuritySchemeObject>,
+  requirement: Oas3SecurityRequirement[],
+  schemes: Record<string, Oas3SecurityScheme>,
 ): { placement: AuthPlacement; scheme: string } | undefined {
   for (const alternative of requirement) {
     const names = Object.keys(alternative);
@@ -63,8 +64,8 @@ function fromRequirement(
 }
 
 /** The security schemes a document declares, by name. */
-function schemesOf(document: OpenAPIV3.Document): Record<string, OpenAPIV3.SecuritySchemeObject> {
-  return (document.components?.securitySchemes ?? {}) as Record<string, OpenAPIV3.SecuritySchemeObject>;
+function schemesOf(document: OpenApiDocument): Record<string, Oas3SecurityScheme> {
+  return (document.components?.securitySchemes ?? {}) as Record<string, Oas3SecurityScheme>;
 }
 
 /**
@@ -73,10 +74,7 @@ function schemesOf(document: OpenAPIV3.Document): Record<string, OpenAPIV3.Secur
  * document's default all the same: the key does no harm there, and a server that reads it optionally
  * sees the same client.
  */
-export function resolveOperationAuth(
-  operation: OpenAPIV3.OperationObject,
-  document: OpenAPIV3.Document,
-): ResolvedAuth {
+export function resolveOperationAuth(operation: Oas3Operation, document: OpenApiDocument): ResolvedAuth {
   const schemes = schemesOf(document);
   const own = operation.security;
   // An operation's own requirement replaces the document's; one no key can fill falls back to it.

@@ -1,15 +1,33 @@
-import type { OpenAPIV3 } from 'openapi-types';
+import type {
+  Oas3MediaType,
+  Oas3Operation,
+  Oas3Parameter,
+  Oas3RequestBody,
+  Oas3Response,
+  OasRef,
+} from '@redocly/openapi-core';
 import { type ResolvedAuth, resolveOperationAuth } from './auth.ts';
+import type { OpenApiDocument } from './openapi-document.ts';
+import type { SchemaDialect } from './schema-formats.ts';
 
 export type JsonSchema = Record<string, unknown>;
-export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE' | 'QUERY';
 export type Stability = 'stable' | 'beta' | 'experimental';
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+/**
+ * The methods a Path Item names as fields: HTTP's, and 3.2's `query` (a safe request with a body).
+ * 3.2's `additionalOperations` (SUBSCRIBE, LINK, COPY, ...) are left out of the table: a method
+ * outside this set has no meaning our client, checks or reports know (the Train Travel API's
+ * SUBSCRIBE opens a stream that stays open, which no latency or rate figure describes), and a
+ * scenario calls operations by these methods only. They are skipped, not refused: the document
+ * loads, its other operations run.
+ */
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'query'] as const;
 
 export interface OperationParameter {
   name: string;
-  in: 'path' | 'query' | 'header' | 'cookie';
+  /** `querystring` (3.2): the whole query string as one value. */
+  in: 'path' | 'query' | 'querystring' | 'header' | 'cookie';
   required: boolean;
   schema: JsonSchema | undefined;
 }
@@ -49,6 +67,8 @@ export interface Operation {
   parameters: OperationParameter[];
   requestBody: { required: boolean; contentType: string; schema: JsonSchema | undefined } | undefined;
   responses: OperationResponse[];
+  /** The language its schemas are written in: OpenAPI 3.0's, or JSON Schema 2020-12 from 3.1 on. */
+  schemaDialect: SchemaDialect;
 }
 
 type Extended<T> = T & Record<`x-${string}`, unknown>;
@@ -66,14 +86,14 @@ function asStability(value: unknown, where: string): Stability {
   throw new Error(`${where}: x-stability must be beta or experimental, got '${String(value)}'`);
 }
 
-function assertDereferenced<T>(value: T | OpenAPIV3.ReferenceObject, where: string): T {
+function assertDereferenced<T>(value: T | OasRef, where: string): T {
   if (value && typeof value === 'object' && '$ref' in value) {
     throw new Error(`${where}: unresolved $ref ${value.$ref}; load the document with loadSpec()`);
   }
   return value as T;
 }
 
-function jsonContent(content: Record<string, OpenAPIV3.MediaTypeObject> | undefined) {
+function jsonContent(content: Record<string, Oas3MediaType> | undefined) {
   if (!content) return undefined;
   const type =
     Object.keys(content).find((t) => /^application\/(.+\+)?json\b/i.test(t)) ?? Object.keys(content)[0];
@@ -84,7 +104,7 @@ function jsonContent(content: Record<string, OpenAPIV3.MediaTypeObject> | undefi
 
 function readParameters(list: unknown[] | undefined, where: string): OperationParameter[] {
   return (list ?? []).map((p) => {
-    const param = assertDereferenced<OpenAPIV3.ParameterObject>(p as OpenAPIV3.ParameterObject, where);
+    const param = assertDereferenced<Oas3Parameter>(p as Oas3Parameter, where);
     return {
       name: param.name,
       in: param.in as OperationParameter['in'],
@@ -94,14 +114,20 @@ function readParameters(list: unknown[] | undefined, where: string): OperationPa
   });
 }
 
-/** Builds the operation table of a dereferenced OpenAPI 3.x document (see `loadSpec`). */
-export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
+/**
+ * Builds the operation table of a dereferenced OpenAPI 3.x document (see `loadSpec`): the operations
+ * under `paths`. A 3.1 document may have none (webhooks only); webhooks are requests the API sends,
+ * not ones a load test makes, and are not in the table.
+ */
+export function buildOperationTable(document: OpenApiDocument): Operation[] {
   const table: Operation[] = [];
   const globalSecurity = document.security ?? [];
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    if (!item) continue;
+  const schemaDialect = schemaDialectOf(document);
+  for (const [path, ref] of Object.entries(document.paths ?? {})) {
+    if (!ref) continue;
+    const item = assertDereferenced(ref, path);
     for (const method of METHODS) {
-      const op = item[method] as Extended<OpenAPIV3.OperationObject> | undefined;
+      const op = item[method] as Extended<Oas3Operation> | undefined;
       if (!op) continue;
       const where = `${method.toUpperCase()} ${path}`;
       // Operation parameters override path-level ones with the same name and location.
@@ -109,9 +135,7 @@ export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
       const inherited = readParameters(item.parameters, where).filter(
         (p) => !own.some((o) => o.name === p.name && o.in === p.in),
       );
-      const body = op.requestBody
-        ? assertDereferenced<OpenAPIV3.RequestBodyObject>(op.requestBody, where)
-        : undefined;
+      const body = op.requestBody ? assertDereferenced<Oas3RequestBody>(op.requestBody, where) : undefined;
       const bodyContent = jsonContent(body?.content);
       table.push({
         id: op.operationId ?? where,
@@ -129,13 +153,14 @@ export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
         parameters: [...inherited, ...own],
         requestBody: body && bodyContent ? { required: Boolean(body.required), ...bodyContent } : undefined,
         responses: Object.entries(op.responses ?? {}).map(([status, r]) => {
-          const response = assertDereferenced<OpenAPIV3.ResponseObject>(r, `${where} ${status}`);
+          const response = assertDereferenced<Oas3Response>(r, `${where} ${status}`);
           return {
             status,
             schema: jsonContent(response.content)?.schema,
             headers: Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()),
           };
         }),
+        schemaDialect,
       });
     }
   }
@@ -145,6 +170,15 @@ export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
     seen.add(op.id);
   }
   return table;
+}
+
+/**
+ * 3.0 wrote its own subset of JSON Schema (`nullable`, boolean `exclusiveMinimum`); 3.1 and 3.2 write
+ * JSON Schema 2020-12 (type arrays, `const`, `examples`). A 3.1 document's `jsonSchemaDialect` may
+ * name another, which is read as 2020-12 all the same.
+ */
+function schemaDialectOf(document: OpenApiDocument): SchemaDialect {
+  return document.openapi.startsWith('3.0.') ? 'openapi-3.0' : 'json-schema-2020-12';
 }
 
 /** The response an operation declares for a status: exact code, then `4XX`-style ranges, then `default`. */

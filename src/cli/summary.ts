@@ -146,6 +146,9 @@ function checkLines(result: RunResult): string[] {
       (ch) =>
         `  ${ch.id}: ${ch.failures} failed, e.g. ${ch.samples[0]?.operation} ${ch.samples[0]?.status}: ${ch.samples[0]?.detail}`,
     ),
+    ...(result.config.formatsNotChecked
+      ? [`formats not checked: ${result.config.formatsNotChecked.join(', ')}`]
+      : []),
   ];
 }
 

@@ -1,4 +1,5 @@
 import { describeAuth } from '../api/auth.ts';
+import { responseFormatsNotChecked } from '../api/schema-formats.ts';
 import { publicTarget } from './base-url.ts';
 import type { RunConfig } from './run.ts';
 
@@ -24,6 +25,7 @@ export function printable(config: RunConfig): Record<string, unknown> {
     refusalStatuses: config.refusalStatuses,
     target: config.baseUrl ? publicTarget(config.baseUrl) : 'embedded reference server',
     spec: config.specLabel,
+    ...responseFormatsNotChecked(config.spec.operations),
     apiKey: config.apiKey ?? 'none',
     ...(config.authHeader ? { authHeader: describeAuth(config.authHeader) } : {}),
     network: config.network.printable,

@@ -245,6 +245,11 @@ export interface RunConfig {
   /** `--refusal-status`: statuses counted as the limiter's refusals besides 429 (absent: none). */
   refusalStatuses?: number[];
   spec: string;
+  /**
+   * Formats the document's response schemas name that the response-schema check does not know
+   * (`iso-country-code`): bodies were checked against the rest of their schema (absent: none).
+   */
+  formatsNotChecked?: string[];
   /** Seed of the flow choices: the same seed replays the same choices. */
   seed?: number;
   /** `--contract`: the rate-limit dialect the checks judged as promised (absent: the seed's). */

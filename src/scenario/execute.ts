@@ -3,6 +3,7 @@ import type { LimiterKind } from '../api/limiter-kinds.ts';
 import type { Operation } from '../api/operations.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
 import type { RateWindow } from '../api/plans.ts';
+import { responseFormatsNotChecked } from '../api/schema-formats.ts';
 import type { TenantKey, TenantMix } from '../api/tenants.ts';
 import { TOOL_VERSION } from '../api/version.ts';
 import type { SpacingState } from '../client/adaptive-spacing.ts';
@@ -210,6 +211,7 @@ function resultBuilder<D>(
         maxAttempts: input.maxAttempts ?? DEFAULTS.maxAttempts,
         ...(input.refusalStatuses?.length ? { refusalStatuses: [...input.refusalStatuses] } : {}),
         spec: input.spec,
+        ...responseFormatsNotChecked(input.operations),
         ...(input.seed === undefined ? {} : { seed: input.seed }),
         ...(input.contract === undefined ? {} : { contract: input.contract }),
         ...(input.networkSeen === undefined ? {} : { network: input.networkSeen }),

@@ -1,5 +1,5 @@
-import type { OpenAPIV3 } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
+import type { OpenApiDocument } from '../../src/api/openapi-document.ts';
 import { buildOperationTable, findResponse } from '../../src/api/operations.ts';
 
 const errorSchema = { type: 'object', required: ['code'] };
@@ -30,7 +30,7 @@ const doc = {
       },
     },
   },
-} as unknown as OpenAPIV3.Document;
+} as unknown as OpenApiDocument;
 
 describe('buildOperationTable', () => {
   it('reads any OpenAPI 3 document: ids, parameters, stability, security, responses', () => {
@@ -73,16 +73,16 @@ describe('buildOperationTable', () => {
     (withRef.paths['/things/{id}'] as Record<string, { responses: object }>).get!.responses = {
       '200': { $ref: '#/x' },
     };
-    expect(() => buildOperationTable(withRef as unknown as OpenAPIV3.Document)).toThrow(/unresolved \$ref/);
+    expect(() => buildOperationTable(withRef as unknown as OpenApiDocument)).toThrow(/unresolved \$ref/);
     const badStability = structuredClone(doc) as unknown as {
       paths: Record<string, Record<string, Record<string, unknown>>>;
     };
     badStability.paths['/things/{id}']!.get!['x-stability'] = 'alpha';
-    expect(() => buildOperationTable(badStability as unknown as OpenAPIV3.Document)).toThrow(/x-stability/);
+    expect(() => buildOperationTable(badStability as unknown as OpenApiDocument)).toThrow(/x-stability/);
     const dup = structuredClone(doc) as unknown as {
       paths: Record<string, Record<string, Record<string, unknown>>>;
     };
     dup.paths['/things/{id}']!.delete!.operationId = 'getThing';
-    expect(() => buildOperationTable(dup as unknown as OpenAPIV3.Document)).toThrow(/used twice/);
+    expect(() => buildOperationTable(dup as unknown as OpenApiDocument)).toThrow(/used twice/);
   });
 });

@@ -1,15 +1,25 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import { addOpenApiVocabulary } from '../../api/ajv.ts';
+import type { ValidateFunction } from 'ajv';
+import { compileSchema, schemaValidator } from '../../api/ajv.ts';
 import { findResponse, type Operation, type OperationResponse } from '../../api/operations.ts';
+import type { SchemaDialect } from '../../api/schema-formats.ts';
 import { type Check, SKIP } from './check.ts';
 
 /**
  * Validating every body costs more than the request itself at high rates, so each operation's
  * bodies are validated up to `perSecond` per second and sampled beyond; the check's counts say how
- * many were validated.
+ * many were validated. Each body is read in its document's schema dialect (OpenAPI 3.0's, or JSON
+ * Schema 2020-12 for 3.1 and 3.2); formats no validator knows pass, and the result lists them.
  */
 export function responseSchemaCheck(perSecond = 50): Check {
-  const ajv = addOpenApiVocabulary(new Ajv({ strict: false, allErrors: false }));
+  const validators = new Map<SchemaDialect, ReturnType<typeof schemaValidator>>();
+  const validatorOf = (dialect: SchemaDialect) => {
+    let ajv = validators.get(dialect);
+    if (!ajv) {
+      ajv = schemaValidator(dialect, { strict: false, allErrors: false });
+      validators.set(dialect, ajv);
+    }
+    return ajv;
+  };
   const compiled = new WeakMap<object, ValidateFunction>();
   const budget = new Map<Operation, { second: number; used: number }>();
   // findResponse compares strings; a run sees a handful of (operation, status) pairs, so look each up once.
@@ -39,9 +49,10 @@ export function responseSchemaCheck(perSecond = 50): Check {
       else budget.set(op, { second, used: 1 });
       const json = attempt.body.json;
       if (json === undefined) return 'body is not JSON';
+      const ajv = validatorOf(op.schemaDialect);
       let validate = compiled.get(response.schema);
       if (!validate) {
-        validate = ajv.compile(response.schema);
+        validate = compileSchema(ajv, response.schema);
         compiled.set(response.schema, validate);
       }
       return validate(json) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'body' });

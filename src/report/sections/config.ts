@@ -55,6 +55,8 @@ function configList(result: RunResult): SafeHtml {
     ['timeout', `${count(c.timeoutMs)} ms`],
     ['max attempts', c.maxAttempts],
     ['spec', c.spec],
+    // Only when some were: a body's format no validator knows passed unchecked.
+    ...(c.formatsNotChecked ? [['formats not checked', c.formatsNotChecked.join(', ')] as Entry] : []),
     ['seed', c.seed],
     ['rate-limit contract', c.contract ?? 'seed'],
     // Only when given: without the flag nothing but 429 (and a 503 or 403 with a sign) is a refusal.
