@@ -1,5 +1,6 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import { type ResolvedAuth, resolveOperationAuth } from './auth.ts';
+import { type DeclaredContract, declaredContract } from './declared-contract.ts';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS' | 'HEAD' | 'PATCH' | 'TRACE';
@@ -49,6 +50,10 @@ export interface Operation {
   parameters: OperationParameter[];
   requestBody: { required: boolean; contentType: string; schema: JsonSchema | undefined } | undefined;
   responses: OperationResponse[];
+  /** What each declared response promises of its rate-limit headers and Retry-After. */
+  declared: DeclaredContract;
+  /** The Accept header its requests send: the media types its responses declare (`acceptFor`). */
+  accept: string;
 }
 
 type Extended<T> = T & Record<`x-${string}`, unknown>;
@@ -73,10 +78,34 @@ function assertDereferenced<T>(value: T | OpenAPIV3.ReferenceObject, where: stri
   return value as T;
 }
 
+const JSON_MEDIA = /^application\/(.+\+)?json\b/i;
+
+/**
+ * An operation's Accept header: every media type its responses declare, in the document's order,
+ * JSON ones first. Where JSON is declared the others go at q=0.5, so that a server offering both
+ * answers in the JSON the client reads, while a response declared only in another type is still
+ * acceptable (no 406). A document that declares no content gets `application/json`, as before.
+ */
+export function acceptFor(responses: Record<string, unknown> | undefined): string {
+  const types = new Map<string, string>();
+  for (const response of Object.values(responses ?? {})) {
+    const content = (response as { content?: Record<string, unknown> } | undefined)?.content;
+    for (const type of Object.keys(content ?? {})) {
+      const key = type.toLowerCase();
+      if (!types.has(key)) types.set(key, type);
+    }
+  }
+  const all = [...types.values()];
+  const json = all.filter((t) => JSON_MEDIA.test(t));
+  if (all.length === 0) return 'application/json';
+  if (json.length === 0) return all.join(', ');
+  const others = all.filter((t) => !JSON_MEDIA.test(t)).map((t) => `${t};q=0.5`);
+  return [...json, ...others].join(', ');
+}
+
 function jsonContent(content: Record<string, OpenAPIV3.MediaTypeObject> | undefined) {
   if (!content) return undefined;
-  const type =
-    Object.keys(content).find((t) => /^application\/(.+\+)?json\b/i.test(t)) ?? Object.keys(content)[0];
+  const type = Object.keys(content).find((t) => JSON_MEDIA.test(t)) ?? Object.keys(content)[0];
   return type === undefined
     ? undefined
     : { contentType: type, schema: content[type]?.schema as JsonSchema | undefined };
@@ -136,6 +165,8 @@ export function buildOperationTable(document: OpenAPIV3.Document): Operation[] {
             headers: Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()),
           };
         }),
+        declared: declaredContract(op.responses),
+        accept: acceptFor(op.responses),
       });
     }
   }
