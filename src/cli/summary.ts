@@ -146,6 +146,16 @@ function checkLines(result: RunResult): string[] {
       (ch) =>
         `  ${ch.id}: ${ch.failures} failed, e.g. ${ch.samples[0]?.operation} ${ch.samples[0]?.status}: ${ch.samples[0]?.detail}`,
     ),
+    ...notDeclaredLine(result),
+  ];
+}
+
+/** The responses the document promised nothing of, per check: judged by no rule, and said so. */
+function notDeclaredLine(result: RunResult): string[] {
+  const unjudged = result.checks.filter((ch) => (ch.notDeclared ?? 0) > 0);
+  if (unjudged.length === 0) return [];
+  return [
+    `not declared by the document (not judged): ${unjudged.map((ch) => `${ch.id} on ${ch.notDeclared} responses`).join(', ')}`,
   ];
 }
 
