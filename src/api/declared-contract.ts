@@ -74,8 +74,9 @@ type HeaderObject = {
 };
 
 /** A header object's example values, as text: its own `example(s)` and its schema's (3.1: a list). */
-function examplesOf(header: HeaderObject | undefined): string[] {
-  if (typeof header !== 'object' || header === null) return [];
+function examplesOf(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const header = value as HeaderObject;
   const values: unknown[] = [header.example, header.schema?.example];
   for (const e of Object.values(header.examples ?? {})) values.push(e?.value);
   if (Array.isArray(header.schema?.examples)) values.push(...header.schema.examples);
@@ -89,7 +90,7 @@ function examplesOf(header: HeaderObject | undefined): string[] {
  */
 function narrowByExamples(
   candidates: readonly Dialect[],
-  declared: Record<string, HeaderObject | undefined>,
+  declared: Readonly<Record<string, unknown>>,
   names: readonly string[],
 ): readonly Dialect[] {
   const seen = new Set<Dialect>();
@@ -107,7 +108,7 @@ function narrowByExamples(
 
 /** The rate-limit promise of one response's declared headers (names lower case), or undefined. */
 export function declaredRateLimit(
-  declared: Record<string, HeaderObject | undefined>,
+  declared: Readonly<Record<string, unknown>>,
 ): DeclaredRateLimit | undefined {
   const fields = Object.keys(declared).filter(isRateLimitField);
   if (fields.length === 0) return undefined;
@@ -126,8 +127,8 @@ export function declaredRateLimit(
 }
 
 /** A response object's headers by lower-case name (dereferenced: header objects, not `$ref`s). */
-function headersOf(response: unknown): Record<string, HeaderObject | undefined> {
-  const headers = (response as { headers?: Record<string, HeaderObject> } | undefined)?.headers ?? {};
+function headersOf(response: unknown): Record<string, unknown> {
+  const headers = (response as { headers?: Record<string, unknown> } | undefined)?.headers ?? {};
   return Object.fromEntries(Object.entries(headers).map(([name, h]) => [name.toLowerCase(), h]));
 }
 
