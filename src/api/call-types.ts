@@ -14,6 +14,12 @@ export interface RequestInput {
   /** The Content-Type of a body (default `application/json`). */
   contentType?: string;
   /**
+   * Request headers of this call, over the defaults (Accept: the media types the operation's
+   * responses declare; Content-Type). The key's own header is not replaced: to send other
+   * credentials, give `auth: 'none'` with them, or `auth: { key }` for another key.
+   */
+  headers?: Readonly<Record<string, string>>;
+  /**
    * Deliberately bad requests (a compliance battery): `'none'` sends no key, `{ key }` sends that
    * key instead of the run's. Like the run's key, it is never recorded: the attempt's key label says
    * `free (no key)` or `free (another key)`, and pacing ignores their headers.

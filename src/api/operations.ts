@@ -7,6 +7,7 @@ import type {
   OasRef,
 } from '@redocly/openapi-core';
 import { type ResolvedAuth, resolveOperationAuth } from './auth.ts';
+import { type DeclaredContract, declaredContract } from './declared-contract.ts';
 import type { OpenApiDocument } from './openapi-document.ts';
 import type { SchemaDialect } from './schema-formats.ts';
 
@@ -69,6 +70,10 @@ export interface Operation {
   responses: OperationResponse[];
   /** The language its schemas are written in: OpenAPI 3.0's, or JSON Schema 2020-12 from 3.1 on. */
   schemaDialect: SchemaDialect;
+  /** What each declared response promises of its rate-limit headers and Retry-After. */
+  declared: DeclaredContract;
+  /** The Accept header its requests send: the media types its responses declare (`acceptFor`). */
+  accept: string;
 }
 
 type Extended<T> = T & Record<`x-${string}`, unknown>;
@@ -93,10 +98,34 @@ function assertDereferenced<T>(value: T | OasRef, where: string): T {
   return value as T;
 }
 
+const JSON_MEDIA = /^application\/(.+\+)?json\b/i;
+
+/**
+ * An operation's Accept header: every media type its responses declare, in the document's order,
+ * JSON ones first. Where JSON is declared the others go at q=0.5, so that a server offering both
+ * answers in the JSON the client reads, while a response declared only in another type is still
+ * acceptable (no 406). A document that declares no content gets `application/json`, as before.
+ */
+export function acceptFor(responses: Record<string, unknown> | undefined): string {
+  const types = new Map<string, string>();
+  for (const response of Object.values(responses ?? {})) {
+    const content = (response as { content?: Record<string, unknown> } | undefined)?.content;
+    for (const type of Object.keys(content ?? {})) {
+      const key = type.toLowerCase();
+      if (!types.has(key)) types.set(key, type);
+    }
+  }
+  const all = [...types.values()];
+  const json = all.filter((t) => JSON_MEDIA.test(t));
+  if (all.length === 0) return 'application/json';
+  if (json.length === 0) return all.join(', ');
+  const others = all.filter((t) => !JSON_MEDIA.test(t)).map((t) => `${t};q=0.5`);
+  return [...json, ...others].join(', ');
+}
+
 function jsonContent(content: Record<string, Oas3MediaType> | undefined) {
   if (!content) return undefined;
-  const type =
-    Object.keys(content).find((t) => /^application\/(.+\+)?json\b/i.test(t)) ?? Object.keys(content)[0];
+  const type = Object.keys(content).find((t) => JSON_MEDIA.test(t)) ?? Object.keys(content)[0];
   return type === undefined
     ? undefined
     : { contentType: type, schema: content[type]?.schema as JsonSchema | undefined };
@@ -161,6 +190,8 @@ export function buildOperationTable(document: OpenApiDocument): Operation[] {
           };
         }),
         schemaDialect,
+        declared: declaredContract(op.responses),
+        accept: acceptFor(op.responses),
       });
     }
   }

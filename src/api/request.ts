@@ -5,7 +5,8 @@ import type { HttpMethod, Operation } from './operations.ts';
 /**
  * The one place a request is built from an operation: its target (base path, path values, query and,
  * where the operation's scheme puts it there, the key), its headers (the key where the scheme says,
- * JSON asked for, the body's type) and its body. The plan-aware client, capacity's probes and the
+ * the media types the operation's responses declare asked for, the body's type, the call's own) and
+ * its body. The plan-aware client, capacity's probes and the
  * benchmark's cycle all build here, so that the three cannot drift apart on where a key goes.
  */
 
@@ -72,18 +73,49 @@ export function withAuthQuery(path: string, placement: AuthPlacement, key: strin
   return `${path}${path.includes('?') ? '&' : '?'}${q}`;
 }
 
-/** A request's headers: JSON asked for, the key where `placement` says, and the body's type if any. */
+/**
+ * A request's headers: the operation's Accept (the media types its responses declare), the key where
+ * `placement` says, and the body's type if any.
+ */
 export function requestHeaders(
   placement: AuthPlacement,
   key: string | undefined,
   contentType?: string,
+  accept: string = JSON_TYPE,
 ): Record<string, string> {
   const headers: Record<string, string> = {
-    accept: JSON_TYPE,
+    accept,
     ...(key === undefined ? {} : authHeaders(placement, key)),
   };
   if (contentType !== undefined) headers['content-type'] = contentType;
   return headers;
+}
+
+/**
+ * A call's own headers (`input.headers`) over the request's: names in lower case, so that `Accept`
+ * replaces our `accept` rather than going out beside it. They override anything of ours (Accept,
+ * Content-Type) except the header that carries the key: a call sending the run's key (or `auth: {
+ * key }`) sends it as the operation's scheme says, whatever its headers say, so that a stray
+ * `authorization` in a flow cannot send a request under another identity than the one its record and
+ * its pacing name. A call that means to send its own credentials says so with `auth: 'none'`: no key
+ * of ours goes, and its headers go as given (recorded as `no key`, its quota fields not paced by).
+ */
+export function withCallHeaders(
+  headers: Record<string, string>,
+  own: Readonly<Record<string, string>>,
+  placement: AuthPlacement,
+  keySent: boolean,
+): Record<string, string> {
+  const out = { ...headers };
+  const keyHeader = keySent && placement.in !== 'query' ? placement.name.toLowerCase() : undefined;
+  for (const [name, value] of Object.entries(own)) {
+    const lower = name.toLowerCase();
+    if (lower === keyHeader) continue;
+    // The key's header as the placement spells it (`Authorization`) is replaced too, not duplicated.
+    for (const ours of Object.keys(out)) if (ours.toLowerCase() === lower) delete out[ours];
+    out[lower] = value;
+  }
+  return out;
 }
 
 /** A request's body: the raw text when given, else the JSON of `body`, else none. */
@@ -95,13 +127,13 @@ export function requestBody(input: RequestInput): string | undefined {
 type HeaderPair = { plain: Record<string, string>; json?: Record<string, string> };
 
 /**
- * One key's requests. Its headers are made once per placement, without and with a JSON body, and the
- * same objects are sent on every request: the placement of the first operation called (most documents
- * have one for all), others by operation only if the document has them. A tenant mix has thousands
- * of keys, and each costs its headers.
+ * One key's requests. Its headers are made once per placement and Accept, without and with a JSON
+ * body, and the same objects are sent on every request: those of the first operation called (most
+ * documents have one placement and one Accept for all), others by operation only if the document has
+ * them. A tenant mix has thousands of keys, and each costs its headers.
  */
 export class KeyRequests {
-  private first: (HeaderPair & { auth: AuthPlacement }) | undefined;
+  private first: (HeaderPair & { auth: AuthPlacement; accept: string }) | undefined;
   private others: Map<Operation, HeaderPair> | undefined;
   readonly key: string | undefined;
 
@@ -133,11 +165,15 @@ export class KeyRequests {
             body !== undefined || input.contentType !== undefined
               ? (input.contentType ?? JSON_TYPE)
               : undefined,
+            op.accept,
           );
     return {
       path: withAuthQuery(basePath + requestPath(op, input.path, input.query, template), op.auth, key),
       method: op.method,
-      headers,
+      headers:
+        input.headers === undefined
+          ? headers
+          : withCallHeaders(headers, input.headers, op.auth, key !== undefined),
       body,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
@@ -154,14 +190,18 @@ export class KeyRequests {
 
   private pairFor(op: Operation): HeaderPair {
     if (this.first === undefined) {
-      this.first = { auth: op.auth, plain: requestHeaders(op.auth, this.key) };
+      this.first = {
+        auth: op.auth,
+        accept: op.accept,
+        plain: requestHeaders(op.auth, this.key, undefined, op.accept),
+      };
       return this.first;
     }
-    if (samePlacement(this.first.auth, op.auth)) return this.first;
+    if (samePlacement(this.first.auth, op.auth) && this.first.accept === op.accept) return this.first;
     this.others ??= new Map();
     let pair = this.others.get(op);
     if (pair === undefined) {
-      pair = { plain: requestHeaders(op.auth, this.key) };
+      pair = { plain: requestHeaders(op.auth, this.key, undefined, op.accept) };
       this.others.set(op, pair);
     }
     return pair;

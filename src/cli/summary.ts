@@ -149,6 +149,16 @@ function checkLines(result: RunResult): string[] {
     ...(result.config.formatsNotChecked
       ? [`formats not checked: ${result.config.formatsNotChecked.join(', ')}`]
       : []),
+    ...notDeclaredLine(result),
+  ];
+}
+
+/** The responses the document promised nothing of, per check: judged by no rule, and said so. */
+function notDeclaredLine(result: RunResult): string[] {
+  const unjudged = result.checks.filter((ch) => (ch.notDeclared ?? 0) > 0);
+  if (unjudged.length === 0) return [];
+  return [
+    `not declared by the document (not judged): ${unjudged.map((ch) => `${ch.id} on ${ch.notDeclared} responses`).join(', ')}`,
   ];
 }
 

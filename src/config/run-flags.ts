@@ -77,9 +77,8 @@ export const RUN_FLAGS = {
   },
   contract: {
     choices: CONTRACTS,
-    default: 'seed',
     describe:
-      "The rate-limit dialect the checks judge as promised: the seed's X-RateLimit-* (Reset a Unix time), another limiter's, ietf (any IETF draft) or any (whatever the server speaks)",
+      "The rate-limit dialect the checks judge as promised: the seed's X-RateLimit-* (Reset a Unix time), another limiter's, ietf (any IETF draft), any (whatever the server speaks) or document (what the --spec document declares per operation and status). Default: document with a --spec of your own, else seed",
   },
   'allow-ban-risk': {
     type: 'boolean',

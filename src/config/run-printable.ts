@@ -1,4 +1,5 @@
 import { describeAuth } from '../api/auth.ts';
+import { describeDeclared } from '../api/declared-contract.ts';
 import { responseFormatsNotChecked } from '../api/schema-formats.ts';
 import { publicTarget } from './base-url.ts';
 import type { RunConfig } from './run.ts';
@@ -20,6 +21,7 @@ export function printable(config: RunConfig): Record<string, unknown> {
     allowBanRisk: config.allowBanRisk,
     limiter: config.limiter ?? 'learned from the 429s',
     contract: config.contract,
+    ...(config.contract === 'document' ? { declaredContract: declaredContract(config) } : {}),
     timeoutMs: config.timeoutMs,
     maxAttempts: config.maxAttempts,
     refusalStatuses: config.refusalStatuses,
@@ -65,6 +67,16 @@ export function printable(config: RunConfig): Record<string, unknown> {
     // What the run would say first on stderr (a scenario loaded through sucrase, a shard's share).
     ...(config.warnings.length > 0 ? { warnings: config.warnings } : {}),
   };
+}
+
+/** What the document promises per operation and status, as the checks will read it: `{ '200': 'ietf-7 (RateLimit)' }`. */
+function declaredContract(config: RunConfig): Record<string, Record<string, string>> {
+  return Object.fromEntries(
+    config.spec.operations.map((op) => [
+      op.id,
+      Object.fromEntries([...op.declared.byStatus].map(([status, d]) => [status, describeDeclared(d)])),
+    ]),
+  );
 }
 
 function tenantKeys(config: RunConfig): unknown {

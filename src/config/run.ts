@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, InferredOptionTypes } from 'yargs';
 import { type AuthPlacement, parseAuthHeader, type ResolvedAuth, withAuthHeaderFlag } from '../api/auth.ts';
 import { DEFAULTS } from '../api/defaults.ts';
@@ -192,7 +193,7 @@ export async function resolveRunConfig(
     timeScale,
     enforce,
     allowBanRisk: args.allowBanRisk,
-    contract: args.contract,
+    contract: resolveContract(args),
     ...sending,
     fleet,
     storeOutage: args.storeOutage,
@@ -208,6 +209,17 @@ export async function resolveRunConfig(
     network,
     warnings,
   });
+}
+
+/**
+ * The contract the rate-limit checks judge by: `--contract` when given; else, with a document of the
+ * user's own, what it declares (a target's document is its contract, not the seed's); else the seed's,
+ * as ever. Our own document named with `--spec` is still ours: the seed's contract, which it declares.
+ */
+export function resolveContract(args: Pick<RunArgs, 'contract' | 'spec'>): Contract {
+  if (args.contract !== undefined) return args.contract;
+  if (args.spec === undefined || resolve(args.spec) === DEFAULT_SPEC_PATH) return 'seed';
+  return 'document';
 }
 
 /** How requests are sent and shared: timeout, limiter, checkpoints, attempts, shard and quota store. */

@@ -68,6 +68,11 @@ export function describeHeaderDialect(h: HeaderDialect): string {
     others.length > 0 ? `, ${others.join(', ')}` : '',
     h.alsoSent.length > 0 ? `; also sent: ${h.alsoSent.join(', ')}` : '',
     `; contract ${h.contract}`,
-    kept ? ' (kept)' : ': not the dialect detected',
+    // The document's promise is per operation and status: the checks say where it was kept.
+    h.contract === 'document'
+      ? " (what the document declares for each response's status)"
+      : kept
+        ? ' (kept)'
+        : ': not the dialect detected',
   ].join('');
 }

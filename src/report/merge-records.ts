@@ -22,7 +22,7 @@ const MAX_CHECK_SAMPLES = 5;
 /** As violations.ts keeps them. */
 const MAX_VIOLATION_SAMPLES = 5;
 
-/** Checks by id (in order of first appearance): passes and failures summed, earliest samples kept. */
+/** Checks by id (in order of first appearance): passes, failures and responses not declared summed, earliest samples kept. */
 export function mergeChecks(lists: CheckResult[][]): CheckResult[] {
   const byId = new Map<string, CheckResult>();
   for (const list of lists) {
@@ -34,6 +34,7 @@ export function mergeChecks(lists: CheckResult[][]): CheckResult[] {
       }
       m.passes += check.passes;
       m.failures += check.failures;
+      if (check.notDeclared !== undefined) m.notDeclared = (m.notDeclared ?? 0) + check.notDeclared;
       m.samples.push(...structuredClone(check.samples));
     }
   }

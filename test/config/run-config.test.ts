@@ -11,6 +11,7 @@ import { runOptions } from '../../src/cli/command-options.ts';
 import { configJson } from '../../src/config/print.ts';
 import { type RunArgs, resolveRunConfig } from '../../src/config/run.ts';
 import { printable } from '../../src/config/run-printable.ts';
+import { CONTRACT_IETF } from '../helpers/fixtures.ts';
 import { ladder, syntheticResult } from '../helpers/synthetic-result.ts';
 
 /** `run`'s flags as yargs parses them from a command line, then resolved with `env`. */
@@ -119,6 +120,39 @@ describe('resolveRunConfig', () => {
 
     const bearer = await resolve(['catalogue-browse', '--auth-header', 'Authorization']);
     expect(bearer.authHeader).toMatchObject({ name: 'authorization', bearer: true });
+  });
+
+  it('judges rate-limit headers by a --spec of your own, shown per operation and status; --contract overrides', async () => {
+    const ours = await resolve(['catalogue-browse']);
+    expect(ours.contract).toBe('seed');
+    expect(printed(ours).declaredContract).toBeUndefined();
+    expect((await resolve(['catalogue-browse', '--spec', DEFAULT_SPEC_PATH])).contract).toBe('seed');
+
+    const theirs = await resolve(['catalogue-browse', '--spec', CONTRACT_IETF]);
+    expect(theirs.contract).toBe('document');
+    expect(printed(theirs).contract).toBe('document');
+    expect(printed(theirs).declaredContract).toEqual({
+      listBookings: {
+        '200': 'ietf-7 (RateLimit)',
+        '400': 'ietf-7 (RateLimit)',
+        '429': 'ietf-7 (RateLimit), Retry-After',
+      },
+      createBooking: {
+        '201': 'not declared',
+        '400': 'ietf-7 (RateLimit)',
+        '429': 'ietf-7 (RateLimit), Retry-After',
+      },
+      deleteBooking: { '204': 'not declared', '429': 'ietf-7 (RateLimit), Retry-After' },
+    });
+
+    const over = await resolve(['catalogue-browse', '--spec', CONTRACT_IETF, '--contract', 'ietf']);
+    expect(over.contract).toBe('ietf');
+    expect(printed(over).declaredContract).toBeUndefined();
+    // Asked for by name, the document's contract reads our own document too: the seed's, per status.
+    const named = printed(await resolve(['catalogue-browse', '--contract', 'document']));
+    expect((named.declaredContract as Record<string, Record<string, string>>).listPets?.['200']).toBe(
+      'seed (X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset)',
+    );
   });
 
   it("never prints the embedded server's minting seed, only that it mints the tenants' keys", async () => {

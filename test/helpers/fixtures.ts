@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { applyPlanOverrides, DEFAULT_PLANS } from '../../src/api/plans.ts';
 
 /** Limits no test can reach, so that a 429 never stands in for the behaviour under test. */
@@ -17,3 +18,11 @@ export const VALID_BODIES: Readonly<Record<string, unknown>> = {
   placeOrder: { petId: 1, quantity: 1 },
   updateInventory: { quantity: 50 },
 };
+
+/**
+ * A document of our own declaring IETF draft 7's RateLimit on its 200s, 400s and 429s (Retry-After
+ * too on its 429s) and no header on its 201 and 204, as public documents do (the Train Travel API).
+ */
+export const CONTRACT_IETF = fileURLToPath(
+  new URL('../fixtures/openapi/contract-ietf.yaml', import.meta.url),
+);

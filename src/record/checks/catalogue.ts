@@ -1,3 +1,4 @@
+import { declaredFor } from '../../api/declared-contract.ts';
 import { parseDeprecation, parseLinks, parseSunset } from '../../api/deprecation-headers.ts';
 import { isErrorObject } from '../../api/error-object.ts';
 import { parseHttpDate } from '../../api/http-date.ts';
@@ -6,9 +7,24 @@ import { QUOTA_FIELDS, type RateLimitView } from '../../api/rate-limit-dialect.t
 import { type HeaderValue, RATE_LIMIT_HEADER } from '../../api/rate-limit-headers.ts';
 import { RESPONSE_RULES } from '../../api/responses.ts';
 import { parseRetryAfter, retryAfterDelayMs } from '../../api/retry-after.ts';
-import { type AttemptCheck, type Check, DEFAULT_SETTLE_AFTER_MS, SKIP } from './check.ts';
+import {
+  type AttemptCheck,
+  type Check,
+  type CheckOutcome,
+  DEFAULT_SETTLE_AFTER_MS,
+  NOT_DECLARED,
+  SKIP,
+} from './check.ts';
 import { clientChecks } from './client-checks.ts';
-import { type Contract, DEFAULT_CONTRACT, dialectMatchesContractCheck, mismatch } from './contract.ts';
+import {
+  type Contract,
+  DEFAULT_CONTRACT,
+  declaredMismatch,
+  declaredQuota,
+  dialectMatchesContractCheck,
+  keepsDeclared,
+  mismatch,
+} from './contract.ts';
 import { shownReset } from './quota.ts';
 import { responseSchemaCheck } from './schema-check.ts';
 import { statefulChecks } from './stateful.ts';
@@ -71,6 +87,7 @@ function missingFields(view: RateLimitView): string[] {
 }
 
 function headersPresentCheck(contract: Contract): Check {
+  if (contract === 'document') return headersDeclaredCheck();
   return {
     id: 'ratelimit-headers-present',
     rule: "The quota's Limit, Remaining and Reset are present on every response, each one integer: X-RateLimit-* in the seed's dialect, the dialect's own fields in another (ietf-8: RateLimit's r; its t and RateLimit-Policy are optional in the draft). A response with no rate-limit field at all fails here, whatever the contract",
@@ -82,6 +99,36 @@ function headersPresentCheck(contract: Contract): Check {
       if (complete && view.malformed.length === 0 && view.dialect !== 'none') return undefined;
       if (view.dialect === 'none' && view.malformed.length === 0) return mismatch(view, contract);
       return problemWith(missingFields(view));
+    },
+  };
+}
+
+/** The field a name of `missingFields` belongs to: `RateLimit limit` is a member of `ratelimit`. */
+const fieldOf = (name: string) => (name.split(' ')[0] as string).toLowerCase();
+
+/**
+ * `--contract document`: a response carries the rate-limit fields its status declares, each in its
+ * dialect's syntax, with the members its draft requires (draft 7's RateLimit: limit, remaining and
+ * reset). What the document does not declare is not asked for; a declared field missing fails, as
+ * `required` or not (a document that names a response header promises it).
+ */
+function headersDeclaredCheck(): Check {
+  return {
+    id: 'ratelimit-headers-present',
+    rule: "The rate-limit fields the document declares for the response's operation and status (--contract document) are present, each well-formed, with the members its dialect requires (draft 7's RateLimit: limit, remaining, reset; draft 8's: r). A status that declares none is not judged (counted as not declared); a response in another dialect than declared is ratelimit-dialect-matches-contract's",
+    source: "the document given (--spec): the headers each operation's responses declare",
+    evaluate: (ctx): CheckOutcome => {
+      const declared = declaredQuota(ctx);
+      if (declared === NOT_DECLARED) return NOT_DECLARED;
+      const view = ctx.rateLimitView;
+      if (view.dialect === 'none' && view.malformed.length === 0) return declaredMismatch(view, declared);
+      // Another dialect than declared: one defect, failed once, by the dialect check.
+      if (view.dialect !== 'none' && !keepsDeclared(declared, view)) return SKIP;
+      const fields = declared.rateLimit?.fields ?? [];
+      const names = fields.filter((f) => ctx.headers[f] === undefined);
+      for (const name of missingFields(view))
+        if (fields.includes(fieldOf(name)) && !names.includes(name)) names.push(name);
+      return names.length === 0 ? undefined : `${problemWith(names)} (declared for ${declared.status})`;
     },
   };
 }
@@ -142,19 +189,6 @@ const OTHER_CHECKS: readonly Check[] = [
       return status === RESPONSE_RULES.alwaysRefusal
         ? undefined
         : `refused with ${status}, not 429 as the seed's contract says`;
-    },
-  },
-  {
-    id: 'retry-after-on-429',
-    rule: 'A refusal of the limiter (a 429, or its refusal in another status) carries Retry-After as delay-seconds or an IMF-fixdate HTTP-date',
-    source: 'seed: Errors (429) and RFC 9110 section 10.2.3',
-    evaluate: ({ headers, attempt }) => {
-      if (attempt.kind !== 'refused') return SKIP;
-      const value = headers[RATE_LIMIT_HEADER.retryAfter];
-      if (value === undefined) return 'no Retry-After';
-      return parseRetryAfter(value)
-        ? undefined
-        : `Retry-After '${String(value)}' is neither delay-seconds nor an HTTP-date`;
     },
   },
   {
@@ -228,13 +262,42 @@ const OTHER_CHECKS: readonly Check[] = [
   },
 ];
 
+/**
+ * The seed asks every refusal for a Retry-After; RFC 6585 only allows one. Under `--contract
+ * document` a refusal whose status the document declares no Retry-After for is not judged.
+ */
+function retryAfterOn429Check(contract: Contract): Check {
+  const document = contract === 'document';
+  return {
+    id: 'retry-after-on-429',
+    rule: document
+      ? 'A refusal of the limiter (a 429, or its refusal in another status) whose status the document declares Retry-After for (--contract document) carries it as delay-seconds or an IMF-fixdate HTTP-date; one declaring none is not judged (counted as not declared)'
+      : 'A refusal of the limiter (a 429, or its refusal in another status) carries Retry-After as delay-seconds or an IMF-fixdate HTTP-date',
+    source: document
+      ? "the document given (--spec): the headers each operation's responses declare; RFC 9110 section 10.2.3"
+      : 'seed: Errors (429) and RFC 9110 section 10.2.3',
+    evaluate: ({ headers, attempt, op, status }) => {
+      if (attempt.kind !== 'refused') return SKIP;
+      if (document && declaredFor(op.declared, status)?.retryAfter !== true) return NOT_DECLARED;
+      const value = headers[RATE_LIMIT_HEADER.retryAfter];
+      if (value === undefined) return 'no Retry-After';
+      return parseRetryAfter(value)
+        ? undefined
+        : `Retry-After '${String(value)}' is neither delay-seconds nor an HTTP-date`;
+    },
+  };
+}
+
 /** The checks that are pure functions of one response, for one contract, in report order. */
 export function catalogue(contract: Contract = DEFAULT_CONTRACT): readonly Check[] {
+  const [refusalIs429, ...afterRefusal] = OTHER_CHECKS;
   return [
     headersPresentCheck(contract),
     dialectMatchesContractCheck(contract),
     ...QUOTA_CHECKS,
-    ...OTHER_CHECKS,
+    refusalIs429 as Check,
+    retryAfterOn429Check(contract),
+    ...afterRefusal,
   ];
 }
 

@@ -44,8 +44,12 @@ export function checkContext(
   };
 }
 
-/** undefined: the response passes; a string: it fails, and why; SKIP: the rule does not apply to it. */
-export type CheckOutcome = string | undefined | typeof SKIP;
+/**
+ * undefined: the response passes; a string: it fails, and why; SKIP: the rule does not apply to it;
+ * NOT_DECLARED: the rule is the document's, and the document promises nothing of it for this
+ * response's status (counted apart, so that a result shows how much went unjudged and why).
+ */
+export type CheckOutcome = string | undefined | typeof SKIP | typeof NOT_DECLARED;
 
 /** Verdicts that need every request sent before a response to be answered wait this long (ms). */
 export const DEFAULT_SETTLE_AFTER_MS = 15_000;
@@ -112,3 +116,4 @@ export interface AttemptCheck {
 }
 
 export const SKIP = Symbol('skip');
+export const NOT_DECLARED = Symbol('not declared');

@@ -1,6 +1,6 @@
 import type { AttemptRecord } from '../attempt.ts';
 import type { AttemptCheck, Check, CheckContext, CheckSample } from './check.ts';
-import { SKIP } from './check.ts';
+import { NOT_DECLARED, SKIP } from './check.ts';
 
 export type { CheckSample } from './check.ts';
 
@@ -10,6 +10,11 @@ export interface CheckResult {
   source: string;
   passes: number;
   failures: number;
+  /**
+   * Responses not judged because the document (`--contract document`) declares nothing of this
+   * rule's fields for their status; absent when none was.
+   */
+  notDeclared?: number;
   /** The first few failures, to show what went wrong without storing every one. */
   samples: CheckSample[];
 }
@@ -54,6 +59,10 @@ export class CheckTally {
       const outcome = (this.checks[i] as Check).evaluate(ctx);
       if (outcome === SKIP) continue;
       const result = this.results[i] as CheckResult;
+      if (outcome === NOT_DECLARED) {
+        result.notDeclared = (result.notDeclared ?? 0) + 1;
+        continue;
+      }
       if (outcome === undefined) {
         result.passes++;
         continue;

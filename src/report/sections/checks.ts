@@ -26,8 +26,11 @@ function sample(s: CheckSample, meta: ResultMeta): SafeHtml {
 
 function row(c: CheckResult, meta: ResultMeta): SafeHtml {
   const evaluated = c.passes + c.failures;
+  const notDeclared = c.notDeclared ?? 0;
   const rate =
-    evaluated === 0 ? html`<span class="muted">not evaluated</span>` : percent(c.passes / evaluated);
+    evaluated === 0
+      ? html`<span class="muted">${notDeclared > 0 ? 'not declared' : 'not evaluated'}</span>`
+      : percent(c.passes / evaluated);
   const more = c.failures - c.samples.length;
   return html`<tr data-check="${c.id}" class="${c.failures > 0 ? 'failing' : ''}"><td><code>${c.id}</code>${
     c.failures > 0
@@ -35,6 +38,10 @@ function row(c: CheckResult, meta: ResultMeta): SafeHtml {
       : evaluated > 0
         ? html`<span class="badge pass">pass</span>`
         : ''
+  }${
+    notDeclared > 0
+      ? html`<div class="muted" data-not-declared="${notDeclared}">${counted(notDeclared, 'response', 'responses')} not judged: the document declares nothing of it for their status</div>`
+      : ''
   }</td><td>${c.rule}</td><td class="muted">${c.source}</td>${countCell(c.passes)}${countCell(
     c.failures,
     true,

@@ -89,7 +89,7 @@ function verdicts(checks: Check[], attempts: AttemptRecord[]): string[] {
     for (const c of checks) c.observe?.(a);
     checks.forEach((c, i) => {
       const outcome = c.evaluate(makeContext(a));
-      if (outcome !== SKIP) out.push(`${i} ${label(a)} ${outcome ?? 'pass'}`);
+      if (outcome !== SKIP) out.push(`${i} ${label(a)} ${String(outcome ?? 'pass')}`);
     });
     checks.forEach((c, i) => {
       for (const s of c.settle?.(a.receivedAt, false) ?? [])
