@@ -20,6 +20,14 @@ export function petStoreProbe(operations: readonly Operation[]): ProbedOperation
 }
 
 /** How the result and the messages name it: `GET /pets (listPets)`. */
-export function describeProbed(operation: Pick<Operation, 'id' | 'method' | 'path'>): string {
+export function describeProbed(operation: { id: string; method: string; path: string }): string {
   return `${operation.method} ${operation.path} (${operation.id})`;
+}
+
+/** The request as a person checks it: `GET /widgets/{widgetId} (getWidget) with widgetId=7, fields=summary`. */
+export function describeRequest(probe: ProbedOperation): string {
+  const values = [...Object.entries(probe.input.path), ...Object.entries(probe.input.query)].map(
+    ([name, value]) => `${name}=${String(value)}`,
+  );
+  return `${describeProbed(probe.operation)}${values.length > 0 ? ` with ${values.join(', ')}` : ''}`;
 }
