@@ -86,7 +86,7 @@ async function openTargets(
 /** What each probe will do and about how long it takes, said before it starts. */
 function announce(c: PlanProbeConfig, targets: readonly CapacityTarget[], ban: CapacityTarget | undefined) {
   const embedded = c.baseUrl === undefined;
-  process.stderr.write(`capacity: every probe sends ${describeRequest(c.probe)} (${c.spec})\n`);
+  process.stderr.write(`capacity: every probe sends ${describeRequest(c.probe)}, from ${c.spec}\n`);
   for (const t of targets) {
     const scaled = scalePlan(t.plan, t.timeScale);
     const w = shortestWindow(scaled.windows);

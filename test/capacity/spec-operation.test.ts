@@ -65,7 +65,7 @@ describe('capacity --spec: nginx limit_req in front of a user operation', () => 
     expect(report.operation).toEqual({ id: 'getWidget', method: 'GET', path: '/widgets/{widgetId}' });
     expect(result.config.spec).toBe(WIDGETS);
     expect(outcome.stderr).toContain(
-      'every probe sends GET /widgets/{widgetId} (getWidget) with widgetId=7, view=summary',
+      `every probe sends GET /widgets/{widgetId} (getWidget) with widgetId=7, view=summary, from ${WIDGETS}`,
     );
     expect(outcome.stdout).toContain('every request: GET /widgets/{widgetId} (getWidget)');
     expectBareGcraFound(
