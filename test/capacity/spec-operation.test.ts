@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/api/plans.ts';
+import { renderHtmlReport } from '../../src/report/html.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { capacityThroughCli } from '../helpers/capacity-cases.ts';
 import { expectBareGcraFound } from '../helpers/capacity-verdicts.ts';
@@ -68,6 +69,9 @@ describe('capacity --spec: nginx limit_req in front of a user operation', () => 
       `every probe sends GET /widgets/{widgetId} (getWidget) with widgetId=7, view=summary, from ${WIDGETS}`,
     );
     expect(outcome.stdout).toContain('every request: GET /widgets/{widgetId} (getWidget)');
+    expect(renderHtmlReport(result)).toContain(
+      'Every request: <code>GET /widgets/{widgetId}</code> (getWidget)',
+    );
     expectBareGcraFound(
       { result, report, elapsedMs: Date.now() - started, log: [] },
       { burst: 0, perSecond: 2, plan: PLAN },
