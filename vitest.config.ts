@@ -73,6 +73,9 @@ const TIMING_LIMITERS = [
   // (Varnish), and rolling-rate-limiter's two moving windows, probed and run raw through the CLI
   // side by side: about 40 s, mostly waiting.
   'test/capacity/refusing-limiters.test.ts',
+  // capacity --spec through the CLI: real nginx limit_req in front of a user's operation (a node:http
+  // app serving a fixture document's GET), its rate read to 2% as the pet store's is: about 25 s.
+  'test/capacity/spec-operation.test.ts',
   // Real nginx limit_req in raw mode for 10 s and express-rate-limit's draft-8 fields for 12 s.
   'test/client/real-limiters.test.ts',
   // Real nginx limit_conn over a 300 ms upstream: 4 virtual users for 12 s learn its cap from its 429s.

@@ -31,6 +31,8 @@ export interface OperationParameter {
   in: 'path' | 'query' | 'querystring' | 'header' | 'cookie';
   required: boolean;
   schema: JsonSchema | undefined;
+  /** The parameter's own `example`, else the value of the first of its `examples` that has one. */
+  example?: unknown;
 }
 
 export interface OperationResponse {
@@ -134,13 +136,23 @@ function jsonContent(content: Record<string, Oas3MediaType> | undefined) {
 function readParameters(list: unknown[] | undefined, where: string): OperationParameter[] {
   return (list ?? []).map((p) => {
     const param = assertDereferenced<Oas3Parameter>(p as Oas3Parameter, where);
+    const example = param.example ?? firstExampleValue(param.examples);
     return {
       name: param.name,
       in: param.in as OperationParameter['in'],
       required: param.in === 'path' ? true : Boolean(param.required),
       schema: param.schema as JsonSchema | undefined,
+      ...(example === undefined ? {} : { example }),
     };
   });
+}
+
+/** An Example Object's `value` (an `externalValue` is a URL, not a value), the first map entry's that has one. */
+function firstExampleValue(examples: Oas3Parameter['examples']): unknown {
+  for (const entry of Object.values(examples ?? {}))
+    if (entry && typeof entry === 'object' && 'value' in entry && entry.value !== undefined)
+      return entry.value;
+  return undefined;
 }
 
 /**

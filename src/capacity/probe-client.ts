@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
 import { DEFAULT_TIMEOUT_MS } from '../api/defaults.ts';
-import type { Operation } from '../api/operations.ts';
 import { type Dialect, quotaState, type RateLimitView, readRateLimit } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { type BuiltRequest, KeyRequests } from '../api/request.ts';
@@ -19,6 +18,7 @@ import { senderFor } from '../client/transport.ts';
 import type { AttemptSink } from '../record/attempt.ts';
 import { newDispatcher, type Protocol } from '../transport/dispatcher.ts';
 import type { NetworkOptions } from '../transport/network.ts';
+import type { ProbedOperation } from './probed-operation.ts';
 
 /** One answer, as the capacity phases need it. */
 export interface ProbeReply {
@@ -55,8 +55,8 @@ export interface ProbeClientOptions {
   apiKey: string;
   /** The window a refusal that announces no wait is waited out for, while `quietBackoff` is 'window'. */
   windowMs: number;
-  /** `listPets`: cheap and idempotent. */
-  operation: Operation;
+  /** The request every probe sends: the pet store's page of one pet, or the user's operation (`--spec`). */
+  probe: ProbedOperation;
   /** Where attempts are recorded (the ban probe records none: it breaks the client rules on purpose). */
   sink?: AttemptSink;
   keyLabel: string;
@@ -89,7 +89,8 @@ const HISTORY_MAX = 20_000;
 const EMPTY_STATE: RateLimitState = { limit: undefined, remaining: undefined, reset: undefined };
 
 /**
- * One key's requests for the capacity phases: a GET of one pet's page each, over its own pool. It
+ * One key's requests for the capacity phases: the probed operation each (the pet store's GET of one
+ * pet's page unless `--spec` named another), over its own pool. It
  * keeps the ban guard (after a refusal nothing leaves before its Retry-After) and the in-flight gate
  * that lowers concurrency as a window runs out.
  */
@@ -143,8 +144,8 @@ export class ProbeClient {
     // The key where the probed operation's document puts it; the path is sent, never recorded.
     this.template = new KeyRequests(o.apiKey).build(
       url.pathname.replace(/\/$/, ''),
-      o.operation,
-      { query: { limit: 1 } },
+      o.probe.operation,
+      o.probe.input,
       o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     );
   }
@@ -212,7 +213,7 @@ export class ProbeClient {
     const reply = this.reply(index, status, sentAt, written, receivedAt, headers, text);
     if (insidePause) return reply;
     this.o.sink?.record({
-      operation: this.o.operation,
+      operation: this.o.probe.operation,
       attempt: 1,
       keyLabel: this.o.keyLabel,
       scheduledAt: undefined,

@@ -16,6 +16,7 @@ import { walkDayAfter } from './measure/daily.ts';
 import type { Measured, PhasesMeasured } from './measure/measured.ts';
 import { type CapacityProbeOptions, MeasurePhases } from './measure/phases.ts';
 import type { ProbeClient } from './probe-client.ts';
+import { type ProbedOperation, petStoreProbe } from './probed-operation.ts';
 import { capacityReport } from './report/probe-report.ts';
 import { checkModel } from './verify/model-check.ts';
 
@@ -43,6 +44,8 @@ export interface CapacityInput {
   /** Also walk each plan's daily quota to its 429. */
   daily?: boolean;
   operations: Operation[];
+  /** The request every probe sends; absent: the pet store's page of one pet (`listPets`). */
+  probe?: ProbedOperation;
   spec: string;
   /** What the result records of TLS, HTTP/2 and the proxy (config.network). */
   networkSeen?: NetworkSeen | undefined;
@@ -80,8 +83,7 @@ export interface CapacityRun {
  * `capacity` beside the usual figures.
  */
 export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
-  const listPets = input.operations.find((op) => op.id === 'listPets');
-  if (!listPets) throw new Error("the document has no 'listPets' operation to probe with");
+  const probe = input.probe ?? petStoreProbe(input.operations);
   const scaled = input.targets.map((t) => scalePlan(t.plan, t.timeScale));
   const windows: RateWindow[] = scaled.flatMap((p) => p.windows);
   const startedAt = now();
@@ -90,7 +92,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
   recorder.measure(true, startedAt);
   input.onLive?.({ recorder });
   const ban = input.ban;
-  const banProbe = () => (ban ? probeBan(banInput(ban, listPets, input)) : Promise.resolve(undefined));
+  const banProbe = () => (ban ? probeBan(banInput(ban, probe, input)) : Promise.resolve(undefined));
   // Settled into a value at once: a failure must not surface as an unhandled rejection while the plans run.
   const alongside = ban?.alongside
     ? banProbe().then(
@@ -119,7 +121,7 @@ export async function runCapacity(input: CapacityInput): Promise<CapacityRun> {
         plan: scaled[i] as Plan,
         promised: t.plan,
         timeScale: t.timeScale,
-        operation: listPets,
+        probe,
         sink: recorder,
         windows: input.windows,
         daily: input.daily,
@@ -158,7 +160,13 @@ async function probePlan(probe: MeasurePhases, o: CapacityProbeOptions): Promise
   try {
     const look = await firstLook(client, { windowMs: probe.windowMs, signal: o.signal });
     const phases = await probe.measure(look);
-    const setup = { plan: o.plan, promised: o.promised, timeScale: o.timeScale, window: probe.window };
+    const setup = {
+      plan: o.plan,
+      promised: o.promised,
+      timeScale: o.timeScale,
+      window: probe.window,
+      operation: o.probe.operation,
+    };
     const base = measuredSoFar(client, phases, probe.stalledBy);
     // The model the phases inferred, paced at before the day is walked (which would spend it).
     const checked =
@@ -208,13 +216,13 @@ function measuredSoFar(client: ProbeClient, phases: PhasesMeasured, stalledBy: s
 }
 
 /** The ban probe's options, from its target and the run's. */
-function banInput(ban: NonNullable<CapacityInput['ban']>, operation: Operation, input: CapacityInput) {
+function banInput(ban: NonNullable<CapacityInput['ban']>, probe: ProbedOperation, input: CapacityInput) {
   return {
     baseUrl: ban.baseUrl,
     apiKey: ban.apiKey,
     plan: scalePlan(ban.plan, ban.timeScale),
     timeScale: ban.timeScale,
-    operation,
+    probe,
     maxWaitMs: ban.maxWaitMs,
     timeoutMs: input.timeoutMs,
     refusalStatuses: new Set(input.refusalStatuses ?? []),

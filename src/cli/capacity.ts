@@ -6,6 +6,7 @@ import { capacityEstimateMs, dailyEstimateMs, dailyWindow } from '../capacity/me
 import { longestWithinReachMs } from '../capacity/measure/longer-windows.ts';
 import { defaultMaxWaitMs } from '../capacity/measure/max-wait.ts';
 import { rateSearchBoundMs, SEARCH_MAX_PROBES, SEARCH_MAX_REFUSED } from '../capacity/measure/rate-search.ts';
+import { describeRequest } from '../capacity/probed-operation.ts';
 import { formatBanReport, formatCapacityTable } from '../capacity/report/table.ts';
 import { type CapacityTarget, runCapacity } from '../capacity/run-capacity.ts';
 import { EMBEDDED_BAN_DURATION, type PlanProbeConfig, resolveCapacityConfig } from '../config/capacity.ts';
@@ -85,6 +86,7 @@ async function openTargets(
 /** What each probe will do and about how long it takes, said before it starts. */
 function announce(c: PlanProbeConfig, targets: readonly CapacityTarget[], ban: CapacityTarget | undefined) {
   const embedded = c.baseUrl === undefined;
+  process.stderr.write(`capacity: every probe sends ${describeRequest(c.probe)}, from ${c.spec}\n`);
   for (const t of targets) {
     const scaled = scalePlan(t.plan, t.timeScale);
     const w = shortestWindow(scaled.windows);
@@ -144,6 +146,7 @@ function probePlans(c: PlanProbeConfig): Promise<number> {
       windows: c.windows,
       daily: c.daily,
       operations: c.operations,
+      probe: c.probe,
       spec: c.spec,
       networkSeen: c.network.seen,
       timeoutMs: c.timeoutMs,

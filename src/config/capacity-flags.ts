@@ -35,6 +35,25 @@ export const CAPACITY_FLAGS = {
     requiresArg: true,
     describe: 'Send the key in this header (as-is; Authorization keeps Bearer), over what the document says',
   },
+  spec: {
+    type: 'string',
+    requiresArg: true,
+    describe:
+      "OpenAPI document of your own API (with --base-url): probe one of its operations instead of the pet store's listPets",
+  },
+  operation: {
+    type: 'string',
+    requiresArg: true,
+    describe:
+      "With --spec: the operationId to probe (default: the document's first GET with no required body, one that needs no parameter value first, else one the document's examples, defaults or enums fill)",
+  },
+  param: {
+    type: 'string',
+    array: true,
+    requiresArg: true,
+    describe:
+      "With --spec: NAME=VALUE, repeatable: a path or query parameter's value for the probed operation (over the document's example, default or enum)",
+  },
   plans: { type: 'string', requiresArg: true, describe: 'JSON file overriding plan limits and windows' },
   windows: { type: 'number', default: 2, requiresArg: true, describe: 'Windows sent at the plan rate' },
   'time-scale': {

@@ -17,8 +17,8 @@ export function printable(config: CapacityConfig): Record<string, unknown> {
     plansFile: config.plansFile,
     auth: Object.fromEntries(
       [...config.auth]
-        // The plan probes send listPets only (run-capacity.ts); the tenant ramp, every operation.
-        .filter(([op]) => config.mode === 'tenants' || op === 'listPets')
+        // The plan probes send their one operation only; the tenant ramp, every operation.
+        .filter(([op]) => config.mode === 'tenants' || op === config.probe.operation.id)
         .map(([op, p]) => [op, { placement: describeAuth(p), from: p.from }]),
     ),
     metrics: config.metrics && {
@@ -52,8 +52,11 @@ export function printable(config: CapacityConfig): Record<string, unknown> {
       stepThresholds: config.stepThresholdTexts,
       thresholds: config.verdicts.map((t) => t.expression),
     };
+  const { operation, input } = config.probe;
   return {
     ...common,
+    spec: config.spec,
+    operation: { id: operation.id, method: operation.method, path: operation.path, values: input },
     windows: config.windows,
     daily: config.daily,
     maxRate: config.maxRate,

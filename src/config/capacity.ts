@@ -13,10 +13,11 @@ import {
   planRate,
   scalePlan,
 } from '../api/plans.ts';
-import { DEFAULT_SPEC_PATH, loadSpec } from '../api/spec.ts';
+import { DEFAULT_SPEC_PATH, type LoadedSpec, loadSpec } from '../api/spec.ts';
 import { MAX_TENANT_KEYS } from '../api/tenants.ts';
 import { dailyWindow } from '../capacity/measure/daily.ts';
 import { defaultMaxWaitMs } from '../capacity/measure/max-wait.ts';
+import type { ProbedOperation } from '../capacity/probed-operation.ts';
 import { parseTenantMix } from '../capacity/tenants/tenant-ramp.ts';
 import {
   parseTenantCapacityThreshold,
@@ -26,6 +27,7 @@ import type { SinkSpec } from '../metrics/sinks.ts';
 import { BAN_METRICS, parseThreshold, type Threshold } from '../report/threshold-parse.ts';
 import { parseBaseUrl } from './base-url.ts';
 import { CAPACITY_DEFAULTS, type CapacityArgs } from './capacity-flags.ts';
+import { resolveProbe } from './capacity-operation.ts';
 import { metricsFlags } from './metrics-flags.ts';
 import { type NetworkConfig, networkFlags } from './network-flags.ts';
 import { readJsonFile } from './read-json-file.ts';
@@ -81,6 +83,8 @@ export interface PlanProbeConfig extends CapacityCommon {
   keys: ProbedKey[];
   ban: (ProbedKey & { maxWaitMs: number; banMaxWait: string }) | undefined;
   thresholds: Threshold[];
+  /** The request every probe sends: the pet store's page of one pet, or `--spec`'s operation. */
+  probe: ProbedOperation;
 }
 
 /** `capacity --tenants`: tenants ramped until a step breaks. */
@@ -120,9 +124,17 @@ const PROBE_ONLY_FLAGS = [
   ['maxWait', '--max-wait'],
 ] as const;
 
+/** Flags of one operation of the user's own document, refused with --tenants. */
+const OPERATION_FLAGS = [
+  ['spec', '--spec'],
+  ['operation', '--operation'],
+  ['param', '--param'],
+] as const;
+
 /**
  * `capacity`'s flags resolved into one checked configuration: every default and every refusal,
- * before a server starts or a request leaves. Reads `--plans` and the built-in document; starts
+ * before a server starts or a request leaves. Reads `--plans` and the document (`--spec`, else the
+ * built-in one), and chooses the operation probed (capacity-operation.ts); starts
  * nothing, sends nothing. Capacity's keys come from `--api-key` (or the embedded server's demo keys)
  * and `--tenants-file`, never from the environment.
  */
@@ -166,10 +178,23 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
     maxWaitMs,
     banMaxWait: args.banMaxWait,
   };
-  const thresholds = (args.threshold ?? []).map((t) => parseThreshold(t, 'cli', new Set(['listPets'])));
-  checkThresholdPlans(thresholds, new Set(keys.map((k) => k.plan.name)), ban?.plan.name);
+  if (args.spec !== undefined && embedded)
+    throw new InputError(
+      '--spec names your own API: give --base-url and --api-key PLAN=KEY too (the embedded server serves the pet store)',
+    );
   const metrics = metricsFlags({ ...args, workers: 1 });
-  const common = await commonOf(args, plans, timeoutMs, metrics);
+  const common = await commonOf(
+    args,
+    plans,
+    timeoutMs,
+    metrics,
+    await loadSpec(args.spec ?? DEFAULT_SPEC_PATH),
+  );
+  const probe = resolveProbe(args, common.operations);
+  const thresholds = (args.threshold ?? []).map((t) =>
+    parseThreshold(t, 'cli', new Set([probe.operation.id])),
+  );
+  checkThresholdPlans(thresholds, new Set(keys.map((k) => k.plan.name)), ban?.plan.name);
   const baseUrl = targetUrl(args.baseUrl);
   for (const { plan } of keys)
     if (args.daily && !dailyWindow(plan))
@@ -188,6 +213,7 @@ async function resolvePlanProbe(args: CapacityArgs): Promise<PlanProbeConfig> {
     keys,
     ban,
     thresholds,
+    probe,
   });
 }
 
@@ -195,6 +221,11 @@ async function resolveTenantRamp(args: CapacityArgs, tenants: string): Promise<T
   for (const [field, flag] of PROBE_ONLY_FLAGS)
     if (args[field] !== undefined && args[field] !== false)
       throw new InputError(`${flag} measures one key per plan: it does not go with --tenants`);
+  for (const [field, flag] of OPERATION_FLAGS)
+    if (args[field] !== undefined)
+      throw new InputError(
+        `${flag} probes one operation of your own document: --tenants drives the pet store's read operations`,
+      );
   const plans = plansOf(args);
   const mix = parseTenantMix(tenants, plans);
   // Real quotas by default, embedded too: a tenant ramp measures the service as its tenants meet it.
@@ -250,10 +281,9 @@ async function commonOf(
   plans: PlanTable,
   timeoutMs: number,
   metrics: CapacityCommon['metrics'],
-  loaded?: Awaited<ReturnType<typeof loadSpec>>,
+  spec: LoadedSpec,
 ): Promise<Omit<CapacityCommon, 'baseUrl' | 'network'>> {
   const authHeader = args.authHeader === undefined ? undefined : parseAuthHeader(args.authHeader);
-  const spec = loaded ?? (await loadSpec(DEFAULT_SPEC_PATH));
   return {
     plans,
     plansFile: args.plans,
@@ -262,7 +292,7 @@ async function commonOf(
     auth: new Map(withAuthOverride(spec.operations, authHeader).map((op) => [op.id, op.auth])),
     authHeader,
     operations: withAuthOverride(spec.operations, authHeader),
-    spec: BUILT_IN_SPEC,
+    spec: args.spec ?? BUILT_IN_SPEC,
     metrics,
     out: args.out,
     quiet: args.quiet,

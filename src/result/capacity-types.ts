@@ -128,6 +128,8 @@ export interface CapacityHeaderSample {
 
 export interface CapacityReport {
   plan: string;
+  /** The operation every request of the probe was (absent in results written before `--spec`). */
+  operation?: { id: string; method: string; path: string };
   /** The target's time scale for this plan: its windows are the plan's divided by it. */
   timeScale: number;
   /** The plan's shortest window as the target counts it (time-scaled). */

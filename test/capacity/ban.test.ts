@@ -4,6 +4,7 @@ import { applyPlanOverrides, DEFAULT_PLANS, type Plan, scalePlan } from '../../s
 import { loadSpec } from '../../src/api/spec.ts';
 import { isBanSignal, probeBan } from '../../src/capacity/measure/ban-probe.ts';
 import type { ProbeReply } from '../../src/capacity/probe-client.ts';
+import { petStoreProbe } from '../../src/capacity/probed-operation.ts';
 import type { Transport } from '../../src/client/client.ts';
 import type { ServerOptions } from '../../src/server/index.ts';
 import { inSimulatedTime, simulatedServer } from '../helpers/simulated.ts';
@@ -21,11 +22,7 @@ const LOOPBACK_MS = 1;
 
 // Read before any simulated run: a file read inside one would let its clock race ahead.
 const spec = await loadSpec();
-const listPets = (() => {
-  const op = spec.operations.find((o) => o.id === 'listPets');
-  if (!op) throw new Error('no listPets');
-  return op;
-})();
+const listPets = petStoreProbe(spec.operations);
 
 async function probe(server: Partial<ServerOptions>, maxWaitMs = 30_000) {
   const running = await simulatedServer(
@@ -39,7 +36,7 @@ async function probe(server: Partial<ServerOptions>, maxWaitMs = 30_000) {
         apiKey: 'free-demo-key',
         plan: scalePlan(PLANS.free as Plan, SCALE),
         timeScale: SCALE,
-        operation: listPets,
+        probe: listPets,
         maxWaitMs,
         transport: running.transport,
       }),
@@ -141,7 +138,7 @@ describe('capacity --probe-ban against a ban that outlives its announcement', ()
         apiKey: 'any',
         plan: { name: 'free', windows: [{ name: 'minute', limit: 20, seconds: 60 }] },
         timeScale: 1,
-        operation: listPets,
+        probe: listPets,
         maxWaitMs: 30_000,
         transport: overrunningBan(),
       }),

@@ -130,12 +130,14 @@ export class CapacityCases {
 
 /**
  * `capacity` through the CLI against `url`, one plan (free, its demo key) of the windows given,
- * written as a --plans file in `dir`: the outcome, the result it wrote, and why, for messages.
+ * written as a --plans file in `dir`, with `extra` flags: the outcome, the result it wrote, and why,
+ * for messages.
  */
 export async function capacityThroughCli(
   url: string,
   windows: { name: string; limit: number; seconds: number }[],
   dir: string,
+  extra: readonly string[] = [],
 ): Promise<{
   outcome: CliOutcome;
   result: RunResult;
@@ -148,7 +150,18 @@ export async function capacityThroughCli(
   const out = join(dir, 'out');
   const started = Date.now();
   const outcome = await runCli(
-    ['capacity', '--base-url', url, '--api-key', 'free=free-demo-key', '--plans', plans, '--out', out],
+    [
+      'capacity',
+      '--base-url',
+      url,
+      '--api-key',
+      'free=free-demo-key',
+      '--plans',
+      plans,
+      '--out',
+      out,
+      ...extra,
+    ],
     90_000,
   );
   const elapsedMs = Date.now() - started;

@@ -1,4 +1,3 @@
-import type { Operation } from '../../api/operations.ts';
 import { type Plan, shortestWindow } from '../../api/plans.ts';
 import type { RefusalStatuses } from '../../api/responses.ts';
 import type { Transport } from '../../client/client.ts';
@@ -8,6 +7,7 @@ import type { NetworkOptions } from '../../transport/network.ts';
 import { exhaustWindow } from '../discover/exhaust.ts';
 import { HEADER_GRANULARITY_MS, recoveryStepMs, SLACK_MS } from '../model.ts';
 import { admitted, ProbeClient, type ProbeReply, refused } from '../probe-client.ts';
+import type { ProbedOperation } from '../probed-operation.ts';
 
 export interface BanProbeOptions {
   baseUrl: string;
@@ -15,7 +15,8 @@ export interface BanProbeOptions {
   /** The key's plan as the target counts it (time-scaled). */
   plan: Plan;
   timeScale: number;
-  operation: Operation;
+  /** The request the ban is provoked with: the plans' own. */
+  probe: ProbedOperation;
   /** Requests inside Retry-After at most (default 20): a target that bans later is reported as not banning. */
   maxStrikes?: number;
   /** The longest announced ban waited out (ms, real time). */
@@ -226,7 +227,7 @@ export async function probeBan(o: BanProbeOptions): Promise<BanReport> {
     baseUrl: o.baseUrl,
     apiKey: o.apiKey,
     windowMs,
-    operation: o.operation,
+    probe: o.probe,
     keyLabel: `ban:${o.plan.name}`,
     timeoutMs: o.timeoutMs,
     refusalStatuses: o.refusalStatuses,

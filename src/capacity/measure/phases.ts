@@ -1,4 +1,3 @@
-import type { Operation } from '../../api/operations.ts';
 import { type Plan, type RateWindow, shortestWindow } from '../../api/plans.ts';
 import type { RefusalStatuses } from '../../api/responses.ts';
 import { now, sleepUntil } from '../../client/clock.ts';
@@ -10,6 +9,7 @@ import { SlowDownWatch } from '../discover/slow-down.ts';
 import { familyWithRefusals, refusedWithinWindow } from '../discover/window-refusals.ts';
 import { EXCESS_BOUND, type Family, type Pace, recoveryStepMs, windowGuardMs } from '../model.ts';
 import { admitted, ProbeClient, type ProbeClientOptions, type ProbeReply } from '../probe-client.ts';
+import type { ProbedOperation } from '../probed-operation.ts';
 import { type BlockProbe, blockAfter, longerThanWindow, returnJudgedBy, stallReason } from './block.ts';
 import { afterFirstBurst, windowFirstEstimateMs } from './estimate.ts';
 import { longerFromRest, longestWithinReachMs, spendLonger, windowsWithinReach } from './longer-windows.ts';
@@ -31,8 +31,8 @@ export interface CapacityProbeOptions extends Pick<ProbeClientOptions, 'transpor
   /** The same plan unscaled: what it promises per minute and per day. */
   promised: Plan;
   timeScale: number;
-  /** `listPets`: cheap and idempotent. */
-  operation: Operation;
+  /** The request every probe sends (the pet store's page of one pet unless `--spec` named another). */
+  probe: ProbedOperation;
   sink: AttemptSink;
   /** Windows at the plan rate (default 2). */
   windows?: number;
@@ -56,7 +56,7 @@ const NO_EXHAUST: Exhausted = noBurst();
  * The measure stage of one plan's probe (run-capacity.ts runs the stages): from the first look on,
  * the plan rate for N windows, one window (or a limiter at rest) exhausted, the quota's return, and,
  * against a limiter that refills continuously or says nothing, its sustained rate. Every request is
- * a GET of one pet's page, recorded like any attempt; after a 429 nothing leaves before its
+ * the probed operation's, recorded like any attempt; after a 429 nothing leaves before its
  * Retry-After. It holds the key's client and the stall every later stage stops at.
  */
 export class MeasurePhases {
@@ -83,7 +83,7 @@ export class MeasurePhases {
       baseUrl: o.baseUrl,
       apiKey: o.apiKey,
       windowMs: this.windowMs,
-      operation: o.operation,
+      probe: o.probe,
       sink: o.sink,
       keyLabel: o.plan.name,
       maxInFlight: o.maxInFlight,

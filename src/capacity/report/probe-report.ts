@@ -10,6 +10,7 @@ import { limiterWindows, windowReasons } from '../measure/longer-windows.ts';
 import type { Measured } from '../measure/measured.ts';
 import { searchSummary } from '../measure/rate-search.ts';
 import { recoveryStepMs } from '../model.ts';
+import type { ProbedOperation } from '../probed-operation.ts';
 import { checkFindings } from '../verify/model-check.ts';
 import { checkedModel } from '../verify/replay.ts';
 import { judge } from '../verify/verdict.ts';
@@ -27,6 +28,8 @@ export interface ProbeSetup {
   timeScale: number;
   /** The plan's shortest window: the one the phases measured. */
   window: RateWindow;
+  /** The operation every request of the probe was. */
+  operation: ProbedOperation['operation'];
 }
 
 /** The report of one plan's probe, and its verdict, from what the probe measured. */
@@ -66,6 +69,7 @@ function figures(m: Measured, setup: ProbeSetup): CapacityReport {
   const day = setup.promised.windows.find((w) => w.seconds === 86_400);
   return {
     plan: setup.plan.name,
+    operation: { id: setup.operation.id, method: setup.operation.method, path: setup.operation.path },
     timeScale: setup.timeScale,
     window: { name: w.name, limit: w.limit, seconds: w.seconds },
     promisedPerMinute: minute?.limit ?? null,

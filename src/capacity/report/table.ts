@@ -1,6 +1,7 @@
 import { isSpacingLimiter } from '../../api/limiter-kinds.ts';
 import { limiterExtras } from '../../report/sections/capacity.ts';
 import type { BanReport, CapacityReport, TenantCapacity, TenantStep } from '../../result/capacity-types.ts';
+import { describeProbed } from '../probed-operation.ts';
 
 const show = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : String(v));
 
@@ -42,10 +43,16 @@ export function formatCapacityTable(reports: readonly CapacityReport[]): string 
       .map((c, i) => c.padEnd(widths[i] as number))
       .join('  ')
       .trimEnd();
-  const out = [line(header), ...rows.map(line)];
+  const out = [...probedLines(reports), line(header), ...rows.map(line)];
   for (const r of reports) for (const why of r.reasons) out.push(`  ${r.plan}: ${why}`);
   for (const r of reports) for (const note of r.daily?.notes ?? []) out.push(`  ${r.plan} (note): ${note}`);
   return out.join('\n');
+}
+
+/** The operation the probes sent, said once when every plan's was the same (a result written before names none). */
+function probedLines(reports: readonly CapacityReport[]): string[] {
+  const named = new Set(reports.map((r) => (r.operation ? describeProbed(r.operation) : '')));
+  return named.size === 1 && !named.has('') ? [`every request: ${[...named][0]}`] : [];
 }
 
 /** Where the first 429 came; a window's is judged against its limit, a bucket's is its burst. */

@@ -87,6 +87,16 @@ function banBlock(b: BanReport): SafeHtml {
   }</td></tr></tbody></table>`;
 }
 
+/** The operations the probes sent, each once (a result written before names none). */
+function probedOperations(reports: readonly CapacityReport[]): SafeHtml | '' {
+  const named = new Map<string, NonNullable<CapacityReport['operation']>>();
+  for (const r of reports) if (r.operation) named.set(`${r.operation.method} ${r.operation.id}`, r.operation);
+  if (named.size === 0) return '';
+  return html`<p class="probed-operation">Every request: ${[...named.values()].map(
+    (op, i) => html`${i > 0 ? ', ' : ''}<code>${op.method} ${op.path}</code> (${op.id})`,
+  )}</p>`;
+}
+
 /** The capacity table: what each plan's key got against what the plan promises. */
 export function capacitySection(result: RunResult): SafeHtml {
   const reports = result.capacity ?? [];
@@ -98,6 +108,7 @@ announced time (headers carry whole seconds, so up to −1000 ms is expected), e
 the target spoke. The model is the limiter as measured: its sustained rate, and its burst (a window's limit,
 a token bucket's size, a GCRA's extra requests at once), and beside the model the requests it admits in
 flight at once (a concurrency limit) and those it holds and releases at its rate rather than refuse (a queue).</p>
+${probedOperations(reports)}
 <table class="capacity"><thead><tr><th>plan</th><th>per minute</th><th>per day</th><th>window (scaled)</th>
 <th>accepted per window</th><th>first 429 at</th><th>reset error ms</th><th>Retry-After error ms</th>${
     daily ? html`<th>accepted per day</th><th>day's first 429 at</th>` : ''
