@@ -18,6 +18,8 @@ export interface SharedQuota {
 export interface Admission {
   /** Time spent waiting for pacing (quota spacing, the server's budget, in-flight limits), ms. */
   pacingWaitMs: number;
+  /** Of `pacingWaitMs`, the time the key was held by the server's told budget (Remaining spent), ms. */
+  budgetWaitMs: number;
   /** Time spent waiting out a 429's pause, ms. */
   backoffWaitMs: number;
   /** The send's number in the pacer (recorded at admission), for `Pacer.observe`. */
@@ -91,6 +93,16 @@ export class Gate {
   /** When this key's sends without the store left (local-share), until the store is told of them. */
   private withoutStore: number[] | undefined;
   readonly pacer: Pacer;
+  /**
+   * The key held by the server's told budget (its Remaining spent, until its Reset), in wall time:
+   * the holds that ended, ms, and the one going on, [holdFrom, holdUntil) (empty when none; a hold
+   * past the run's close stays open to its end). Touched only where a send waits, never per response.
+   */
+  private budgetHeldMs = 0;
+  private holdFrom = 0;
+  private holdUntil = 0;
+  /** The fields of the answer that set the latest hold, as sent: named once, when the hold began. */
+  private holdTold: string | undefined;
   /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
   private readonly shared?: SharedQuota;
   /** The run's close and drain, and the scheduler, shared with the client's other keys. */
@@ -120,6 +132,33 @@ export class Gate {
     this.context.draining = on;
   }
 
+  /** Wall time the server's told budget held this key up to `at` (no later than now), ms. */
+  budgetHeld(at: number = now()): number {
+    return this.budgetHeldMs + Math.max(0, Math.min(at, this.holdUntil) - this.holdFrom);
+  }
+
+  /** The fields of the answer that set the key's latest hold by its told budget, as the server sent them. */
+  get budgetTold(): string | undefined {
+    return this.holdTold;
+  }
+
+  /**
+   * The told budget holds the key from `t` until `until` (Infinity: until an answer comes). A hold
+   * that meets the one before (within a timer's tolerance: a send let go between them) goes on with
+   * it, under the words of the answer that began it: a server that says 0 on every answer is named
+   * once, not once a response.
+   */
+  private holdBegins(t: number, until: number): void {
+    if (t <= this.holdUntil + PACING_TOLERANCE_MS && this.holdUntil > this.holdFrom) {
+      this.holdUntil = Math.max(this.holdUntil, until);
+      return;
+    }
+    this.budgetHeldMs += this.holdUntil - this.holdFrom;
+    this.holdFrom = t;
+    this.holdUntil = until;
+    this.holdTold = this.pacer.toldFields();
+  }
+
   /** A 429's pause, for every generator of the key (the local pacer has it already). */
   async sharePause(ms: number): Promise<void> {
     await this.shared?.store.pause(this.shared.key, ms);
@@ -143,12 +182,18 @@ export class Gate {
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) {
-        return Promise.resolve({ pacingWaitMs: 0, backoffWaitMs: 0, seq: this.pacer.sent(t) });
+        return Promise.resolve({
+          pacingWaitMs: 0,
+          budgetWaitMs: 0,
+          backoffWaitMs: 0,
+          seq: this.pacer.sent(t),
+        });
       }
     }
     const queuedAt = now();
+    const heldBefore = this.budgetHeld(queuedAt);
     this.waiting++;
-    const admitted = this.chain.then(() => this.waitTurn(queuedAt, signal));
+    const admitted = this.chain.then(() => this.waitTurn(queuedAt, heldBefore, signal));
     const left = () => {
       // The last caller out lets the settled chain go, so an idle key holds no promises.
       if (--this.waiting === 0) this.chain = SETTLED;
@@ -171,15 +216,22 @@ export class Gate {
       // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
       // 429 is never cut short.
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) return;
+      const budget = cause === 'budget';
+      if (budget) this.holdBegins(t, at);
       // Waiting for an answer (Infinity) ends when one comes, not at `at`.
       if (at > context.closesAt && at !== Number.POSITIVE_INFINITY) throw new HeldPastEndError(at, cause);
-      if (at === Number.POSITIVE_INFINITY) {
-        await context.scheduler.park(signal, (waiter) => {
-          if (this.responseWaiters === undefined) this.responseWaiters = [waiter];
-          else this.responseWaiters.push(waiter);
-        });
-      } else {
-        await context.scheduler.sleepUntil(at, signal);
+      try {
+        if (at === Number.POSITIVE_INFINITY) {
+          await context.scheduler.park(signal, (waiter) => {
+            if (this.responseWaiters === undefined) this.responseWaiters = [waiter];
+            else this.responseWaiters.push(waiter);
+          });
+        } else {
+          await context.scheduler.sleepUntil(at, signal);
+        }
+      } finally {
+        // The hold is over when the send looks again (an answer may have lifted it early).
+        if (budget) this.holdUntil = Math.min(this.holdUntil, now());
       }
     }
   }
@@ -332,7 +384,7 @@ export class Gate {
     return false;
   }
 
-  private async waitTurn(queuedAt: number, signal: AbortSignal): Promise<Admission> {
+  private async waitTurn(queuedAt: number, heldBefore: number, signal: AbortSignal): Promise<Admission> {
     for (;;) {
       await this.waitLocal(signal);
       if (!this.shared) break;
@@ -349,10 +401,13 @@ export class Gate {
     // head of the queue or behind others; the rest of its wait was pacing.
     const { pausedFrom, pausedUntil } = this.pacer;
     const backoffWaitMs = Math.max(0, Math.min(admittedAt, pausedUntil) - Math.max(queuedAt, pausedFrom));
+    const pacingWaitMs = admittedAt - queuedAt - backoffWaitMs;
     // The send is recorded here, at admission, not by the caller afterwards: a caller admitted on the
     // fast path in the same tick must already see it.
     return {
-      pacingWaitMs: admittedAt - queuedAt - backoffWaitMs,
+      pacingWaitMs,
+      // Callers wait in turn, so the key's hold while this one waited is its wait under the budget.
+      budgetWaitMs: Math.max(0, Math.min(pacingWaitMs, this.budgetHeld(admittedAt) - heldBefore)),
       backoffWaitMs,
       seq: this.pacer.sent(admittedAt),
     };
