@@ -77,7 +77,6 @@ export class Lane implements Caller {
     const dueAt = scheduledAt ?? input.scheduledAt ?? now();
     const tries = { rateLimited: 0 };
     let extraBackoffMs = 0;
-
     // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
     // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
     const signal = core.stop.signal;
