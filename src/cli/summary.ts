@@ -108,7 +108,7 @@ function waitedText(result: RunResult): string {
     return `waited ${[`${seconds(rest)} pacing`, told, backoff].filter(Boolean).join(', ')}`;
   const taught = c.rateLimited + (c.unexplained ?? 0) > 0 ? ' and what refusals taught' : '';
   // Under the told budget all along, the ban guard's own share is no news.
-  const guard = told && rest < 50 ? undefined : `${seconds(rest)} held by the ban guard${taught}`;
+  const guard = told && rest < 50 ? undefined : `${seconds(rest)} for the ban guard${taught}`;
   return `waited ${[told, guard, backoff].filter(Boolean).join(', ')} (raw mode paces no quota)`;
 }
 

@@ -1,3 +1,4 @@
+import { BudgetHold } from './budget-hold.ts';
 import { now } from './clock.ts';
 import { Pacer } from './pacer.ts';
 import type { QuotaSpec, QuotaStore } from './quota-store.ts';
@@ -93,16 +94,8 @@ export class Gate {
   /** When this key's sends without the store left (local-share), until the store is told of them. */
   private withoutStore: number[] | undefined;
   readonly pacer: Pacer;
-  /**
-   * The key held by the server's told budget (its Remaining spent, until its Reset), in wall time:
-   * the holds that ended, ms, and the one going on, [holdFrom, holdUntil) (empty when none; a hold
-   * past the run's close stays open to its end). Touched only where a send waits, never per response.
-   */
-  private budgetHeldMs = 0;
-  private holdFrom = 0;
-  private holdUntil = 0;
-  /** The fields of the answer that set the latest hold, as sent: named once, when the hold began. */
-  private holdTold: string | undefined;
+  /** The key's holds by the server's told budget: none until its first. */
+  private hold: BudgetHold | undefined;
   /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
   private readonly shared?: SharedQuota;
   /** The run's close and drain, and the scheduler, shared with the client's other keys. */
@@ -134,29 +127,17 @@ export class Gate {
 
   /** Wall time the server's told budget held this key up to `at` (no later than now), ms. */
   budgetHeld(at: number = now()): number {
-    return this.budgetHeldMs + Math.max(0, Math.min(at, this.holdUntil) - this.holdFrom);
+    return this.hold?.heldMs(at) ?? 0;
   }
 
-  /** The fields of the answer that set the key's latest hold by its told budget, as the server sent them. */
+  private budgetHold(): BudgetHold {
+    if (this.hold === undefined) this.hold = new BudgetHold(this.pacer);
+    return this.hold;
+  }
+
+  /** The fields of the answer that spent the key's budget for its latest hold, as the server sent them. */
   get budgetTold(): string | undefined {
-    return this.holdTold;
-  }
-
-  /**
-   * The told budget holds the key from `t` until `until` (Infinity: until an answer comes). A hold
-   * that meets the one before (within a timer's tolerance: a send let go between them) goes on with
-   * it, under the words of the answer that began it: a server that says 0 on every answer is named
-   * once, not once a response.
-   */
-  private holdBegins(t: number, until: number): void {
-    if (t <= this.holdUntil + PACING_TOLERANCE_MS && this.holdUntil > this.holdFrom) {
-      this.holdUntil = Math.max(this.holdUntil, until);
-      return;
-    }
-    this.budgetHeldMs += this.holdUntil - this.holdFrom;
-    this.holdFrom = t;
-    this.holdUntil = until;
-    this.holdTold = this.pacer.toldFields();
+    return this.hold?.told;
   }
 
   /** A 429's pause, for every generator of the key (the local pacer has it already). */
@@ -216,8 +197,8 @@ export class Gate {
       // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
       // 429 is never cut short.
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) return;
-      const budget = cause === 'budget';
-      if (budget) this.holdBegins(t, at);
+      const hold = cause === 'budget' ? this.budgetHold() : undefined;
+      hold?.begins(t, at, PACING_TOLERANCE_MS);
       // Waiting for an answer (Infinity) ends when one comes, not at `at`.
       if (at > context.closesAt && at !== Number.POSITIVE_INFINITY) throw new HeldPastEndError(at, cause);
       try {
@@ -230,8 +211,7 @@ export class Gate {
           await context.scheduler.sleepUntil(at, signal);
         }
       } finally {
-        // The hold is over when the send looks again (an answer may have lifted it early).
-        if (budget) this.holdUntil = Math.min(this.holdUntil, now());
+        hold?.ends(now());
       }
     }
   }

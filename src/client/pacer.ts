@@ -162,7 +162,7 @@ export class Pacer {
   private budgetSeq = 0;
   private budgetUntil = 0;
   private budgetFromSeq = -1;
-  /** The word that set the budget, by reference (described only when asked: `toldFields`). */
+  /** The word that set the budget, kept (by reference) only where it spent it: what names the hold. */
   private budgetWord: RateLimitState | undefined;
   /**
    * Per window limit: latest receive time of a response that was first in its window (an upper bound
@@ -353,7 +353,7 @@ export class Pacer {
     this.budget = headers.remaining - this.inFlight;
     this.budgetSeq = this.seq;
     this.budgetUntil = until;
-    this.budgetWord = headers;
+    this.budgetWord = this.budget <= 0 ? headers : undefined;
   }
 
   /** The fields that set the budget as sent (`RateLimit remaining=0, reset=10`), built when asked. */

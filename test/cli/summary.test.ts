@@ -52,7 +52,7 @@ describe('the terminal summary', () => {
     expect(raw).not.toMatch(/pacing,/);
     // Raw mode paces no quota: what it waited was its ban guard, and the spacing the 429 taught.
     expect(raw).toContain(
-      'waited 244 s held by the ban guard and what refusals taught, 1.5 s backoff (raw mode paces no quota)',
+      'waited 244 s for the ban guard and what refusals taught, 1.5 s backoff (raw mode paces no quota)',
     );
     // Nothing learned: enforced, the line says so; raw, there is no limiter line to read as pacing.
     result.compliance.limiter = { model: 'unknown', given: false, gapMs: 1, rateCuts: 0 };
@@ -107,7 +107,7 @@ describe("the terminal summary of the server's holds, in its own words", () => {
     const result = await heldByItsBudget(false, 9_000);
     const text = formatSummary(result, 'result.json');
     expect(waited(text)).toBe(
-      `waited 9 s held by the server's told budget (${IETF}), 1 s held by the ban guard, 0 s backoff (raw mode paces no quota)`,
+      `waited 9 s held by the server's told budget (${IETF}), 1 s for the ban guard, 0 s backoff (raw mode paces no quota)`,
     );
     expect(waited(text)).not.toMatch(/429|refus/);
     // Raw mode meant to meet the limit: being held is what it measures, not a line of advice.

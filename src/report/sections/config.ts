@@ -82,7 +82,7 @@ function workloadSummary(result: RunResult): SafeHtml {
     // Each wait named by what held it, as the summary does: the server's told budget is its own
     // hold, not the plan's pacing; raw mode paces no quota, and what else it waited is its ban guard.
     [
-      result.config.enforce ? 'pacing wait' : 'held by the ban guard (raw mode)',
+      result.config.enforce ? 'pacing wait' : 'ban guard wait (raw mode)',
       duration(c.pacingWaitMs - Math.min(c.budgetWaitMs ?? 0, c.pacingWaitMs)),
     ],
     ...(c.budgetWaitMs
