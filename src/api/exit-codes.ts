@@ -12,6 +12,11 @@ export const EXIT = {
   UNREACHABLE: 3,
   /** `serve` could not listen (address in use, no permission). */
   LISTEN_FAILED: 4,
+  /**
+   * `run`: the workload completed no iteration (every flow was held past the run's end, by a pause
+   * or the server's told budget, or none finished in time): its figures measure nothing of a flow.
+   */
+  NO_ITERATIONS: 5,
   /** A bug of ours (sysexits' EX_SOFTWARE), never a verdict on the target. */
   INTERNAL: 70,
   /** An output (result, report, JUnit, a summary) could not be written where asked (sysexits' EX_CANTCREAT). */

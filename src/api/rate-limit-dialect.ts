@@ -347,11 +347,14 @@ export function writeRateLimit(view: RateLimitView, dialect: Dialect, nowMs: num
  * The view as the pacer takes it: Reset as a Unix time in seconds, as given or, from a delay, the
  * response's time plus the delay (a fraction: rounding it up again would hold a whole second more).
  */
-export function quotaState(view: RateLimitView, nowMs: number): RateLimitState {
+export function quotaState(view: RateLimitView, nowMs: number, headers?: Headers): RateLimitState {
+  // The headers by reference, in the literal: no allocation and no shape change for a response.
   const state: RateLimitState = {
     limit: view.limit,
     remaining: view.remaining,
     reset: view.resetSeconds === undefined ? undefined : nowMs / 1000 + view.resetSeconds,
+    headers,
+    dialect: view.dialect,
   };
   // The policy `remaining` belongs to: named (ietf-8), or the only one declared (drafts 6 and 7).
   const policy =
@@ -381,6 +384,47 @@ export const QUOTA_FIELDS: Record<Dialect, { limit: string; remaining: string; r
   'ietf-7': { limit: 'RateLimit limit', remaining: 'RateLimit remaining', reset: 'RateLimit reset' },
   'ietf-6': { limit: 'RateLimit-Limit', remaining: 'RateLimit-Remaining', reset: 'RateLimit-Reset' },
 };
+
+/** The fields that told Remaining and Reset, lower case as Node gives them, per dialect. */
+const TOLD_BY: Record<Dialect, readonly string[]> = {
+  seed: ['x-ratelimit-remaining', 'x-ratelimit-reset'],
+  'seconds-until': ['x-ratelimit-remaining', 'x-ratelimit-reset'],
+  'unix-ms': ['x-ratelimit-remaining', 'x-ratelimit-reset'],
+  'ietf-8': ['ratelimit'],
+  'ietf-7': ['ratelimit'],
+  'ietf-6': ['ratelimit-remaining', 'ratelimit-reset'],
+};
+
+/** How a person spells a field's name (Node gives them lower case). */
+const SPELLED: Record<string, string> = {
+  'x-ratelimit-remaining': 'X-RateLimit-Remaining',
+  'x-ratelimit-reset': 'X-RateLimit-Reset',
+  ratelimit: 'RateLimit',
+  'ratelimit-remaining': 'RateLimit-Remaining',
+  'ratelimit-reset': 'RateLimit-Reset',
+};
+
+/** A field's value as a line can carry it: a hostile server's kilobyte is cut. */
+const MAX_TOLD_VALUE = 80;
+
+/**
+ * The fields an answer told its Remaining and Reset in, as it sent them, in its dialect:
+ * `RateLimit remaining=0, reset=10` (the IETF drafts' one field: its name, then its members),
+ * `X-RateLimit-Remaining: 0, X-RateLimit-Reset: 1767000000`. Undefined when the answer sent none of
+ * them. Built when a hold is named (once a hold, or when a line asks), never per response.
+ */
+export function toldFields(headers: Headers, dialect: string): string | undefined {
+  const names = Object.hasOwn(TOLD_BY, dialect) ? TOLD_BY[dialect as Dialect] : undefined;
+  if (names === undefined) return undefined;
+  const parts: string[] = [];
+  for (const name of names) {
+    const value = text(headers[name])?.trim();
+    if (value === undefined) continue;
+    const shown = value.length > MAX_TOLD_VALUE ? `${value.slice(0, MAX_TOLD_VALUE)}…` : value;
+    parts.push(name === 'ratelimit' ? `RateLimit ${shown}` : `${SPELLED[name]}: ${shown}`);
+  }
+  return parts.length === 0 ? undefined : parts.join(', ');
+}
 
 /** The header that told the reset, as a person would look it up in the response. */
 export function resetField(view: RateLimitView): string {

@@ -30,6 +30,13 @@ export interface RateLimitState {
   windowSeconds?: number;
   /** A policy counted in concurrent requests: the key's requests in flight at most. */
   maxInFlight?: number;
+  /**
+   * The answer's headers and the dialect read from them (absent where the state was not read from an
+   * answer): kept by reference, so that what held a key can be named in the server's own words
+   * (`toldFields`) once, when it holds, and not described for every response.
+   */
+  headers?: Record<string, HeaderValue> | undefined;
+  dialect?: string | undefined;
 }
 
 /**

@@ -3,20 +3,27 @@ import type { FleetTotals } from '../fleet/fleet-member.ts';
 import type { RunTick } from '../scenario/execute.ts';
 
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))}s`;
+const left = (until: number) => `${Math.max(0, (until - Date.now()) / 1000).toFixed(1)} s left`;
 
+/**
+ * What holds the run's key back, in what the server said where the server holds it: its told
+ * budget in its own fields (`RateLimit remaining=0, reset=10`), a refusal's pause in its words
+ * (`Retry-After 12 s`, `backoff after 2 refusals`).
+ */
 function pacingText(tick: RunTick): string {
-  const { cause, until } = tick.pacing;
+  const { cause, until, told } = tick.pacing;
   switch (cause) {
     case 'ready':
       return 'sending';
     case 'pacing':
       return 'pacing to the plan';
     case 'budget':
-      return 'quota spent, waiting for the reset';
+      // Infinity: raw mode past the budget by the ban guard's overshoot, until an answer comes.
+      return `held by the server's told budget${told ? ` (${told})` : ''}: ${Number.isFinite(until) ? left(until) : 'waiting for an answer'}`;
     case 'inflight':
       return 'waiting on requests in flight';
     case 'pause':
-      return `paused after a 429 (${((until - Date.now()) / 1000).toFixed(1)} s left)`;
+      return `paused after a refusal (${told ? `${told}; ` : ''}${left(until)})`;
   }
 }
 

@@ -1,8 +1,10 @@
 import { dirname, join, resolve } from 'node:path';
+import { formatInstant } from '../api/duration.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { answeredCount, describeTransportErrors } from '../record/errors.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
+import { describeHeldPastEnd } from '../report/server-holds.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
 import { describeTlsFailures } from '../transport/tls-failure.ts';
@@ -95,8 +97,31 @@ export function storeLostLine(result: RunResult): string | undefined {
 }
 
 /**
+ * The line a run whose workload completed no iteration ends with (exit 5), saying why where the
+ * client knows: the server's told budget held the key, or a pause outlived the run. Undefined when
+ * one completed.
+ */
+export function noIterationLine(result: RunResult): string | undefined {
+  if (result.workload.iterations > 0) return undefined;
+  const c = result.compliance;
+  const past = c.heldPastEnd;
+  const why: string[] = [];
+  if (c.budgetHold) {
+    // The budget that held it and outlived it is one hold: said once, with until when.
+    const until = past?.cause === 'budget' ? ` and past its end, until ${formatInstant(past.until)}` : '';
+    why.push(
+      `the server's told budget held the key ${(c.budgetHold.ms / 1000).toFixed(1)} s of it${until} (${c.budgetHold.fields})`,
+    );
+  }
+  if (past && !(c.budgetHold && past.cause === 'budget')) why.push(describeHeldPastEnd(past));
+  const requests = `${result.overall.requests} request${result.overall.requests === 1 ? '' : 's'} sent`;
+  return `no iteration completed in ${result.meta.durationSeconds.toFixed(1)} s (${requests}): ${why.length > 0 ? why.join('; ') : 'no flow finished within the run'}`;
+}
+
+/**
  * The run's exit code, most telling first: an interruption (the user's word), a target that never
- * answered, a setup that failed, a failed gate (thresholds, baseline, probes), a file not written.
+ * answered, a setup that failed, a workload that completed no iteration, a failed gate (thresholds,
+ * baseline, probes), a file not written.
  */
 export function runExitCode(
   result: RunResult,
@@ -113,8 +138,10 @@ export function runExitCode(
       ? EXIT.UNREACHABLE
       : how.setupFailed
         ? EXIT.USAGE
-        : gateFailed
-          ? EXIT.THRESHOLDS_FAILED
-          : undefined;
+        : noIterationLine(result)
+          ? EXIT.NO_ITERATIONS
+          : gateFailed
+            ? EXIT.THRESHOLDS_FAILED
+            : undefined;
   return exitCodeOf({ interrupted: how.interrupted, failure, writeFailed: how.writeFailed });
 }

@@ -5,7 +5,7 @@ import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
-import { neverAnsweredLine, storeLostLine } from './run-output.ts';
+import { neverAnsweredLine, noIterationLine, storeLostLine } from './run-output.ts';
 import { failureLine, formatSummary } from './summary.ts';
 
 /** What a run's end is judged with. */
@@ -56,9 +56,11 @@ export function tell(
           .join('; ')
       : exitCode === EXIT.USAGE && o.setupFailure
         ? o.setupFailure
-        : exitCode === EXIT.THRESHOLDS_FAILED
-          ? failureLine(result)
-          : undefined;
+        : exitCode === EXIT.NO_ITERATIONS
+          ? noIterationLine(result)
+          : exitCode === EXIT.THRESHOLDS_FAILED
+            ? failureLine(result)
+            : undefined;
   if (why) process.stderr.write(`petstore-load: ${why}\n`);
   return exitCode;
 }

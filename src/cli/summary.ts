@@ -1,4 +1,3 @@
-import { formatInstant } from '../api/duration.ts';
 import { shortestWindow } from '../api/plans.ts';
 import { describeHeaderDialect } from '../record/dialects.ts';
 import { describeTransportErrors, errorCount } from '../record/errors.ts';
@@ -7,6 +6,7 @@ import { describeNetwork } from '../report/network.ts';
 import { partialReason } from '../report/partial-reason.ts';
 import { admittedRate } from '../report/quota.ts';
 import { describeRefusals, noteLine, refusalNotes, refusalStatuses } from '../report/refusals.ts';
+import { describeHeldPastEnd, heldMostLine } from '../report/server-holds.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
@@ -14,6 +14,8 @@ import { describeP } from '../stats/isolation.ts';
 const pad = (text: string, width: number, right = false) =>
   right ? text.padStart(width) : text.padEnd(width);
 const fmt = (n: number, digits = 1) => (Number.isInteger(n) ? String(n) : n.toFixed(digits));
+/** A wait in seconds to a tenth, as the summary states them (`244 s`, `1.5 s`, `0 s`). */
+const seconds = (ms: number) => `${fmt(Math.round(ms / 100) / 10)} s`;
 
 /** The end-of-run table: per operation and overall, then checks and compliance in a few lines. */
 export function formatSummary(result: RunResult, resultPath: string | undefined): string {
@@ -87,15 +89,27 @@ function operationTable(result: RunResult): string[] {
 }
 
 /**
- * What the client waited for. Enforced, the pacer holds sends to the plan's quota: that is pacing.
- * Raw mode paces no quota, so what it waited was the pauses a 429 imposed, the ban guard's holds and
- * any spacing learned from 429s: calling that "pacing" contradicted the mode's own description.
+ * What the client waited for, each part named by what held it. Enforced, the pacer holds sends to
+ * the plan's quota: that is pacing. The server's told budget (its Remaining spent, until its Reset)
+ * is the server's hold, not the plan's, and is named with the fields that told it. Raw mode paces no
+ * quota: the rest of what it waited is the ban guard (requests in flight where the server tells no
+ * budget) and, only where refusals came, the spacing and caps they taught.
  */
 function waitedText(result: RunResult): string {
   const c = result.compliance;
-  const backoff = `${fmt(c.backoffWaitMs / 1000)} s backoff`;
-  if (result.config.enforce) return `waited ${fmt(c.pacingWaitMs / 1000)} s pacing, ${backoff}`;
-  return `waited ${fmt(c.pacingWaitMs / 1000)} s held after refusals (pauses, ban guard; raw mode paces no quota), ${backoff}`;
+  const backoff = `${seconds(c.backoffWaitMs)} backoff`;
+  const budget = Math.min(c.budgetWaitMs ?? 0, c.pacingWaitMs);
+  const rest = c.pacingWaitMs - budget;
+  const told =
+    budget > 0
+      ? `${seconds(budget)} held by the server's told budget${c.budgetHold ? ` (${c.budgetHold.fields})` : ''}`
+      : undefined;
+  if (result.config.enforce)
+    return `waited ${[`${seconds(rest)} pacing`, told, backoff].filter(Boolean).join(', ')}`;
+  const taught = c.rateLimited + (c.unexplained ?? 0) > 0 ? ' and what refusals taught' : '';
+  // Under the told budget all along, the ban guard's own share is no news.
+  const guard = told && rest < 50 ? undefined : `${seconds(rest)} for the ban guard${taught}`;
+  return `waited ${[told, guard, backoff].filter(Boolean).join(', ')} (raw mode paces no quota)`;
 }
 
 /**
@@ -126,11 +140,9 @@ function complianceLines(result: RunResult): string[] {
   if (c.limiter && !(result.config.enforce === false && nothingLearned(c.limiter)))
     lines.push(`limiter: ${describeLimiter(c.limiter)}`);
   if (c.heldByLimiter) lines.push(describeHeldByLimiter(c.heldByLimiter));
-  const held = c.heldPastEnd;
-  if (held)
-    lines.push(
-      `${/^(Retry-After|X-RateLimit|backoff)/.test(held.by) ? 'paused by the server' : 'held'} until ${formatInstant(held.until)} (${held.by}): the run ended first`,
-    );
+  if (c.heldPastEnd) lines.push(`${describeHeldPastEnd(c.heldPastEnd)}: the run ended first`);
+  const most = heldMostLine(result);
+  if (most) lines.push(most);
   for (const o of c.storeOutages ?? []) lines.push(describeStoreOutage(o));
   return lines;
 }

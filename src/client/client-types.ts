@@ -81,10 +81,15 @@ export interface Caller {
   preparing?(on: boolean): void;
 }
 
-/** A wait the run could not honour: until when (epoch ms), and who said so ('Retry-After 999999999 s'). */
+/**
+ * A wait the run could not honour: until when (epoch ms), who said so ('Retry-After 999999999 s',
+ * 'RateLimit remaining=0, reset=10'), and what it was: a refusal's pause, the server's told budget
+ * spent until its reset, or the client's own pacing.
+ */
 export interface HeldPastEnd {
   until: number;
   by: string;
+  cause: 'pause' | 'budget' | 'pacing';
 }
 
 export type { ApiResponse, CallInput };

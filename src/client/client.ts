@@ -97,9 +97,19 @@ export class ApiClient implements Caller {
     return this.core.held;
   }
 
-  /** What holds the client's own key's next request back right now (for the live status line). */
-  pacingState(): { cause: PacingCause; until: number } {
-    return this.own.pacingState();
+  /**
+   * What holds the client's own key's next request back right now (for the live status line), and
+   * for a hold the server made, what it said (`told`: its fields or its pause's words).
+   */
+  pacingState(): { cause: PacingCause; until: number; told?: string } {
+    const state = this.own.pacingState();
+    const told = this.own.heldBy(state.cause);
+    return told === undefined ? state : { ...state, told };
+  }
+
+  /** The client's own key (setup's and teardown's, and the workload's outside a tenant mix). */
+  get ownLane(): Lane {
+    return this.own;
   }
 
   /**

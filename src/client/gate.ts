@@ -1,3 +1,4 @@
+import { BudgetHold } from './budget-hold.ts';
 import { now } from './clock.ts';
 import { Pacer } from './pacer.ts';
 import type { QuotaSpec, QuotaStore } from './quota-store.ts';
@@ -18,6 +19,8 @@ export interface SharedQuota {
 export interface Admission {
   /** Time spent waiting for pacing (quota spacing, the server's budget, in-flight limits), ms. */
   pacingWaitMs: number;
+  /** Of `pacingWaitMs`, the time the key was held by the server's told budget (Remaining spent), ms. */
+  budgetWaitMs: number;
   /** Time spent waiting out a 429's pause, ms. */
   backoffWaitMs: number;
   /** The send's number in the pacer (recorded at admission), for `Pacer.observe`. */
@@ -91,6 +94,8 @@ export class Gate {
   /** When this key's sends without the store left (local-share), until the store is told of them. */
   private withoutStore: number[] | undefined;
   readonly pacer: Pacer;
+  /** The key's holds by the server's told budget: none until its first. */
+  private hold: BudgetHold | undefined;
   /** With other generators: every send also reserves its slot in the store, and heeds its pause. */
   private readonly shared?: SharedQuota;
   /** The run's close and drain, and the scheduler, shared with the client's other keys. */
@@ -120,6 +125,21 @@ export class Gate {
     this.context.draining = on;
   }
 
+  /** Wall time the server's told budget held this key up to `at` (no later than now), ms. */
+  budgetHeld(at: number = now()): number {
+    return this.hold?.heldMs(at) ?? 0;
+  }
+
+  private budgetHold(): BudgetHold {
+    if (this.hold === undefined) this.hold = new BudgetHold(this.pacer);
+    return this.hold;
+  }
+
+  /** The fields of the answer that spent the key's budget for its latest hold, as the server sent them. */
+  get budgetTold(): string | undefined {
+    return this.hold?.told;
+  }
+
   /** A 429's pause, for every generator of the key (the local pacer has it already). */
   async sharePause(ms: number): Promise<void> {
     await this.shared?.store.pause(this.shared.key, ms);
@@ -143,12 +163,18 @@ export class Gate {
       const t = now();
       const { at, cause } = this.pacer.earliest(t);
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) {
-        return Promise.resolve({ pacingWaitMs: 0, backoffWaitMs: 0, seq: this.pacer.sent(t) });
+        return Promise.resolve({
+          pacingWaitMs: 0,
+          budgetWaitMs: 0,
+          backoffWaitMs: 0,
+          seq: this.pacer.sent(t),
+        });
       }
     }
     const queuedAt = now();
+    const heldBefore = this.budgetHeld(queuedAt);
     this.waiting++;
-    const admitted = this.chain.then(() => this.waitTurn(queuedAt, signal));
+    const admitted = this.chain.then(() => this.waitTurn(queuedAt, heldBefore, signal));
     const left = () => {
       // The last caller out lets the settled chain go, so an idle key holds no promises.
       if (--this.waiting === 0) this.chain = SETTLED;
@@ -171,15 +197,21 @@ export class Gate {
       // leaves that little early, and the quota logs carry a guard of several ms. A pause after a
       // 429 is never cut short.
       if (at <= t || (cause !== 'pause' && at - t < PACING_TOLERANCE_MS)) return;
+      const hold = cause === 'budget' ? this.budgetHold() : undefined;
+      hold?.begins(t, at, PACING_TOLERANCE_MS);
       // Waiting for an answer (Infinity) ends when one comes, not at `at`.
       if (at > context.closesAt && at !== Number.POSITIVE_INFINITY) throw new HeldPastEndError(at, cause);
-      if (at === Number.POSITIVE_INFINITY) {
-        await context.scheduler.park(signal, (waiter) => {
-          if (this.responseWaiters === undefined) this.responseWaiters = [waiter];
-          else this.responseWaiters.push(waiter);
-        });
-      } else {
-        await context.scheduler.sleepUntil(at, signal);
+      try {
+        if (at === Number.POSITIVE_INFINITY) {
+          await context.scheduler.park(signal, (waiter) => {
+            if (this.responseWaiters === undefined) this.responseWaiters = [waiter];
+            else this.responseWaiters.push(waiter);
+          });
+        } else {
+          await context.scheduler.sleepUntil(at, signal);
+        }
+      } finally {
+        hold?.ends(now());
       }
     }
   }
@@ -332,7 +364,7 @@ export class Gate {
     return false;
   }
 
-  private async waitTurn(queuedAt: number, signal: AbortSignal): Promise<Admission> {
+  private async waitTurn(queuedAt: number, heldBefore: number, signal: AbortSignal): Promise<Admission> {
     for (;;) {
       await this.waitLocal(signal);
       if (!this.shared) break;
@@ -349,10 +381,13 @@ export class Gate {
     // head of the queue or behind others; the rest of its wait was pacing.
     const { pausedFrom, pausedUntil } = this.pacer;
     const backoffWaitMs = Math.max(0, Math.min(admittedAt, pausedUntil) - Math.max(queuedAt, pausedFrom));
+    const pacingWaitMs = admittedAt - queuedAt - backoffWaitMs;
     // The send is recorded here, at admission, not by the caller afterwards: a caller admitted on the
     // fast path in the same tick must already see it.
     return {
-      pacingWaitMs: admittedAt - queuedAt - backoffWaitMs,
+      pacingWaitMs,
+      // Callers wait in turn, so the key's hold while this one waited is its wait under the budget.
+      budgetWaitMs: Math.max(0, Math.min(pacingWaitMs, this.budgetHeld(admittedAt) - heldBefore)),
       backoffWaitMs,
       seq: this.pacer.sent(admittedAt),
     };

@@ -77,7 +77,6 @@ export class Lane implements Caller {
     const dueAt = scheduledAt ?? input.scheduledAt ?? now();
     const tries = { rateLimited: 0 };
     let extraBackoffMs = 0;
-
     // Read once per call: an interrupt aborts this signal and gives later calls a fresh one, so a
     // call caught in a wait, a backoff or a request ends, and calls made afterwards work.
     const signal = core.stop.signal;
@@ -132,6 +131,7 @@ export class Lane implements Caller {
         rateLimitView: view,
         body: payload,
         pacingWaitMs: admission.pacingWaitMs,
+        budgetWaitMs: admission.budgetWaitMs,
         backoffWaitMs: admission.backoffWaitMs + extraBackoffMs,
         pauseUntil: next.pauseUntil,
         retried: next.retryAt !== undefined,
@@ -184,7 +184,7 @@ export class Lane implements Caller {
     }
     const view = headers ? readRateLimit(headers, receivedAt) : undefined;
     const kind = classifyResponse({ status, headers, view, body }, this.core.options.refusalStatuses);
-    const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt) : undefined;
+    const quota = view && view.dialect !== 'none' ? quotaState(view, receivedAt, headers) : undefined;
     // Another key's (or no key's) headers describe another bucket: they must not steer this key's pacing.
     this.pacer.observe(seq, input.auth === undefined ? quota : undefined, receivedAt, kind);
     this.gate.responded();
@@ -217,7 +217,8 @@ export class Lane implements Caller {
     const o = this.core.options;
     const delay = refusalDelay(o, this.pacer, seq, headers, view, receivedAt);
     const pauseUntil = receivedAt + delay.ms;
-    if (pauseUntil > (this.pause?.until ?? 0)) this.pause = { until: pauseUntil, by: delay.by };
+    if (pauseUntil > (this.pause?.until ?? 0))
+      this.pause = { until: pauseUntil, by: delay.by, cause: 'pause' };
     this.pacer.pause(pauseUntil, receivedAt);
     // Every generator of the key holds too; awaited, so that none is told after its next send. A
     // store that cannot be told must not cost this attempt its record: this client's pause holds.
@@ -233,16 +234,45 @@ export class Lane implements Caller {
     return `${this.keyLabel} (${auth === 'none' ? 'no key' : 'another key'})`;
   }
 
-  /** What held a send past the run's close, in the server's words where it was a 429's pause. */
+  /**
+   * What held a send past the run's close, in the server's words where the server held it: a
+   * refusal's pause (`Retry-After 999999999 s`), or its told budget in the fields it sent
+   * (`RateLimit remaining=0, reset=10`).
+   */
   private noteHeld(error: HeldPastEndError): void {
+    const cause = error.heldBy === 'pause' || error.heldBy === 'budget' ? error.heldBy : 'pacing';
     const by =
-      error.heldBy === 'pause'
-        ? (this.pause?.by ?? 'a pause shared by another generator')
-        : error.heldBy === 'budget'
-          ? 'X-RateLimit-Remaining spent until X-RateLimit-Reset'
-          : "the plan's quota";
+      this.heldBy(cause) ??
+      (cause === 'pause'
+        ? 'a pause shared by another generator'
+        : cause === 'budget'
+          ? "the server's Remaining spent until its Reset"
+          : this.pacer.options.enforce
+            ? "the plan's quota"
+            : 'the gap kept between sends');
     const core = this.core;
-    if (error.until >= (core.held?.until ?? 0)) core.held = { until: error.until, by };
+    if (error.until >= (core.held?.until ?? 0)) core.held = { until: error.until, by, cause };
+  }
+
+  /**
+   * What the server said that holds the key, for a line to name: a refusal's pause (`Retry-After
+   * 12 s`, `backoff after 2 refusals`), or the fields of the answer that spent its told budget.
+   * Built when asked, never per response.
+   */
+  heldBy(cause: PacingCause): string | undefined {
+    if (cause === 'pause') return this.pause?.by;
+    if (cause === 'budget') return this.pacer.toldFields();
+    return undefined;
+  }
+
+  /** Wall time the server's told budget held this key up to `at`, ms (see Gate.budgetHeld). */
+  budgetHeld(at: number = now()): number {
+    return this.gate.budgetHeld(at);
+  }
+
+  /** The fields of the answer that set the key's latest hold by its told budget, as sent. */
+  get budgetTold(): string | undefined {
+    return this.gate.budgetTold;
   }
 
   /** What the key's pacing learned of the server's limiter (the gap between sends, the rate cuts). */

@@ -1,6 +1,7 @@
 import { type LimiterKind, pacedByGap } from '../api/limiter-kinds.ts';
 import type { PacingCause } from '../api/pacing-causes.ts';
 import { type RateWindow, shortestWindow } from '../api/plans.ts';
+import { toldFields } from '../api/rate-limit-dialect.ts';
 import type { RateLimitState } from '../api/rate-limit-headers.ts';
 import { keepsAway, type ResponseKind } from '../api/responses.ts';
 import { AdaptiveSpacing, type SpacingStart, type SpacingState, withMargin } from './adaptive-spacing.ts';
@@ -168,6 +169,8 @@ export class Pacer {
   private budgetSeq = 0;
   private budgetUntil = 0;
   private budgetFromSeq = -1;
+  /** The word that set the budget, kept (by reference) only where it spent it: what names the hold. */
+  private budgetWord: RateLimitState | undefined;
   /**
    * Per window limit: latest receive time of a response that was first in its window (an upper bound
    * of the window's start). Servers mostly describe one window (the one closest to running out), so
@@ -273,8 +276,9 @@ export class Pacer {
           cause = 'budget';
         }
       } else if (budget <= -this.plan.maxOvershoot || this.inFlight > this.plan.maxOvershoot) {
-        // Raw mode past the budget: wait for an answer (or the reset) before risking more 429s.
-        return { at: this.inFlight > 0 ? Number.POSITIVE_INFINITY : this.budgetUntil, cause: 'inflight' };
+        // Raw mode past the budget: wait for an answer (or the reset) before risking more 429s. What
+        // holds it is the server's told budget, which the ban guard lets it overshoot this far only.
+        return { at: this.inFlight > 0 ? Number.POSITIVE_INFINITY : this.budgetUntil, cause: 'budget' };
       }
     }
     return { at, cause };
@@ -356,6 +360,15 @@ export class Pacer {
     this.budget = headers.remaining - this.inFlight;
     this.budgetSeq = this.seq;
     this.budgetUntil = until;
+    this.budgetWord = this.budget <= 0 ? headers : undefined;
+  }
+
+  /** The fields that set the budget as sent (`RateLimit remaining=0, reset=10`), built when asked. */
+  toldFields(): string | undefined {
+    const w = this.budgetWord;
+    if (w === undefined) return undefined;
+    const told = w.headers && w.dialect ? toldFields(w.headers, w.dialect) : undefined;
+    return told ?? `Remaining ${w.remaining}, Reset ${Math.ceil(w.reset ?? 0)}`;
   }
 
   private windowStart(limit: number): number | undefined {

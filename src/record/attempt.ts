@@ -38,6 +38,11 @@ export interface AttemptRecord {
   rateLimitView?: RateLimitView;
   body: AttemptBody;
   pacingWaitMs: number;
+  /**
+   * Of `pacingWaitMs`, the time the key was held by the server's told budget (its Remaining spent,
+   * until its Reset); absent where nothing paces by it (capacity's probes, a benchmark's feed).
+   */
+  budgetWaitMs?: number;
   backoffWaitMs: number;
   /**
    * A 429's pause of the key as the client kept it (epoch ms): Retry-After's, a reset's, or, when

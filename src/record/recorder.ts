@@ -37,6 +37,8 @@ export class OperationStats {
   /** Responses that came over HTTP/2 (`--http2`); every other response came over HTTP/1.1. */
   http2 = 0;
   pacingWaitMs = 0;
+  /** Of `pacingWaitMs`, waited under the server's told budget. */
+  budgetWaitMs = 0;
   backoffWaitMs = 0;
   /** Responses of this operation that failed at least one check. */
   checkFailures = 0;
@@ -60,6 +62,7 @@ export class OperationStats {
     } else if (a.kind === 'unexplained') this.unexplained++;
     if (a.retried) this.retries++;
     this.pacingWaitMs += a.pacingWaitMs;
+    this.budgetWaitMs += a.budgetWaitMs ?? 0;
     this.backoffWaitMs += a.backoffWaitMs;
   }
 }

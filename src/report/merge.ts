@@ -138,6 +138,7 @@ function mergeCompliance(
     violationSamples: mergeViolationSamples(parts.map((p) => p.result.compliance.violationSamples)),
     pacingWaitMs: overall.pacingWaitMs,
     backoffWaitMs: overall.backoffWaitMs,
+    ...mergeBudgetWaits(parts.map((p) => p.result.compliance)),
     admitted,
     planRate,
     quotaUtilization: most > 0 ? admitted / most : 0,
@@ -146,6 +147,21 @@ function mergeCompliance(
     ...(limiter ? { limiter } : {}),
     ...(storeOutages ? { storeOutages } : {}),
     ...(heldByLimiter ? { heldByLimiter } : {}),
+  };
+}
+
+/**
+ * The waits under the server's told budget add up, as the pacing waits they are part of; its hold
+ * of the key is the longest any part saw (parts share a key's time, or hold keys of their own).
+ */
+function mergeBudgetWaits(parts: Compliance[]): Pick<Compliance, 'budgetWaitMs' | 'budgetHold'> {
+  const budgetWaitMs = parts.reduce((n, c) => n + (c.budgetWaitMs ?? 0), 0);
+  let budgetHold: Compliance['budgetHold'];
+  for (const c of parts)
+    if (c.budgetHold && c.budgetHold.ms > (budgetHold?.ms ?? 0)) budgetHold = c.budgetHold;
+  return {
+    ...(budgetWaitMs > 0 ? { budgetWaitMs } : {}),
+    ...(budgetHold ? { budgetHold: { ...budgetHold } } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { describeHeldByLimiter } from './held-by-limiter.ts';
 import { UNVERIFIED_LINE } from './network.ts';
 import { partialReason } from './partial-reason.ts';
 import { refusalNotes, refusalStatuses } from './refusals.ts';
+import { heldMostLine } from './server-holds.ts';
 
 /**
  * Text into markdown: a pipe or a line break from a server's text must not break a table, and its
@@ -48,6 +49,8 @@ export function renderSummaryMarkdown(result: RunResult): string {
   for (const n of refusalNotes(compliance))
     lines.push('', `> **${n.lead}: ${n.count}** — ${cell(n.why)}; ${code(n.flag)} ${cell(n.effect)}.`);
   if (compliance.heldByLimiter) lines.push('', cell(describeHeldByLimiter(compliance.heldByLimiter)));
+  const heldMost = heldMostLine(result);
+  if (heldMost) lines.push('', `> ${cell(heldMost)}`);
   lines.push(...gateTables(result));
   lines.push(
     '',

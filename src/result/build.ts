@@ -37,6 +37,12 @@ function summarise(stats: OperationStats, seconds: number): OperationSummary {
   };
 }
 
+/** The requests' waits under the server's told budget, when any waited so. */
+function budgetWaitOf(recorder: Recorder): { budgetWaitMs?: number } {
+  const ms = Math.round(recorder.overall.budgetWaitMs);
+  return ms > 0 ? { budgetWaitMs: ms } : {};
+}
+
 /** Responses by protocol: those over HTTP/2 counted, the rest of the answers HTTP/1.1. */
 function protocolCounts(stats: OperationStats): Record<string, number> {
   const http1 = answeredCount(stats) - stats.http2;
@@ -118,6 +124,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
       violationSamples: [...recorder.violations.samples],
       pacingWaitMs: overall.pacingWaitMs,
       backoffWaitMs: overall.backoffWaitMs,
+      ...budgetWaitOf(recorder),
       admitted,
       planRate: rate,
       quotaUtilization: most > 0 ? admitted / most : 0,

@@ -331,10 +331,25 @@ export interface Compliance {
   /** admitted rate / plan rate. */
   quotaUtilization: number;
   /**
-   * A wait that outlived the run: the server paused the key (or its quota held it) until `until`
-   * (epoch ms), and `by` says what said so, e.g. 'Retry-After 999999999 s'. The run ended first.
+   * Of `pacingWaitMs`, the requests' waits while the server's told budget held the key (its
+   * Remaining spent, until its Reset; in raw mode, the ban guard's overshoot past it spent): summed
+   * over requests, as `pacingWaitMs`. Absent when none (and from older results).
    */
-  heldPastEnd?: { until: number; by: string };
+  budgetWaitMs?: number;
+  /**
+   * A wait that outlived the run: the server paused the key (or its quota held it) until `until`
+   * (epoch ms), and `by` says what said so, in the server's words: 'Retry-After 999999999 s', or the
+   * fields that spent its budget, 'RateLimit remaining=0, reset=10'. `cause`: a refusal's pause, the
+   * server's told budget, or the plan's pacing (absent from older results). The run ended first.
+   */
+  heldPastEnd?: { until: number; by: string; cause?: 'pause' | 'budget' | 'pacing' };
+  /**
+   * How long the server's told budget (its Remaining spent, until its Reset) held the key while the
+   * workload ran, in wall time (a tenant mix: the key it held longest), and `fields`, the answer's
+   * fields that began its latest hold as the server sent them ('RateLimit remaining=0, reset=10').
+   * Absent when it held none.
+   */
+  budgetHold?: { ms: number; fields: string };
   /**
    * `--quota-store`: each spell in which the shared store did not answer, in seconds from the run's
    * start (`to` absent: it never came back before the run ended, and the run exits 3). Nothing is

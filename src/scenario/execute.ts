@@ -18,6 +18,7 @@ import { buildResult } from '../result/build.ts';
 import { outagesFromStart } from '../result/store-outages.ts';
 import type { LimiterSeen, NetworkSeen, RunResult, WorkloadSummary } from '../result/types.ts';
 import type { NetworkOptions } from '../transport/network.ts';
+import { BudgetHolds } from './budget-holds.ts';
 import type { Scenario } from './define.ts';
 import { type Coordination, type EngineInput, runScenario, SetupError } from './engine.ts';
 import type { Share } from './share.ts';
@@ -183,6 +184,7 @@ function resultBuilder<D>(
   recorder: Recorder,
   client: ApiClient,
   lanes: Map<TenantKey, Lane>,
+  holds: BudgetHolds,
 ): ResultOf {
   return (workload, startedAt, endedAt, partial, interruptedBy) => {
     const result = buildResult({
@@ -228,6 +230,8 @@ function resultBuilder<D>(
       input.tenants ? lanesSpacing(lanes.values()) : client.spacingState(),
     );
     if (limiter) result.compliance.limiter = limiter;
+    const hold = holds.read();
+    if (hold) result.compliance.budgetHold = hold;
     const outages = input.sharedQuota?.store.watch?.outages;
     if (outages && outages.length > 0) result.compliance.storeOutages = outagesFromStart(outages, startedAt);
     return result;
@@ -294,7 +298,8 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
   const lanes = new Map<TenantKey, Lane>();
   const keys = input.tenants ? () => keysByCause(lanes.values()) : undefined;
   input.onLive?.({ recorder, pacing: () => client.pacingState(), ...(keys ? { keys } : {}) });
-  const resultOf = resultBuilder(input, recorder, client, lanes);
+  const holds = new BudgetHolds(client, lanes);
+  const resultOf = resultBuilder(input, recorder, client, lanes, holds);
   const ticker = runTicker(input, recorder, client, keys, resultOf);
 
   const runStartedAt = now();
@@ -321,6 +326,7 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       ...tenantWiring(input, client, lanes),
       onWorkload: (running, summary) => {
         recorder.measure(running, now());
+        holds.measure(running, now());
         if (running) live = { summary, startedAt: now() };
         if (running) ticker.start(summary);
         else ticker.stop();

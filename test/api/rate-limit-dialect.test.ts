@@ -5,6 +5,7 @@ import {
   type Dialect,
   type RateLimitView,
   readRateLimit,
+  toldFields,
   writeRateLimit,
 } from '../../src/api/rate-limit-dialect.ts';
 
@@ -156,5 +157,39 @@ describe('round trip', () => {
       ),
       { numRuns: 600 },
     );
+  });
+});
+
+describe('the fields that told a budget, as the server sent them', () => {
+  it('names the fields of the dialect read, with their values, and no other', () => {
+    const ietf7 = { ratelimit: 'remaining=0, reset=10', 'ratelimit-policy': '10;w=60' };
+    expect(toldFields(ietf7, readRateLimit(ietf7, NOW).dialect)).toBe('RateLimit remaining=0, reset=10');
+    const ietf8 = { ratelimit: '"default";r=0;t=30', 'ratelimit-policy': '"default";q=100;w=60' };
+    expect(toldFields(ietf8, readRateLimit(ietf8, NOW).dialect)).toBe('RateLimit "default";r=0;t=30');
+    const ietf6 = { 'ratelimit-limit': '10', 'ratelimit-remaining': '0', 'ratelimit-reset': '7' };
+    expect(toldFields(ietf6, readRateLimit(ietf6, NOW).dialect)).toBe(
+      'RateLimit-Remaining: 0, RateLimit-Reset: 7',
+    );
+    // Sent beside an IETF field, the legacy ones are not what was read: not named.
+    const both = { ...ietf7, 'x-ratelimit-remaining': '5', 'x-ratelimit-reset': '1700000060' };
+    expect(toldFields(both, readRateLimit(both, NOW).dialect)).toBe('RateLimit remaining=0, reset=10');
+    const seed = {
+      'x-ratelimit-limit': '60',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': ' 1700000060',
+    };
+    expect(toldFields(seed, readRateLimit(seed, NOW).dialect)).toBe(
+      'X-RateLimit-Remaining: 0, X-RateLimit-Reset: 1700000060',
+    );
+  });
+
+  it("cuts a hostile server's long value, and names nothing for a dialect it did not send", () => {
+    const long = { ratelimit: `remaining=0, reset=10, ${'x=1, '.repeat(100)}` };
+    const told = toldFields(long, 'ietf-7') as string;
+    expect(told.length).toBeLessThan(100);
+    expect(told.endsWith('…')).toBe(true);
+    expect(toldFields({ 'x-ratelimit-limit': '60' }, 'seed')).toBeUndefined();
+    expect(toldFields({ ratelimit: 'remaining=0' }, 'none')).toBeUndefined();
+    expect(toldFields({ ratelimit: 'remaining=0' }, 'toString')).toBeUndefined();
   });
 });

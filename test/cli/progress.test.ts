@@ -30,9 +30,27 @@ describe('live status line', () => {
       /^12s\/30s {2}40\.3 req\/s {2}p99 3\.5 ms {2}480 requests {2}2 429s {2}1 errors {2}pacing to the plan$/,
     );
     expect(formatProgress(tick({ pacing: { cause: 'pause', until: Date.now() + 2000 } }))).toMatch(
-      /paused after a 429 \((1\.9|2\.0) s left\)$/,
+      /paused after a refusal \((1\.9|2\.0) s left\)$/,
     );
-    expect(formatProgress(tick({ pacing: { cause: 'budget', until: 0 } }))).toMatch(/quota spent/);
+    // A hold the server made is named in its words: its pause's, its told budget's fields.
+    expect(
+      formatProgress(tick({ pacing: { cause: 'pause', until: Date.now() + 2000, told: 'Retry-After 2 s' } })),
+    ).toMatch(/paused after a refusal \(Retry-After 2 s; (1\.9|2\.0) s left\)$/);
+    const budget = formatProgress(
+      tick({
+        rateLimited: 0,
+        pacing: { cause: 'budget', until: Date.now() + 8000, told: 'RateLimit remaining=0, reset=10' },
+      }),
+    );
+    expect(budget).toMatch(
+      /held by the server's told budget \(RateLimit remaining=0, reset=10\): (7\.9|8\.0) s left$/,
+    );
+    expect(budget).not.toMatch(/X-RateLimit|refusal|after a 429/);
+    expect(
+      formatProgress(
+        tick({ pacing: { cause: 'budget', until: Number.POSITIVE_INFINITY, told: 'RateLimit remaining=0' } }),
+      ),
+    ).toMatch(/\(RateLimit remaining=0\): waiting for an answer$/);
   });
 
   it("counts a tenant mix's keys by what holds each back, in place of the run's own key", () => {

@@ -40,7 +40,7 @@ describe('the terminal summary', () => {
     expect(formatSummary(result, 'result.json')).toContain('(PARTIAL: interrupted by SIGTERM)');
   });
 
-  it('calls the wait pacing when the quota was paced, and the 429 holds it was in raw mode', async () => {
+  it('calls the wait pacing when the quota was paced, and the ban guard it was in raw mode', async () => {
     const result = await syntheticResult([{ op: 'listPets', ms: 5, status: 429 }]);
     result.compliance.pacingWaitMs = 244_000;
     result.compliance.backoffWaitMs = 1_500;
@@ -50,8 +50,9 @@ describe('the terminal summary', () => {
     result.config.enforce = false;
     const raw = formatSummary(result, 'result.json');
     expect(raw).not.toMatch(/pacing,/);
+    // Raw mode paces no quota: what it waited was its ban guard, and the spacing the 429 taught.
     expect(raw).toContain(
-      'waited 244 s held after refusals (pauses, ban guard; raw mode paces no quota), 1.5 s backoff',
+      'waited 244 s for the ban guard and what refusals taught, 1.5 s backoff (raw mode paces no quota)',
     );
     // Nothing learned: enforced, the line says so; raw, there is no limiter line to read as pacing.
     result.compliance.limiter = { model: 'unknown', given: false, gapMs: 1, rateCuts: 0 };
@@ -65,6 +66,69 @@ describe('the terminal summary', () => {
     // Only that phrase differs: the rest of the summary reads the same in both modes.
     const without = (text: string) => text.replace(/; waited .*$/m, '');
     expect(without(raw)).toBe(without(enforced));
+  });
+});
+
+describe("the terminal summary of the server's holds, in its own words", () => {
+  const IETF = 'RateLimit remaining=0, reset=10';
+  /** The line of the quota after its `waited`, where the waits are named. */
+  const waited = (text: string) => (/; (waited .*)$/m.exec(text) as RegExpExecArray)[1];
+
+  async function heldByItsBudget(enforce: boolean, heldMs: number) {
+    const result = await syntheticResult([{ op: 'listPets', ms: 5 }]);
+    result.config.enforce = enforce;
+    result.meta.durationSeconds = 10;
+    Object.assign(result.compliance, {
+      pacingWaitMs: 10_000,
+      budgetWaitMs: 9_000,
+      backoffWaitMs: 0,
+      budgetHold: { ms: heldMs, fields: IETF },
+    });
+    return result;
+  }
+
+  it("names the told budget's fields apart from the plan's pacing, and says when it held most of the run", async () => {
+    const text = formatSummary(await heldByItsBudget(true, 9_000), 'result.json');
+    expect(waited(text)).toBe(
+      `waited 1 s pacing, 9 s held by the server's told budget (${IETF}), 0 s backoff`,
+    );
+    const most = text.split('\n').filter((l) => l.startsWith("the target's own fields held"));
+    expect(most).toEqual([
+      `the target's own fields held the key 9.0 s of the run's 10.0 s (90%): ${IETF}, its told budget spent until its reset; --enforce off if it is a mock that always says 0, else a key of a bigger plan or a longer --duration`,
+    ]);
+    expect([waited(text), ...most].join('\n')).not.toContain('X-RateLimit');
+    // Half of the run or less is a hold among others: no line of its own.
+    expect(formatSummary(await heldByItsBudget(true, 5_000), 'result.json')).not.toContain(
+      "the target's own fields held",
+    );
+  });
+
+  it('raw mode: the told budget, then the ban guard, and no refusal where none came', async () => {
+    const result = await heldByItsBudget(false, 9_000);
+    const text = formatSummary(result, 'result.json');
+    expect(waited(text)).toBe(
+      `waited 9 s held by the server's told budget (${IETF}), 1 s for the ban guard, 0 s backoff (raw mode paces no quota)`,
+    );
+    expect(waited(text)).not.toMatch(/429|refus/);
+    // Raw mode meant to meet the limit: being held is what it measures, not a line of advice.
+    expect(text).not.toContain("the target's own fields held");
+  });
+
+  it('a hold past the run names its cause and the fields that told it', async () => {
+    const result = await syntheticResult([{ op: 'listPets', ms: 5 }]);
+    const fields = 'X-RateLimit-Remaining: 0, X-RateLimit-Reset: 2777777777';
+    result.compliance.heldPastEnd = { until: Date.UTC(2058, 0, 3, 4, 5, 6), by: fields, cause: 'budget' };
+    expect(formatSummary(result, 'result.json')).toContain(
+      `held by the server's told budget until 2058-01-03 04:05:06 UTC (${fields}): the run ended first`,
+    );
+    result.compliance.heldPastEnd = {
+      until: Date.UTC(2058, 0, 3, 4, 5, 6),
+      by: 'backoff after 3 refusals',
+      cause: 'pause',
+    };
+    expect(formatSummary(result, 'result.json')).toContain(
+      'paused after refusals until 2058-01-03 04:05:06 UTC (backoff after 3 refusals)',
+    );
   });
 });
 

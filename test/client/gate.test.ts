@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { RateWindow } from '../../src/api/plans.ts';
+import { quotaState, readRateLimit } from '../../src/api/rate-limit-dialect.ts';
 import { now } from '../../src/client/clock.ts';
 import { AbortedError, type Admission, Gate } from '../../src/client/gate.ts';
 import { Pacer } from '../../src/client/pacer.ts';
+import { inSimulatedTime } from '../helpers/simulated.ts';
 
 /** One send per 20 ms: small enough to keep the tests short, real timers and the real clock. */
 // The gate admits a send up to this early (a timer cannot wait less), except after a pause.
@@ -178,4 +180,41 @@ describe('Gate', () => {
     await expect(first).rejects.toBeInstanceOf(AbortedError);
     await expect(second).rejects.toBeInstanceOf(AbortedError);
   });
+
+  it("counts the wait under the server's told budget apart, and names the hold once in the fields that told it", () =>
+    inSimulatedTime(async () => {
+      const pacer = new Pacer({ windows: [{ name: 'minute', limit: 60, seconds: 60 }], enforce: true });
+      const told = pacer.toldFields.bind(pacer);
+      let named = 0;
+      pacer.toldFields = () => {
+        named++;
+        return told();
+      };
+      const gate = new Gate(pacer);
+      const headers = { ratelimit: 'remaining=0, reset=10' };
+      const start = now();
+      pacer.observe(
+        pacer.sent(start),
+        quotaState(readRateLimit(headers, start), start, headers),
+        start,
+        'admitted',
+      );
+      // Three callers behind a budget spent for 10 s: the first waits it out, the others behind it
+      // waited through the same hold, then the plan's spacing of a second each.
+      const [a, b, c] = (await Promise.all([0, 1, 2].map(() => gate.acquire(never)))) as [
+        Admission,
+        Admission,
+        Admission,
+      ];
+      for (const x of [a, b, c]) expect(x.budgetWaitMs).toBeCloseTo(10_000, -1);
+      expect(a.pacingWaitMs).toBeCloseTo(10_000, -1);
+      expect(c.pacingWaitMs - c.budgetWaitMs).toBeCloseTo(2_000, -2);
+      expect(gate.budgetHeld()).toBeCloseTo(10_000, -1);
+      expect(gate.budgetTold).toBe('RateLimit remaining=0, reset=10');
+      expect(named).toBe(1);
+      // Pacing to the plan alone is no hold of the server's.
+      const d = await gate.acquire(never);
+      expect(d.budgetWaitMs).toBe(0);
+      expect(d.pacingWaitMs).toBeGreaterThan(500);
+    }));
 });

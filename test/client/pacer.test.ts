@@ -291,7 +291,8 @@ describe('Pacer, raw mode (enforce off)', () => {
     // The first answer tells a fresh window: the rest of it at once, with the 2 still in flight counted.
     pacer.observe(1, { limit: 10, remaining: 9, reset: S + 1 }, T, 'admitted');
     expect(burst()).toBe(7);
-    expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    // Past the budget the server told, what holds the key is that budget (until an answer comes).
+    expect(pacer.earliest(T)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'budget' });
   });
 
   it('does not space sends whose answers come back', () => {
@@ -314,7 +315,7 @@ describe('Pacer, raw mode (enforce off)', () => {
       expect(beyond).toBeLessThan(20);
     }
     expect(beyond).toBe(2);
-    expect(pacer.earliest(T + 10)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    expect(pacer.earliest(T + 10)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'budget' });
   });
 
   it('after a 429, one request at a time until one is admitted (unless the ban risk is allowed)', () => {
@@ -414,7 +415,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     pacer.observe(first, { limit: 10, remaining: 0, reset: S + 30 }, T + 5, 'admitted');
     const a = pacer.sent(T + 10);
     pacer.sent(T + 10);
-    expect(pacer.earliest(T + 11)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    expect(pacer.earliest(T + 11)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'budget' });
     // The first 429 comes back: 0 left as of it, one sent since, one in flight.
     pacer.observe(a, { limit: 10, remaining: 0, reset: S + 30 }, T + 20, 'refused');
     expect(pacer.earliest(T + 21)).toEqual({ at: T + 21, cause: 'ready' });
@@ -430,7 +431,7 @@ describe('Pacer, raw mode (enforce off)', () => {
     pacer.observe(a, undefined, T + 20);
     pacer.observe(b, undefined, T + 21);
     expect(pacer.inFlight).toBe(0);
-    expect(pacer.earliest(T + 30)).toEqual({ at: (S + 30) * 1000, cause: 'inflight' });
+    expect(pacer.earliest(T + 30)).toEqual({ at: (S + 30) * 1000, cause: 'budget' });
     expect(pacer.earliest((S + 30) * 1000)).toEqual({ at: (S + 30) * 1000, cause: 'ready' });
   });
 
@@ -444,6 +445,6 @@ describe('Pacer, raw mode (enforce off)', () => {
     pacer.observe(a, { limit: 10, remaining: 2, reset: S + 30 }, T + 5, 'admitted');
     // Budget: 2 less the 3 still in flight = -1 (not yet -2), but 3 in flight is more than 2: wait.
     expect(pacer.inFlight).toBe(3);
-    expect(pacer.earliest(T + 6)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'inflight' });
+    expect(pacer.earliest(T + 6)).toEqual({ at: Number.POSITIVE_INFINITY, cause: 'budget' });
   });
 });

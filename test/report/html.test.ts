@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeHistogram, newHistogram } from '../../src/record/histogram.ts';
 import { escapeHtml, jsonForScript } from '../../src/report/escape.ts';
+import { duration } from '../../src/report/format.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { percentileCurve } from '../../src/report/percentile-curve.ts';
 import type { QuotaChart } from '../../src/report/quota-chart.ts';
@@ -132,7 +133,21 @@ describe('the report of a real run', () => {
     expect(config(page)).toContain('pacing wait</dt>');
     const raw = config(renderHtmlReport(copy((r) => (r.config.enforce = false))));
     expect(raw).not.toContain('pacing wait');
-    expect(raw).toContain('held after refusals (raw mode)</dt>');
+    expect(raw).toContain('ban guard wait (raw mode)</dt>');
+    // The server's told budget is its own row, in the fields that told it, apart from pacing.
+    const told = config(
+      renderHtmlReport(
+        copy((r) => {
+          r.compliance.pacingWaitMs = 10_000;
+          r.compliance.budgetWaitMs = 9_000;
+          r.compliance.budgetHold = { ms: 9_000, fields: 'RateLimit remaining=0, reset=10' };
+        }),
+      ),
+    );
+    expect(told).toContain(`pacing wait</dt><dd>${duration(1_000)}</dd>`);
+    expect(told).toContain(
+      `held by the server&#39;s told budget</dt><dd>${duration(9_000)} <span class="muted">(<code>RateLimit remaining=0, reset=10</code>)</span>`,
+    );
   });
 
   it('names the rate-limit dialect detected and the contract, above the checks', () => {

@@ -81,8 +81,20 @@ function workloadSummary(result: RunResult): SafeHtml {
     ['dropped iterations', count(w.droppedIterations)],
     ['failed iterations', count(w.failedIterations)],
     ['retries', count(c.retries)],
-    // Raw mode paces no quota: what it waited there was held after refusals, as the summary says.
-    [result.config.enforce ? 'pacing wait' : 'held after refusals (raw mode)', duration(c.pacingWaitMs)],
+    // Each wait named by what held it, as the summary does: the server's told budget is its own
+    // hold, not the plan's pacing; raw mode paces no quota, and what else it waited is its ban guard.
+    [
+      result.config.enforce ? 'pacing wait' : 'ban guard wait (raw mode)',
+      duration(c.pacingWaitMs - Math.min(c.budgetWaitMs ?? 0, c.pacingWaitMs)),
+    ],
+    ...(c.budgetWaitMs
+      ? [
+          [
+            "held by the server's told budget",
+            html`${duration(c.budgetWaitMs)}${c.budgetHold ? html` <span class="muted">(<code>${c.budgetHold.fields}</code>)</span>` : ''}`,
+          ] as Entry,
+        ]
+      : []),
     ['backoff wait', duration(c.backoffWaitMs)],
   ])}${
     flows.length === 0

@@ -4,6 +4,7 @@ import { count, counted, decimal, ms, percent, perSecond } from '../format.ts';
 import { describeHeldByLimiter } from '../held-by-limiter.ts';
 import { admittedRate } from '../quota.ts';
 import { refusalNotes, refusalStatuses } from '../refusals.ts';
+import { heldMostLine } from '../server-holds.ts';
 
 type Tone = 'good' | 'bad' | 'warn' | '';
 
@@ -34,7 +35,13 @@ export function summaryCards(result: RunResult): SafeHtml {
     )}
     ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(admittedRate(result))} req/s the plan admits`)}
     ${card('violations', 'violations', count(compliance.violations), 'requests sent inside a Retry-After', compliance.violations > 0 ? 'bad' : 'good')}
-  </div>${refusalNoteParagraphs(compliance)}${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}</section>`;
+  </div>${refusalNoteParagraphs(compliance)}${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}${heldMostParagraph(result)}</section>`;
+}
+
+/** A paced run its target's told budget held most of the time: said where the figures are read. */
+function heldMostParagraph(result: RunResult): SafeHtml | string {
+  const line = heldMostLine(result);
+  return line ? html`<p class="banner partial" data-held-most>${line}</p>` : '';
 }
 
 /**
