@@ -58,14 +58,37 @@ export type TypedCallInput<Op> = Omit<CallInput, 'path' | 'query' | 'body' | 'he
   HeadersMember<Op> &
   Member<Op, 'requestBody', 'body', BodyOf<At<At<Op, 'requestBody'>, 'content'>>>;
 
-/** `"404"` is 404; a range (`"4XX"`) or `default` is any status. */
-type StatusOf<Key> = Key extends number ? Key : Key extends `${infer N extends number}` ? N : number;
+type Digit = '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7' | '8' | '9';
+type ToNumber<Text> = Text extends `${infer N extends number}` ? N : never;
+/** The statuses of the classes named by their first digit: StatusIn<'4'> is 400 | 401 | ... | 499. */
+type StatusIn<First extends string> = ToNumber<`${First}${Digit}${Digit}`>;
+/** A range key's class: `"4XX"` is '4'. */
+type RangeOf<Key> = Key extends `${infer First extends Digit}${'XX' | 'xx'}` ? First : never;
+
+/** The statuses an operation names one by one (`404`), and those its ranges (`"4XX"`) hold. */
+type Codes<R> = ToNumber<`${keyof R & (string | number)}`>;
+type RangeCodes<R> = StatusIn<RangeOf<keyof R>>;
+
+/**
+ * One declared response as the answers it stands for: a code for itself; a range for its class but
+ * the codes named beside it; `default` for every status named nowhere else, split into the 2xx
+ * (`ok` true) and the rest. So a comparison with a status (`res.status === 201`) narrows to the one
+ * response a server answering that status sends.
+ */
+type AnswersOf<R, Key extends keyof R> = Key extends 'default'
+  ?
+      | TypedAnswer<Exclude<StatusIn<'2'>, Codes<R> | RangeCodes<R>>, true, BodyOf<At<R[Key], 'content'>>>
+      | TypedAnswer<
+          Exclude<StatusIn<'1' | '3' | '4' | '5'>, Codes<R> | RangeCodes<R>>,
+          false,
+          BodyOf<At<R[Key], 'content'>>
+        >
+  : [RangeOf<Key>] extends [never]
+    ? TypedAnswer<ToNumber<`${Key & (string | number)}`>, OkOf<Key>, BodyOf<At<R[Key], 'content'>>>
+    : TypedAnswer<Exclude<StatusIn<RangeOf<Key>>, Codes<R>>, OkOf<Key>, BodyOf<At<R[Key], 'content'>>>;
+
 /** Whether a response of that key is a 2xx. */
-type OkOf<Key> = `${Key & (string | number)}` extends `2${string}`
-  ? true
-  : Key extends 'default'
-    ? boolean
-    : false;
+type OkOf<Key> = `${Key & (string | number)}` extends `2${string}` ? true : false;
 
 /** An answer to a call, its body typed by its status. */
 export interface TypedAnswer<Status extends number, Ok extends boolean, Body> {
@@ -93,18 +116,12 @@ export interface NoAnswer {
 type Responses<Op> = At<Op, 'responses'>;
 
 /**
- * What a call of one operation returns: one member per status the document declares, `status` the
+ * What a call of one operation returns: one member per response the document declares, `status` the
  * discriminant (`if (res.status === 200) res.body.name`), or no answer at all (status 0). A status the
- * document does not declare still comes back as it came, typed as the document would have it.
+ * document does not declare (a proxy's 502) still comes back as it came, whatever the type says.
  */
 export type TypedResponse<Op> =
-  | {
-      [Key in keyof Responses<Op>]: TypedAnswer<
-        StatusOf<Key>,
-        OkOf<Key>,
-        BodyOf<At<Responses<Op>[Key], 'content'>>
-      >;
-    }[keyof Responses<Op>]
+  | { [Key in keyof Responses<Op>]: AnswersOf<Responses<Op>, Key> }[keyof Responses<Op>]
   | NoAnswer;
 
 /** The input argument: optional when the operation requires nothing. */

@@ -127,3 +127,34 @@ ${placeholders ? '        // Parameter values below are placeholders from the do
 });
 `;
 }
+
+/** A word as a shell reads it: quoted when it holds anything but the plain characters of a path. */
+export const shellWord = (word: string) =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+
+/**
+ * The document's first server, its variables at their defaults; a relative one (`/v1`) on
+ * localhost:8080, for the user to change.
+ */
+export function serverUrl(document: OpenAPIV3.Document): { url: string; guessed: boolean } {
+  const server = document.servers?.[0];
+  const url = (server?.url ?? '').replace(
+    /\{([^}]+)\}/g,
+    (whole, name: string) => server?.variables?.[name]?.default ?? whole,
+  );
+  if (/^https?:\/\/[^{}]+$/.test(url)) return { url: url.replace(/\/$/, ''), guessed: false };
+  return { url: `http://localhost:8080${url.startsWith('/') ? url.replace(/\/$/, '') : ''}`, guessed: true };
+}
+
+/** The one command that runs the scenario: against the embedded server for ours, else the document's server. */
+export function runCommand(scenarioFile: string, specArg: string | undefined, spec: LoadedSpec) {
+  const words = ['npx', 'petstore-load', 'run', scenarioFile];
+  if (specArg === undefined) return { command: words.join(' '), note: undefined };
+  const { url, guessed } = serverUrl(spec.document);
+  words.push('--spec', shellWord(specArg), '--base-url', shellWord(url));
+  const needsKey = firstOperations(spec).some((op) => op.requiresAuth);
+  return {
+    command: `${needsKey ? 'PETSTORE_API_KEY=<your key> ' : ''}${words.join(' ')}`,
+    note: guessed ? `the document names no absolute server URL: put yours in --base-url` : undefined,
+  };
+}
