@@ -1,8 +1,8 @@
 // The seed's resources as TypeScript types, shared by the reference server and the typed client:
 // from src/api/petstore.types.ts, which `npm run types:petstore` generates from our document, so that
-// the two never say different things. Interfaces, not aliases, so that an error names them (`'colour'
-// does not exist in type 'NewPet'`). Where the reference server promises more than the document
-// requires, that is said here.
+// the two never say different things. Interfaces, so that a signature names them (`createPet(body:
+// NewPet)`); an error about a field lists the schema's fields. Where the reference server promises
+// more than the document requires, that is said here.
 import type { components, operations } from './petstore.types.ts';
 
 type Schemas = components['schemas'];
