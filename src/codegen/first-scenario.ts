@@ -89,11 +89,14 @@ export function firstScenarioText(spec: LoadedSpec, scenario: FirstScenario): st
   const title = spec.document.info?.title ?? 'the API';
   const call = (op: Operation) => `api.call(${quote(op.id)}${callInput(op)})`;
   const placeholders = [first, second].some((op) => op && callInput(op) !== '');
+  const success = first?.responses.find((r) => /^2\d\d$/.test(r.status))?.status;
   const body = [
     `        const first = await ${call(first as Operation)};`,
     ...(second
       ? [
-          '        // `first.body` has the type the document gives the status compared with (`first.status === 200`).',
+          success
+            ? `        // After \`first.status === ${success}\`, \`first.body\` is what the document's ${success} response holds.`
+            : '        // `first.body` is typed by the status it is compared with, as the document declares its responses.',
           '        if (!first.ok) return;',
           `        await ${call(second)};`,
         ]
