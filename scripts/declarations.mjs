@@ -43,7 +43,10 @@ export function publicDeclarations(src, entry = 'index.ts') {
     const text = emitted.get(name);
     if (text === undefined) throw new Error(`declarations: ${name} was not emitted`);
     kept[name] = text;
-    for (const [, , , specifier] of text.matchAll(/((?:from|import)\s*\(?\s*)(['"])(\.\.?\/[^'"\n]*?)\2/g)) {
+    // Comments left out: a doc comment's example (`import type { Api } from './api-types.ts'`) names
+    // a user's file, not ours.
+    const code = text.replace(/\/\*[\s\S]*?\*\//g, '');
+    for (const [, , , specifier] of code.matchAll(/((?:from|import)\s*\(?\s*)(['"])(\.\.?\/[^'"\n]*?)\2/g)) {
       const target = relative(src, resolve(dirname(join(src, name)), specifier))
         .split(sep)
         .join('/');

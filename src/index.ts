@@ -41,12 +41,15 @@ export {
 } from './api/rate-limit-headers.ts';
 export { parseRetryAfter, type RetryAfter } from './api/retry-after.ts';
 export type { TenantGroupSpec, TenantRef } from './api/tenant-types.ts';
+// `api.call` typed by a document of your own (`petstore-load types --spec FILE`).
+export type { NoAnswer, TypedAnswer, TypedApi, TypedCallInput, TypedResponse } from './api/typed-call.ts';
 // What a flow calls, and what it gets back.
 export type { Api, CallFn } from './client/petstore-api.ts';
 export type { ProbeResult } from './result/probe-types.ts';
 // The catalogue a scenario's setup makes and its teardown removes (the shipped scenarios' own).
 export { type Catalogue, prepareCatalogue, removeCatalogue, SETUP_STOCK } from './scenario/catalogue.ts';
 export type {
+  AnyApi,
   Battery,
   ConstantArrivalRate,
   ConstantVus,

@@ -32,6 +32,9 @@ const FILES = sourceFiles(SRC).map((path) => {
   };
 });
 
+/** A file `petstore-load types` wrote (src/api/petstore.types.ts): its header says so, and how to write it again. */
+const GENERATED = /^\/\/ Generated from .*\n\/\/ {3}petstore-load types /;
+
 function lineCount(text: string): number {
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 }
@@ -104,8 +107,8 @@ describe('the house rules of src/', () => {
     expect(FILES.flatMap(longFunctions)).toEqual([]);
   });
 
-  it(`no file is over ${MAX_FILE_LINES} lines`, () => {
-    const long = FILES.filter((f) => lineCount(f.text) > MAX_FILE_LINES).map(
+  it(`no file is over ${MAX_FILE_LINES} lines (a generated one aside: its length is its document's)`, () => {
+    const long = FILES.filter((f) => !GENERATED.test(f.text) && lineCount(f.text) > MAX_FILE_LINES).map(
       (f) => `${f.name} (${lineCount(f.text)})`,
     );
     expect(long).toEqual([]);

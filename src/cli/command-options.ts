@@ -3,6 +3,7 @@ import { BENCH_FLAGS } from '../config/bench-flags.ts';
 import { CAPACITY_FLAGS } from '../config/capacity-flags.ts';
 import { MAX_REGRESSION_DESCRIPTION, RUN_FLAGS, RUN_SCENARIO } from '../config/run-flags.ts';
 import { SERVE_FLAGS } from '../config/serve-flags.ts';
+import { INIT_FLAGS, TYPES_FLAGS } from '../config/types-flags.ts';
 
 /**
  * Each command's options, apart from the code that runs it: parsing a command line, or printing
@@ -84,4 +85,14 @@ export function benchOptions(yargs: Argv) {
 /** Options of `serve`: flag names as typed (`--fault-latency`, not also `faultLatency`). */
 export function serveOptions(yargs: Argv) {
   return yargs.parserConfiguration({ 'strip-dashed': false }).options(SERVE_FLAGS);
+}
+
+/** Options of `types`. */
+export function typesOptions(yargs: Argv) {
+  return yargs.options(TYPES_FLAGS);
+}
+
+/** Options of `init`. */
+export function initOptions(yargs: Argv) {
+  return yargs.options(INIT_FLAGS);
 }

@@ -4,10 +4,12 @@ import {
   benchOptions,
   capacityOptions,
   compareOptions,
+  initOptions,
   mergeOptions,
   reportOptions,
   runOptions,
   serveOptions,
+  typesOptions,
 } from './command-options.ts';
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
@@ -23,77 +25,104 @@ completed no iteration, 70 internal error, 73 an output could not be written, 13
 export function commands(argv: string[], fail: (message: string) => never): Argv {
   const parser = yargs(argv);
   skipHelpOnStart(parser);
-  return (
-    parser
-      .scriptName('petstore-load')
-      // Ours, not the package.json yargs finds above the working folder (a user's project's).
-      .version(TOOL_VERSION)
-      .usage('$0 <command> [options]')
-      .command(
-        'run [scenario]',
-        'Run a scenario: plan-aware traffic across the operations, recorded into result.json',
-        runOptions,
-        async (args) => {
-          process.exitCode = await (await import('./run.ts')).run(args);
-        },
-      )
-      .command(
-        'report <result>',
-        'Render a result.json as a self-contained HTML report (works offline)',
-        reportOptions,
-        async (args) => {
-          process.exitCode = await (await import('./report.ts')).report(args);
-        },
-      )
-      .command(
-        'compare <baseline> <current>',
-        'Compare two results: deltas per operation, significance, exit 1 on a regression',
-        compareOptions,
-        async (args) => {
-          process.exitCode = await (await import('./compare.ts')).compare(args);
-        },
-      )
-      .command(
-        'merge [files..]',
-        'Merge results of several runs or workers into one (histograms added, counters summed)',
-        mergeOptions,
-        async (args) => {
-          process.exitCode = await (await import('./merge.ts')).merge(args);
-        },
-      )
-      .command(
-        'capacity',
-        'Measure each plan: accepted per window, first 429, quota return against the headers, limiter type',
-        capacityOptions,
-        async (args) => {
-          process.exitCode = await (await import('./capacity.ts')).capacity(args);
-        },
-      )
-      .command(
-        'bench',
-        'Raw-throughput benchmark with autocannon: flat out or at a fixed rate, recorded into result.json',
-        benchOptions,
-        async (args) => {
-          process.exitCode = await (await import('./bench.ts')).bench(args);
-        },
-      )
-      .command(
-        'serve',
-        'Start the reference pet store server (rate limits, deprecation, fault injection)',
-        serveOptions,
-        async (args) => (await import('./serve.ts')).serve(args),
-      )
-      .middleware((args) => givenOnce(args, parser, fail), true)
-      .demandCommand(1, 'name a command (see --help)')
-      .strict()
-      .epilogue(EPILOGUE)
-      .help()
-      .wrap(Math.min(110, process.stdout.columns ?? 110))
-      .fail((message, error) => {
-        if (error && error.name !== 'YError') throw error;
-        fail(message.replace(/\s*\n\s*/g, ' ').trim() || 'bad usage');
-      })
-  );
+  parser
+    .scriptName('petstore-load')
+    // Ours, not the package.json yargs finds above the working folder (a user's project's).
+    .version(TOOL_VERSION)
+    .usage('$0 <command> [options]');
+  testingCommands(parser);
+  typedApiCommands(parser);
+  return parser
+    .middleware((args) => givenOnce(args, parser, fail), true)
+    .demandCommand(1, 'name a command (see --help)')
+    .strict()
+    .epilogue(EPILOGUE)
+    .help()
+    .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .fail((message, error) => {
+      if (error && error.name !== 'YError') throw error;
+      fail(message.replace(/\s*\n\s*/g, ' ').trim() || 'bad usage');
+    });
+}
+
+/** The commands that test a target, and the reference server they run against. */
+function testingCommands(parser: Argv): void {
+  parser
+    .command(
+      'run [scenario]',
+      'Run a scenario: plan-aware traffic across the operations, recorded into result.json',
+      runOptions,
+      async (args) => {
+        process.exitCode = await (await import('./run.ts')).run(args);
+      },
+    )
+    .command(
+      'report <result>',
+      'Render a result.json as a self-contained HTML report (works offline)',
+      reportOptions,
+      async (args) => {
+        process.exitCode = await (await import('./report.ts')).report(args);
+      },
+    )
+    .command(
+      'compare <baseline> <current>',
+      'Compare two results: deltas per operation, significance, exit 1 on a regression',
+      compareOptions,
+      async (args) => {
+        process.exitCode = await (await import('./compare.ts')).compare(args);
+      },
+    )
+    .command(
+      'merge [files..]',
+      'Merge results of several runs or workers into one (histograms added, counters summed)',
+      mergeOptions,
+      async (args) => {
+        process.exitCode = await (await import('./merge.ts')).merge(args);
+      },
+    )
+    .command(
+      'capacity',
+      'Measure each plan: accepted per window, first 429, quota return against the headers, limiter type',
+      capacityOptions,
+      async (args) => {
+        process.exitCode = await (await import('./capacity.ts')).capacity(args);
+      },
+    )
+    .command(
+      'bench',
+      'Raw-throughput benchmark with autocannon: flat out or at a fixed rate, recorded into result.json',
+      benchOptions,
+      async (args) => {
+        process.exitCode = await (await import('./bench.ts')).bench(args);
+      },
+    )
+    .command(
+      'serve',
+      'Start the reference pet store server (rate limits, deprecation, fault injection)',
+      serveOptions,
+      async (args) => (await import('./serve.ts')).serve(args),
+    );
+}
+
+/** `init` and `types`: scenarios typed by the user's own document. */
+function typedApiCommands(parser: Argv): void {
+  parser
+    .command(
+      'init',
+      'Start a typed scenario in this folder: load/NAME.ts, its types, a tsconfig.json; overwrites nothing',
+      initOptions,
+      async (args) => {
+        process.exitCode = await (await import('./init.ts')).init(args);
+      },
+    )
+    .command(
+      'types',
+      "TypeScript types of an OpenAPI document (openapi-typescript), for a scenario's typed api.call",
+      typesOptions,
+      async (args) => {
+        process.exitCode = await (await import('./types.ts')).types(args);
+      },
+    );
 }
 
 /** yargs' internals this file reaches into, missing from its type declarations. */

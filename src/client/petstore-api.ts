@@ -1,15 +1,12 @@
 import type { ApiResponse, CallInput } from '../api/call-types.ts';
-import type {
-  Category,
-  InventoryItem,
-  NewCategory,
-  NewOrder,
-  NewPet,
-  Order,
-  Page,
-  Pet,
-  PetStatus,
-} from '../api/models.ts';
+import type { Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet } from '../api/models.ts';
+import type { components, operations } from '../api/petstore.types.ts';
+
+/** An operation's query, as our document (src/api/petstore.types.ts) declares it. */
+type Query<Id extends keyof operations> = NonNullable<operations[Id]['parameters']['query']>;
+type InventoryUpdate = components['schemas']['InventoryUpdate'];
+/** Each method's operation id, checked against the document's. */
+type OperationId = keyof operations;
 
 export type CallFn = <T = unknown>(operationId: string, input?: CallInput) => Promise<ApiResponse<T>>;
 
@@ -20,23 +17,23 @@ export type CallFn = <T = unknown>(operationId: string, input?: CallInput) => Pr
  */
 export interface Api {
   call: CallFn;
-  listPets(query?: { status?: PetStatus; categoryId?: number } & Page): Promise<ApiResponse<Pet[]>>;
+  listPets(query?: Query<'listPets'>): Promise<ApiResponse<Pet[]>>;
   createPet(body: NewPet): Promise<ApiResponse<Pet>>;
   /** Deprecated by the service (Deprecation and Sunset headers); kept so traffic can exercise it. */
   getPetById(petId: number): Promise<ApiResponse<Pet>>;
   updatePet(petId: number, body: NewPet): Promise<ApiResponse<Pet>>;
   deletePet(petId: number): Promise<ApiResponse<undefined>>;
-  listCategories(query?: Page): Promise<ApiResponse<Category[]>>;
+  listCategories(query?: Query<'listCategories'>): Promise<ApiResponse<Category[]>>;
   createCategory(body: NewCategory): Promise<ApiResponse<Category>>;
   getCategory(categoryId: number): Promise<ApiResponse<Category>>;
-  listOrders(query?: Page): Promise<ApiResponse<Order[]>>;
+  listOrders(query?: Query<'listOrders'>): Promise<ApiResponse<Order[]>>;
   placeOrder(body: NewOrder): Promise<ApiResponse<Order>>;
   getOrder(orderId: number): Promise<ApiResponse<Order>>;
   deleteOrder(orderId: number): Promise<ApiResponse<undefined>>;
   completeOrder(orderId: number): Promise<ApiResponse<Order>>;
-  listInventory(query?: { status?: PetStatus } & Page): Promise<ApiResponse<InventoryItem[]>>;
+  listInventory(query?: Query<'listInventory'>): Promise<ApiResponse<InventoryItem[]>>;
   getInventoryItem(petId: number): Promise<ApiResponse<InventoryItem>>;
-  updateInventory(petId: number, body: { quantity: number }): Promise<ApiResponse<InventoryItem>>;
+  updateInventory(petId: number, body: InventoryUpdate): Promise<ApiResponse<InventoryItem>>;
 }
 
 /**
@@ -54,53 +51,53 @@ export class PetstoreApi implements Api {
   call<T = unknown>(operationId: string, input?: CallInput): Promise<ApiResponse<T>> {
     return this.caller<T>(operationId, input);
   }
-  listPets(query?: { status?: PetStatus; categoryId?: number } & Page) {
-    return this.call<Pet[]>('listPets', { query });
+  listPets(query?: Query<'listPets'>) {
+    return this.call<Pet[]>('listPets' satisfies OperationId, { query });
   }
   createPet(body: NewPet) {
-    return this.call<Pet>('createPet', { body });
+    return this.call<Pet>('createPet' satisfies OperationId, { body });
   }
   getPetById(petId: number) {
-    return this.call<Pet>('getPetById', { path: { petId } });
+    return this.call<Pet>('getPetById' satisfies OperationId, { path: { petId } });
   }
   updatePet(petId: number, body: NewPet) {
-    return this.call<Pet>('updatePet', { path: { petId }, body });
+    return this.call<Pet>('updatePet' satisfies OperationId, { path: { petId }, body });
   }
   deletePet(petId: number) {
-    return this.call<undefined>('deletePet', { path: { petId } });
+    return this.call<undefined>('deletePet' satisfies OperationId, { path: { petId } });
   }
-  listCategories(query?: Page) {
-    return this.call<Category[]>('listCategories', { query });
+  listCategories(query?: Query<'listCategories'>) {
+    return this.call<Category[]>('listCategories' satisfies OperationId, { query });
   }
   createCategory(body: NewCategory) {
-    return this.call<Category>('createCategory', { body });
+    return this.call<Category>('createCategory' satisfies OperationId, { body });
   }
   getCategory(categoryId: number) {
-    return this.call<Category>('getCategory', { path: { categoryId } });
+    return this.call<Category>('getCategory' satisfies OperationId, { path: { categoryId } });
   }
-  listOrders(query?: Page) {
-    return this.call<Order[]>('listOrders', { query });
+  listOrders(query?: Query<'listOrders'>) {
+    return this.call<Order[]>('listOrders' satisfies OperationId, { query });
   }
   placeOrder(body: NewOrder) {
-    return this.call<Order>('placeOrder', { body });
+    return this.call<Order>('placeOrder' satisfies OperationId, { body });
   }
   getOrder(orderId: number) {
-    return this.call<Order>('getOrder', { path: { orderId } });
+    return this.call<Order>('getOrder' satisfies OperationId, { path: { orderId } });
   }
   deleteOrder(orderId: number) {
-    return this.call<undefined>('deleteOrder', { path: { orderId } });
+    return this.call<undefined>('deleteOrder' satisfies OperationId, { path: { orderId } });
   }
   completeOrder(orderId: number) {
-    return this.call<Order>('completeOrder', { path: { orderId } });
+    return this.call<Order>('completeOrder' satisfies OperationId, { path: { orderId } });
   }
-  listInventory(query?: { status?: PetStatus } & Page) {
-    return this.call<InventoryItem[]>('listInventory', { query });
+  listInventory(query?: Query<'listInventory'>) {
+    return this.call<InventoryItem[]>('listInventory' satisfies OperationId, { query });
   }
   getInventoryItem(petId: number) {
-    return this.call<InventoryItem>('getInventoryItem', { path: { petId } });
+    return this.call<InventoryItem>('getInventoryItem' satisfies OperationId, { path: { petId } });
   }
-  updateInventory(petId: number, body: { quantity: number }) {
-    return this.call<InventoryItem>('updateInventory', { path: { petId }, body });
+  updateInventory(petId: number, body: InventoryUpdate) {
+    return this.call<InventoryItem>('updateInventory' satisfies OperationId, { path: { petId }, body });
   }
 }
 

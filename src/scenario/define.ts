@@ -58,14 +58,22 @@ export interface FlowContext<D> {
   pick<T>(items: readonly T[]): T;
 }
 
-export interface Flow<D> {
+/**
+ * What a flow's `api` may be typed as: the pet store's `Api` (the default), or `TypedApi<operations>`
+ * for a document of your own (`petstore-load types`). The object is the same at run time.
+ */
+export interface AnyApi {
+  call(...args: never[]): Promise<unknown>;
+}
+
+export interface Flow<D, A extends AnyApi = Api> {
   name: string;
   /** Relative share of iterations (default 1). */
   weight?: number;
-  run(api: Api, ctx: FlowContext<D>): Promise<void>;
+  run(api: A, ctx: FlowContext<D>): Promise<void>;
 }
 
-export interface Scenario<D = unknown> {
+export interface Scenario<D = unknown, A extends AnyApi = Api> {
   name: string;
   description?: string;
   /** Plan the client paces for (default free). */
@@ -79,11 +87,11 @@ export interface Scenario<D = unknown> {
    * gives real keys instead of the embedded server's minted ones.
    */
   tenants?: TenantGroupSpec[];
-  setup?(api: Api): Promise<D> | D;
+  setup?(api: A): Promise<D> | D;
   /** How long setup may take, e.g. '2m' (default 60s, as k6's setupTimeout): past it the run fails. */
   setupTimeout?: string;
-  flows: Flow<D>[];
-  teardown?(api: Api, data: D): Promise<void> | void;
+  flows: Flow<D, A>[];
+  teardown?(api: A, data: D): Promise<void> | void;
   /** How long teardown may take (default 60s); past it teardown is cut short, the result kept. */
   teardownTimeout?: string;
   /**
@@ -160,7 +168,21 @@ export interface ThresholdOption {
  *   ],
  *   thresholds: ['p99<300ms', 'rate_limited<1%'],
  * });
+ *
+ * Against a document of your own, type `api` with what `petstore-load types` generated from it (one
+ * annotation types every flow, setup and teardown of the scenario):
+ *
+ * @example
+ * import { defineScenario } from 'petstore-load';
+ * import type { Api } from './api-types.ts';
+ *
+ * export default defineScenario({
+ *   name: 'bookings',
+ *   workload: { executor: 'constant-vus', vus: 2, duration: '30s' },
+ *   flows: [{ name: 'list', run: async (api: Api) => void (await api.call('listBookings', { query: { limit: 10 } })) }],
+ * });
  */
-export function defineScenario<D>(scenario: Scenario<D>): Scenario<D> {
-  return scenario;
+export function defineScenario<D, A extends AnyApi = Api>(scenario: Scenario<D, A>): Scenario<D> {
+  // The api a run hands over is the same object whatever type the file gave it (its `call`).
+  return scenario as unknown as Scenario<D>;
 }

@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeOutput, writeResultFile } from '../../src/cli/write-output.ts';
-import { appendFileAtomic, writeFileAtomic, writeRefusal } from '../../src/io/atomic-write.ts';
+import {
+  appendFileAtomic,
+  createFileAtomic,
+  writeFileAtomic,
+  writeRefusal,
+} from '../../src/io/atomic-write.ts';
 import { syntheticResult } from '../helpers/synthetic-result.ts';
 
 /**
@@ -60,6 +65,17 @@ describe('writeFileAtomic and appendFileAtomic', () => {
     })();
     expect(error?.code).toBe('ENOTDIR');
     expect(readFileSync(file, 'utf8')).toBe('not a directory');
+  });
+});
+
+describe('createFileAtomic', () => {
+  it('makes a file that is not there, and leaves one that is as it was (false), no temporary file behind', () => {
+    const path = join(dir, 'new', 'first.ts');
+    expect(createFileAtomic(path, 'ours')).toBe(true);
+    expect(createFileAtomic(path, 'again')).toBe(false);
+    expect(readFileSync(path, 'utf8')).toBe('ours');
+    expect(readdirSync(join(dir, 'new'))).toEqual(['first.ts']);
+    expect(() => createFileAtomic(join(file, 'x.ts'), 'text')).toThrow(/ENOTDIR/);
   });
 });
 

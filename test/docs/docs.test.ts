@@ -12,7 +12,7 @@ import { commands } from '../../src/cli/commands.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-const ALL = ['run', 'report', 'compare', 'merge', 'capacity', 'bench', 'serve'];
+const ALL = ['run', 'report', 'compare', 'merge', 'capacity', 'bench', 'serve', 'init', 'types'];
 
 /**
  * The commands each page documents: a flag in its code must be in the help of one of them, unless
@@ -34,7 +34,8 @@ const PAGES: Record<string, string[]> = {
   'docs/isolation.md': ['run', 'serve'],
   'docs/testing.md': ['run'],
   'docs/ci.md': ['run'],
-  'docs/install.md': ['run'],
+  'docs/install.md': ['run', 'init', 'types'],
+  'docs/your-api.md': ['init', 'types', 'run'],
 };
 
 /** Code that runs another program: its flags are that program's (vitest, Prometheus, curl, Node, V8). */

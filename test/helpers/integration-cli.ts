@@ -42,10 +42,11 @@ export function spawnCli(
   env: Record<string, string | undefined> = {},
   within: string[] = [],
   nodeArgs: string[] = [],
+  cwd: string = REPO,
 ): Cli {
   const [command, ...prefix] = [...within, process.execPath];
   const child = spawnTied(command as string, [...prefix, ...nodeArgs, BIN, ...args], {
-    cwd: REPO,
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', ...env },
     detached: true,
@@ -95,14 +96,18 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Runs a command that should end on its own within `ms`; kills it (by pid) whatever happens. */
+/**
+ * Runs a command that should end on its own within `ms`; kills it (by pid) whatever happens. `cwd`:
+ * the folder it runs in, as a user's shell would be (default this repository).
+ */
 export async function runCli(
   args: string[],
   ms: number,
   env: Record<string, string | undefined> = {},
   nodeArgs: string[] = [],
+  cwd: string = REPO,
 ): Promise<CliOutcome> {
-  const cli = spawnCli(args, env, [], nodeArgs);
+  const cli = spawnCli(args, env, [], nodeArgs, cwd);
   try {
     const { code, signal } = await withTimeout(cli.exited, ms, `petstore-load ${args.join(' ')}`);
     return { code, signal, stdout: cli.stdout(), stderr: cli.stderr() };
