@@ -48,6 +48,8 @@ export interface ProbeReply {
 export interface Shot {
   at: number;
   admitted: boolean;
+  /** When its answer came: the limiter counted it between `at` and then. */
+  answeredAt?: number;
 }
 
 export interface ProbeClientOptions {
@@ -253,9 +255,9 @@ export class ProbeClient {
     if (status !== 0) {
       this.dialects.set(view.dialect, (this.dialects.get(view.dialect) ?? 0) + 1);
       if (view.dialect !== 'none' && view.resetSeconds !== undefined) this.resetDialects.add(view.dialect);
-      this.shots?.push({ at: written, admitted: passedLimiter(kind) });
-      if (this.history.length < HISTORY_MAX)
-        this.history.push({ at: written, admitted: passedLimiter(kind) });
+      const shot = { at: written, admitted: passedLimiter(kind), answeredAt: receivedAt };
+      this.shots?.push(shot);
+      if (this.history.length < HISTORY_MAX) this.history.push(shot);
       if (rateLimit.limit !== undefined) this.limitsTold.add(rateLimit.limit);
     }
     // Nothing admitted yet: no gap was probed, and a window is the safe wait.

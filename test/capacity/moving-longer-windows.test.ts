@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS, type Plan } from '../../src/api/plans.ts';
 import type { ServerOptions } from '../../src/server/options.ts';
 import { probeSimulated } from '../helpers/capacity-cases.ts';
+import { busyLatency } from '../helpers/simulated.ts';
 
 /**
  * Two windows at once, 10 per 10 s and 20 per 30 s, on the reference server in simulated time:
@@ -79,4 +80,53 @@ describe('the model-first order', () => {
     expect(b?.evidence).not.toContain("the plan's, not measured");
     expect(r.verdict === 'pass' || r.reasons.every((x) => x.includes('no rate-limit reset'))).toBe(true);
   }, 60_000);
+});
+
+/**
+ * A busy machine: the burst from rest spreads over tens of milliseconds (new sockets, a slow
+ * answer), while the requests counted at the return go one after another on warm ones, quicker than
+ * the burst's slots come back. Each slot is asked again at its own return, and the window is still
+ * a window (10 per 3 s beside 20 per 9 s, told only 429 and Retry-After, as rolling-rate-limiter is).
+ */
+describe('two moving windows on a busy machine', () => {
+  const SHORT: Plan = {
+    name: 'free',
+    windows: [
+      { name: 'a', limit: 10, seconds: 3 },
+      { name: 'b', limit: 20, seconds: 9 },
+    ],
+  };
+  const server: Partial<ServerOptions> = {
+    plans: { ...DEFAULT_PLANS, free: SHORT },
+    keys: { 'free-demo-key': 'free' },
+    seedData: 3,
+    limiter: 'sliding',
+    longerWindows: 'sliding',
+    headerDialect: 'none',
+  };
+  const busy = [
+    { lowMs: 5, spanMs: 40, spikeEvery: 0, spikeMs: 0 },
+    { lowMs: 10, spanMs: 80, spikeEvery: 5, spikeMs: 300 },
+  ];
+  for (const [i, latency] of busy.entries())
+    it(`measures both, the shorter a window, whatever the round trips (profile ${i + 1}, 6 seeds)`, async () => {
+      for (let seed = 1; seed <= 6; seed++) {
+        const { report: r } = await probeSimulated(
+          server,
+          SHORT,
+          1,
+          undefined,
+          undefined,
+          undefined,
+          busyLatency(seed, latency),
+        );
+        const why = `seed ${seed}: ${r.limiter.evidence.join('; ')}`;
+        expect(r.limiter.window, why).toEqual({ limit: 10, seconds: 3 });
+        expect(r.limiter.type, why).not.toMatch(/bucket|counter|gcra/);
+        const b = r.limiter.windows?.[1];
+        expect(b?.measured, `${why} | ${b?.evidence}`).toBe(true);
+        expect(b?.limit, why).toBe(20);
+        expect(b?.type, why).toBe('sliding-window');
+      }
+    }, 60_000);
 });

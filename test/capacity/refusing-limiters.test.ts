@@ -172,10 +172,11 @@ describe('capacity through the CLI: two moving windows of rolling-rate-limiter',
     const [short, long] = r.limiter.windows ?? [];
     expect(short?.limit, why).toBe(10);
     expect(Math.abs((short?.seconds ?? 0) - 3), why).toBeLessThanOrEqual(0.3);
-    expect(long?.measured, long?.evidence).toBe(true);
-    expect(long?.limit, long?.evidence).toBe(20);
-    expect(Math.abs((long?.seconds ?? 0) - 9), long?.evidence).toBeLessThanOrEqual(0.9);
-    expect(long?.type, long?.evidence).toBe('sliding-window');
+    const longWhy = `${long?.evidence}\n${why}`;
+    expect(long?.measured, longWhy).toBe(true);
+    expect(long?.limit, longWhy).toBe(20);
+    expect(Math.abs((long?.seconds ?? 0) - 9), longWhy).toBeLessThanOrEqual(0.9);
+    expect(long?.type, longWhy).toBe('sliding-window');
     expect(r.rate.acceptedPerWindow, why).toEqual([10, 10]);
     expect(r.rate.rateLimited, why).toBe(0);
     // Checked, told nothing of the windows' kind, after a rest as long as the longer one.

@@ -71,9 +71,10 @@ export async function probeSimulated(
   maxWaitMs?: number,
   /** `--refusal-status`: statuses the target refuses with besides 429. */
   refusalStatuses?: number[],
+  latencyMs?: (n: number) => number,
 ): Promise<ProbeRun> {
   const spec = await loadSpec();
-  const target = await simulatedServer(server);
+  const target = await simulatedServer(server, latencyMs);
   const transport = limiter(target.transport);
   try {
     return await inSimulatedTime(async () => {

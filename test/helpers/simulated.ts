@@ -113,6 +113,23 @@ export function loopbackLatency(seed = 1): (n: number) => number {
 }
 
 /**
+ * A busy machine's round trips: `lowMs` plus up to `spanMs`, and every so often (one answer in
+ * `spikeEvery`, by the same sequence) `spikeMs` more: a burst from rest then spreads over tens of
+ * milliseconds while requests one after another on a warm socket go quicker.
+ */
+export function busyLatency(
+  seed: number,
+  o: { lowMs: number; spanMs: number; spikeEvery: number; spikeMs: number },
+): (n: number) => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    const r = state >>> 16;
+    return o.lowMs + (r % o.spanMs) + (o.spikeEvery > 0 && r % o.spikeEvery === 0 ? o.spikeMs : 0);
+  };
+}
+
+/**
  * The reference server as `startServer` builds it, answering through `inject` rather than a socket:
  * its limiters, headers and faults are the same code; the time between a request and its answer is
  * `latencyMs` of simulated time (a constant or a function of the request number).

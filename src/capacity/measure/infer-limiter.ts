@@ -7,6 +7,8 @@ import { type WindowObservations, windowModel } from './window-length.ts';
 export interface LimiterObservations extends WindowObservations {
   family: Family;
   atOnce: number | null;
+  /** Of `atOnce`, those admitted a moment later, once their slots had come back (a moving window). */
+  atOnceLate?: number;
   remainingAfterTenth: number | null;
   headerDialect: Dialect | 'none';
   resetSemantics: ResetSemantics;
@@ -70,7 +72,9 @@ function returnEvidence(o: LimiterObservations): string[] {
   if (o.atOnceFrom === 'counted')
     return [
       o.family === 'window'
-        ? `the whole quota came back at once (${o.atOnce} admitted back to back at its return)`
+        ? o.atOnceLate
+          ? `the whole quota came back at its return (${o.atOnce} admitted, ${o.atOnceLate} of them a moment later, each once a window had passed since the burst's request it replaced: its slots come back as the burst spent them)`
+          : `the whole quota came back at once (${o.atOnce} admitted back to back at its return)`
         : `${o.atOnce} request(s) came back at once, the next was refused: the quota returns one by one`,
     ];
   return [

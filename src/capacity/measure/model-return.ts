@@ -1,4 +1,4 @@
-import { now } from '../../client/clock.ts';
+import { now, sleepUntil } from '../../client/clock.ts';
 import type { Exhausted } from '../discover/exhaust.ts';
 import { familyWithRefusals, refusedWithinWindow } from '../discover/window-refusals.ts';
 import type { Family } from '../model.ts';
@@ -76,11 +76,11 @@ export async function probeModelReturn(
   const limit = back?.rateLimit.limit ?? exhausted.accepted;
   const remaining = back?.rateLimit.remaining;
   const atOnceFrom = remaining === undefined ? 'counted' : 'remaining';
-  const atOnce = !back
-    ? null
-    : remaining !== undefined
-      ? remaining + 1
-      : await countAtOnce(client, state, limit, o.signal);
+  const counted =
+    back && remaining === undefined
+      ? await countAtOnce(client, state, limit, movingSlots(client, exhausted, back, o.windowMs), o.signal)
+      : undefined;
+  const atOnce = !back ? null : remaining !== undefined ? remaining + 1 : (counted?.count ?? null);
   const refusedBefore = refusedWithinWindow(client.shots, back, o.windowMs);
   const family = familyWithRefusals(atOnce, limit, refusedBefore);
   if (family === 'spacing') await rateStage(client, state, o);
@@ -90,6 +90,7 @@ export async function probeModelReturn(
       probes,
       back,
       atOnce,
+      ...(counted?.late ? { atOnceLate: counted.late } : {}),
       remainingAfterTenth: null,
       wholeAgainAt: wholeAgain(back),
       nextIndex: state.nextIndex,
@@ -149,23 +150,70 @@ const wholeAgain = (r: ProbeReply | undefined) =>
 /**
  * With no Remaining to tell it, how much came back is counted: requests back to back after the
  * first admitted one, until one is refused or the whole burst is back (a window refills at once, a
- * bucket one request at a time: the second is refused).
+ * bucket one request at a time: the second is refused). A moving window gives each slot back a
+ * window after the burst's request that held it: where the burst was spread (a busy machine, a slow
+ * first answer) and the first came back only a window after the burst began, a refusal sent before
+ * its slot's time is asked again then (late), once; a bucket's first comes back far sooner.
  */
 async function countAtOnce(
   client: ProbeClient,
   state: SearchState,
   limit: number,
+  slots: MovingSlots,
   signal?: AbortSignal,
-): Promise<number> {
+): Promise<{ count: number; late: number }> {
   let count = 1;
+  let late = 0;
   while (count < limit && !signal?.aborted) {
-    const r = await client.request(state.nextIndex++);
+    let r = await client.request(state.nextIndex++);
     state.endedAt = now();
+    const slotAt = admitted(r) ? undefined : slots.returnOf(count, r.sentAt, client.pauseUntil);
+    if (slotAt !== undefined) {
+      state.refused++;
+      await sleepUntil(slotAt, signal);
+      r = await client.request(state.nextIndex++);
+      state.endedAt = now();
+      if (admitted(r)) late++;
+    }
     if (!admitted(r)) {
       state.refused++;
       break;
     }
     count++;
   }
-  return count;
+  return { count, late };
 }
+
+/** The burst's admitted requests in the order they were answered, and when each one's slot comes back. */
+interface MovingSlots {
+  /** When slot `k` (0: the burst's first) is back, if a request sent at `sentAt` may have come before it. */
+  returnOf(k: number, sentAt: number, pauseUntil: number): number | undefined;
+}
+
+function movingSlots(
+  client: ProbeClient,
+  exhausted: Exhausted,
+  back: ProbeReply,
+  windowMs: number,
+): MovingSlots {
+  const from = exhausted.startedAt ?? back.sentAt;
+  const burst = client.history
+    .filter((s) => s.admitted && s.at >= from && s.at < back.sentAt)
+    .sort((a, b) => (a.answeredAt ?? a.at) - (b.answeredAt ?? b.at));
+  const first = burst[0];
+  // Only a return no sooner than a window after the burst's first request can be a moving window's.
+  const moving = first !== undefined && back.receivedAt >= first.at + windowMs;
+  return {
+    returnOf(k, sentAt, pauseUntil) {
+      const slot = burst[k];
+      if (!moving || !slot) return undefined;
+      const at = (slot.answeredAt ?? slot.at) + windowMs + SLOT_GUARD_MS;
+      // Sent after the slot was surely back, or told to wait longer than a window: not the slot's.
+      if (sentAt >= at || pauseUntil - now() > windowMs || at - now() > windowMs) return undefined;
+      return at;
+    },
+  };
+}
+
+/** Past a slot's return, for the limiter's clock and ours to agree that it has come back. */
+const SLOT_GUARD_MS = 5;

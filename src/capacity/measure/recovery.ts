@@ -15,6 +15,8 @@ export interface Recovery {
   back: ProbeReply | undefined;
   /** How many came back at once (Remaining of the first admitted + 1, or counted), null: unknown. */
   atOnce: number | null;
+  /** Of `atOnce`, those admitted a moment later, each once a window had passed since the burst's request it replaced. */
+  atOnceLate?: number;
   remainingAfterTenth: number | null;
   /** The last request's announced reset (epoch ms): the quota is whole again by then. */
   wholeAgainAt: number;

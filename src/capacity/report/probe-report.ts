@@ -209,6 +209,7 @@ function inferred(m: Measured, setup: ProbeSetup) {
     burstStartedAt: m.exhausted.startedAt,
     quotaBackAt: m.recovery.back?.sentAt ?? null,
     atOnce: m.recovery.atOnce,
+    atOnceLate: m.recovery.atOnceLate,
     atOnceFrom: m.atOnceFrom,
     remainingAfterTenth: m.recovery.remainingAfterTenth,
     // The refusal's own Limit first: a limiter of several windows tells the spent one on its 429,
