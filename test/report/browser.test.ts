@@ -344,20 +344,20 @@ describe.skipIf(SKIP)(
       }
     });
 
-    it('prints on A4 with every chart within the page, and to a PDF', async () => {
+    it('prints on A4 with every chart and table within the page, and to a PDF', async () => {
       const o = await open('print', real);
       try {
         // A page narrower than the window the charts were drawn for, with no resize event to follow.
-        await o.page.evaluate(() => {
-          document.body.style.width = '700px';
-        });
+        await o.page.evaluate("document.body.style.width = '700px'");
         await o.page.emulateMedia({ media: 'print' });
-        const overflow = await o.page.$$eval('[data-chart] canvas, [data-chart] .uplot', (els) => {
-          const right = document.body.getBoundingClientRect().right;
+        const overflow = await o.page.$$eval('[data-chart] canvas, [data-chart] .uplot, table', (els) => {
+          const right = els[0]?.ownerDocument.body.getBoundingClientRect().right ?? 0;
           return els.map((el) => el.getBoundingClientRect().right - right).filter((d) => d > 1);
         });
         expect(overflow).toEqual([]);
-        expect(await o.page.$eval('#contents', (el) => getComputedStyle(el).display)).toBe('none');
+        expect(await o.page.evaluate("getComputedStyle(document.getElementById('contents')).display")).toBe(
+          'none',
+        );
         const pdf = await o.page.pdf({ format: 'A4' });
         expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
         expect(o.errors).toEqual([]);

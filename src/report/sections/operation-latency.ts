@@ -17,7 +17,7 @@ function coverageNote(result: RunResult): SafeHtml {
   const { drawn, hidden, notKept } = operationLatencyCoverage(result);
   const shown = drawn.length - hidden.length;
   return html`<p class="muted" data-operation-coverage>Lines drawn: the ${count(shown)} busiest
-    operation${shown === 1 ? '' : 's'} by requests (at most ${count(OPERATIONS_SHOWN)}).${
+    operation${shown === 1 ? '' : 's'} by requests in the load (at most ${count(OPERATIONS_SHOWN)}).${
       hidden.length > 0 ? html` Hidden until its legend entry is clicked: ${codes(hidden)}.` : ''
     }${
       notKept.length > 0
