@@ -10,7 +10,7 @@ import { CheckTally } from './checks/tally.ts';
 import { DialectTally, type HeaderDialect } from './dialects.ts';
 import { HeldByLimiter } from './held-by-limiter.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
-import { busiestTimelines, type OperationTimelinePoint, operationPoint } from './operation-timelines.ts';
+import { busiestTimelines, OperationTimeline, type OperationTimelinePoint } from './operation-timelines.ts';
 import { QuotaTimeline } from './quota-timeline.ts';
 import { TenantTally } from './tenant-tally.ts';
 import { Timeline } from './timeline.ts';
@@ -119,7 +119,7 @@ export class Recorder implements AttemptSink {
   readonly #held = new HeldByLimiter();
   #timeline: Timeline;
   /** Each operation's seconds, on the timeline's clock (from `timelineStart`). */
-  #operationTimelines = new Map<string, Timeline>();
+  #operationTimelines = new Map<string, OperationTimeline>();
   private timelineStart: number;
   /** Per key: the Remaining announced, the resets and the pauses after 429s, over the same seconds. */
   #quota: QuotaTimeline;
@@ -167,9 +167,7 @@ export class Recorder implements AttemptSink {
   /** The busiest operations' seconds: their responses and service time p50 and p99. */
   operationTimelines(): Record<string, OperationTimelinePoint[]> {
     this.flush();
-    return busiestTimelines(
-      [...this.#operationTimelines].map(([id, timeline]) => [id, timeline.snapshot().map(operationPoint)]),
-    );
+    return busiestTimelines([...this.#operationTimelines].map(([id, timeline]) => [id, timeline.snapshot()]));
   }
 
   get quota(): QuotaTimeline {
@@ -284,7 +282,7 @@ export class Recorder implements AttemptSink {
     this.#tenants?.add(a, serviceUs, responseUs, violation, measured, this.measuring);
     if (measured) {
       this.#timeline.add(a.receivedAt, a.status, a.kind, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
-      this.operationTimeline(a.operation.id).add(a.receivedAt, a.status, a.kind, serviceUs, 0, 0);
+      this.operationTimeline(a.operation.id).add(a.receivedAt, serviceUs);
       stats.duringWorkload++;
       this.#overall.duringWorkload++;
     }
@@ -310,10 +308,10 @@ export class Recorder implements AttemptSink {
     this.countLateFailures(this.#checks.settle(a.receivedAt, false));
   }
 
-  private operationTimeline(id: string): Timeline {
+  private operationTimeline(id: string): OperationTimeline {
     let timeline = this.#operationTimelines.get(id);
     if (!timeline) {
-      timeline = new Timeline(this.timelineStart);
+      timeline = new OperationTimeline(this.timelineStart);
       this.#operationTimelines.set(id, timeline);
     }
     return timeline;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OPERATION_TIMELINES_KEPT } from '../../src/record/operation-timelines.ts';
+import { OPERATION_TIMELINES_KEPT, OperationTimeline } from '../../src/record/operation-timelines.ts';
 import { chartData } from '../../src/report/chart-data.ts';
 import { renderHtmlReport } from '../../src/report/html.ts';
 import { mergeOperationTimelines } from '../../src/report/merge-timeline.ts';
@@ -72,6 +72,26 @@ describe('the result keeps each operation’s seconds', () => {
     expect(points[0]?.p50).toBeCloseTo(7, 1);
     expect(points[0]?.p99).toBeCloseTo(13, 1);
     expect(points[1]?.p99).toBeCloseTo(120, 0);
+  });
+
+  it('reads the filling second live, ends it when a later one starts, and counts a late response in the filling one', () => {
+    const timeline = new OperationTimeline(T0);
+    timeline.add(T0 + 100, 1000);
+    timeline.add(T0 + 200, 3000);
+    const near = (p: { t: number; requests: number; p50: number; p99: number } | undefined) => [
+      p?.t,
+      p?.requests,
+      Math.round(p?.p50 ?? Number.NaN),
+      Math.round(p?.p99 ?? Number.NaN),
+    ];
+    expect(timeline.snapshot().map(near)).toEqual([[0, 2, 1, 3]]);
+    timeline.add(T0 + 1500, 5000);
+    timeline.add(T0 + 900, 7000);
+    const [first, second] = timeline.snapshot();
+    expect(near(first)).toEqual([0, 2, 1, 3]);
+    expect(second?.t).toBe(1);
+    expect(second?.requests).toBe(2);
+    expect(second?.p99).toBeCloseTo(7, 1);
   });
 
   it('merges results on one clock: a second’s requests add up, the p99 is the largest', () => {
