@@ -10,6 +10,7 @@ import { CheckTally } from './checks/tally.ts';
 import { DialectTally, type HeaderDialect } from './dialects.ts';
 import { HeldByLimiter } from './held-by-limiter.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
+import { busiestTimelines, OperationTimeline, type OperationTimelinePoint } from './operation-timelines.ts';
 import { QuotaTimeline } from './quota-timeline.ts';
 import { TenantTally } from './tenant-tally.ts';
 import { Timeline } from './timeline.ts';
@@ -117,6 +118,9 @@ export class Recorder implements AttemptSink {
   /** Responses a delaying limiter (a queue, a slow-down) held, told apart from the service's latency. */
   readonly #held = new HeldByLimiter();
   #timeline: Timeline;
+  /** Each operation's seconds, on the timeline's clock (from `timelineStart`). */
+  #operationTimelines = new Map<string, OperationTimeline>();
+  private timelineStart: number;
   /** Per key: the Remaining announced, the resets and the pauses after 429s, over the same seconds. */
   #quota: QuotaTimeline;
   /**
@@ -160,6 +164,12 @@ export class Recorder implements AttemptSink {
     return this.#timeline;
   }
 
+  /** The busiest operations' seconds: their responses and service time p50 and p99. */
+  operationTimelines(): Record<string, OperationTimelinePoint[]> {
+    this.flush();
+    return busiestTimelines([...this.#operationTimelines].map(([id, timeline]) => [id, timeline.snapshot()]));
+  }
+
   get quota(): QuotaTimeline {
     this.flush();
     return this.#quota;
@@ -192,6 +202,8 @@ export class Recorder implements AttemptSink {
     this.flush();
     if (on && this.options.workloadOnly && !this.measuring) {
       this.#timeline = new Timeline(at);
+      this.#operationTimelines = new Map();
+      this.timelineStart = at;
       this.#quota = new QuotaTimeline(at);
     }
     if (on && !this.measuring) this.#tenants?.start(at);
@@ -207,6 +219,7 @@ export class Recorder implements AttemptSink {
       options.clientChecks ?? clientChecks(),
     );
     this.#timeline = new Timeline(options.startedAt);
+    this.timelineStart = options.startedAt;
     this.#quota = new QuotaTimeline(options.startedAt);
     this.#tenants = options.tenants ? new TenantTally(options.tenants) : undefined;
   }
@@ -269,6 +282,7 @@ export class Recorder implements AttemptSink {
     this.#tenants?.add(a, serviceUs, responseUs, violation, measured, this.measuring);
     if (measured) {
       this.#timeline.add(a.receivedAt, a.status, a.kind, serviceUs, a.pacingWaitMs, a.backoffWaitMs);
+      this.operationTimeline(a.operation.id).add(a.receivedAt, serviceUs);
       stats.duringWorkload++;
       this.#overall.duringWorkload++;
     }
@@ -292,6 +306,15 @@ export class Recorder implements AttemptSink {
     }
     if (measured) this.#quota.add(a, view);
     this.countLateFailures(this.#checks.settle(a.receivedAt, false));
+  }
+
+  private operationTimeline(id: string): OperationTimeline {
+    let timeline = this.#operationTimelines.get(id);
+    if (!timeline) {
+      timeline = new OperationTimeline(this.timelineStart);
+      this.#operationTimelines.set(id, timeline);
+    }
+    return timeline;
   }
 
   private noteForbidden(a: AttemptRecord): void {

@@ -23,7 +23,8 @@ export function assets(): Assets {
   cached = {
     uplotJs: read(require.resolve('uplot/dist/uPlot.iife.min.js')),
     uplotCss: read(require.resolve('uplot/dist/uPlot.min.css')),
-    clientJs: own('./client.js'),
+    // One module in three files, builders first: each file stays one idea (and under the size rule).
+    clientJs: ['./client-plots.js', './client-quota.js', './client.js'].map(own).join('\n'),
     css: own('./report.css'),
   };
   for (const [name, text] of Object.entries(cached)) {

@@ -1,5 +1,6 @@
 import type { TimelinePoint } from '../record/timeline.ts';
 import type { RunResult } from '../result/types.ts';
+import { type OperationLatencyChart, operationLatencyCharts } from './operation-latency-chart.ts';
 import { type PercentileCurve, percentileCurve } from './percentile-curve.ts';
 import { type QuotaChart, quotaCharts } from './quota-chart.ts';
 import { type TenantRampChart, tenantRampChart } from './tenant-ramp-chart.ts';
@@ -9,7 +10,7 @@ import { type TenantRampChart, tenantRampChart } from './tenant-ramp-chart.ts';
  * container, matched by its `data-chart` id (a list, not an object keyed by operation id, so an id
  * like `__proto__` from a foreign document cannot meet the prototype chain).
  */
-export type ChartData = LatencyChart | TimelineChart | QuotaChart | TenantRampChart;
+export type ChartData = LatencyChart | TimelineChart | OperationLatencyChart | QuotaChart | TenantRampChart;
 
 export interface LatencyChart extends PercentileCurve {
   id: string;
@@ -21,6 +22,8 @@ export interface TimelineChart {
   kind: 'timeline' | 'waits';
   t: number[];
   series: Record<string, (number | null)[]>;
+  /** The run's p99 service time (ms): the legend's p99 with no second pointed at. */
+  wholeP99?: number;
 }
 
 export const OVERALL_LATENCY = 'latency-overall';
@@ -51,6 +54,7 @@ function timelineCharts(result: RunResult): TimelineChart[] {
       id: TIMELINE,
       kind: 'timeline',
       t,
+      wholeP99: result.overall.service.p99,
       series: {
         requests: column((p) => p.requests),
         rateLimited: column((p) => p.rateLimited),
@@ -80,7 +84,13 @@ export function chartData(result: RunResult): ChartData[] {
     })),
   ];
   const ramp = result.tenantCapacity ? [tenantRampChart(result.tenantCapacity)] : [];
-  return [...latency, ...timelineCharts(result), ...quotaCharts(result), ...ramp];
+  return [
+    ...latency,
+    ...timelineCharts(result),
+    ...operationLatencyCharts(result),
+    ...quotaCharts(result),
+    ...ramp,
+  ];
 }
 
 /** Points a chart plots (its x values): 0 means the page shows "no data" instead of a canvas. */

@@ -9,6 +9,7 @@ import { latencySection, timelineSection } from './sections/charts.ts';
 import { checksSection } from './sections/checks.ts';
 import { configSection } from './sections/config.ts';
 import { tableOfContents } from './sections/contents.ts';
+import { operationLatencySection } from './sections/operation-latency.ts';
 import { operationsSection, statusSection } from './sections/operations.ts';
 import { probesSection } from './sections/probes.ts';
 import { quotaSection } from './sections/quota.ts';
@@ -54,6 +55,7 @@ function readingOrder(result: RunResult, pointsOfId: (id: string) => number): (S
     tenantCapacitySection(result),
     probesSection(result),
     timelineSection(pointsOfId),
+    operationLatencySection(result, pointsOfId),
     quotaSection(result, pointsOfId),
     operationsSection(result),
     tenantsSection(result),

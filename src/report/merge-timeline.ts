@@ -1,3 +1,8 @@
+import {
+  busiestTimelines,
+  type OperationTimelinePoint,
+  operationPoint,
+} from '../record/operation-timelines.ts';
 import { emptyPoint, type TimelinePoint } from '../record/timeline.ts';
 
 export interface TimelinePart {
@@ -44,4 +49,33 @@ export function mergeTimelines(parts: TimelinePart[], start: number): TimelinePo
       // µs, as the recorder's points are.
       p50: point.requests ? Math.round((p50Weight / point.requests) * 1000) / 1000 : 0,
     }));
+}
+
+export interface OperationTimelinesPart {
+  operationTimelines: Record<string, OperationTimelinePoint[]> | undefined;
+  start: number;
+}
+
+/**
+ * Each operation's seconds on one clock, as `mergeTimelines` merges the run's (p50 and p99 just as
+ * approximate), and the busiest kept. An operation a part did not keep (not among its busiest) is
+ * merged from the parts that kept it. Absent when no part kept any (results of older versions).
+ */
+export function mergeOperationTimelines(
+  parts: OperationTimelinesPart[],
+  start: number,
+): Record<string, OperationTimelinePoint[]> | undefined {
+  const ids = new Set(parts.flatMap((p) => Object.keys(p.operationTimelines ?? {})));
+  if (ids.size === 0) return undefined;
+  const merged = [...ids].map((id): [string, OperationTimelinePoint[]] => {
+    const own = parts.flatMap((p) => {
+      const points =
+        p.operationTimelines && Object.hasOwn(p.operationTimelines, id)
+          ? p.operationTimelines[id]
+          : undefined;
+      return points ? [{ start: p.start, timeline: points.map((o) => ({ ...emptyPoint(o.t), ...o })) }] : [];
+    });
+    return [id, mergeTimelines(own, start).map(operationPoint)];
+  });
+  return busiestTimelines(merged);
 }

@@ -22,7 +22,7 @@ import {
 import { mergeRefusalStatuses, mergeRefusals } from './merge-refusals.ts';
 import { mergeSummaries } from './merge-summary.ts';
 import { mergeIsolation, mergeTiers } from './merge-tenants.ts';
-import { mergeTimelines } from './merge-timeline.ts';
+import { mergeOperationTimelines, mergeTimelines } from './merge-timeline.ts';
 import { runSpan } from './run-span.ts';
 
 /**
@@ -65,6 +65,10 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
     windows.length > 0 ? Math.min(...windows.map((w) => w.seconds)) : undefined,
   );
   const tenants = mergeTenantFigures(parts, covered);
+  const operationTimelines = mergeOperationTimelines(
+    parts.map((p) => ({ operationTimelines: p.result.operationTimelines, start: p.start })),
+    start,
+  );
   return {
     schemaVersion: SCHEMA_VERSION,
     meta: mergeMeta(
@@ -79,6 +83,7 @@ export function mergeResults(results: RunResult[], labels: string[] = []): RunRe
       parts.map((p) => ({ timeline: p.result.timeline, start: p.start })),
       start,
     ),
+    ...(operationTimelines ? { operationTimelines } : {}),
     ...(quota ? { quota } : {}),
     checks: mergeChecks(parts.map((p) => p.result.checks)),
     compliance,

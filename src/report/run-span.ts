@@ -1,4 +1,5 @@
 import type { OperationSummary, RunResult } from '../result/types.ts';
+import { decimal } from './format.ts';
 
 /** The workload's span in epoch ms, and its length in seconds as build.ts divides by it. */
 export function runSpan(result: RunResult): { start: number; end: number; seconds: number } {
@@ -14,3 +15,9 @@ export function runSpan(result: RunResult): { start: number; end: number; second
 export function workloadRequests(summary: OperationSummary, seconds: number): number {
   return Math.round(summary.rate * seconds);
 }
+
+/**
+ * The span every rate of a run is over, as the page names it: the load, from its start to its last
+ * answer, setup and teardown apart (their requests count in the totals, not in the rates).
+ */
+export const loadSpanText = (result: RunResult): string => `the load's ${decimal(runSpan(result).seconds)} s`;

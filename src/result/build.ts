@@ -114,6 +114,7 @@ export function buildResult({ meta, config, recorder, operations, workload }: Bu
         ]),
     ),
     timeline: recorder.timeline.snapshot(),
+    operationTimelines: recorder.operationTimelines(),
     quota: recorder.quota.snapshot(),
     checks: recorder.checks.snapshot(),
     compliance: {

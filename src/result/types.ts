@@ -4,6 +4,7 @@ import type { Contract } from '../record/checks/contract.ts';
 import type { CheckResult } from '../record/checks/tally.ts';
 import type { HeaderDialect } from '../record/dialects.ts';
 import type { LatencyStats } from '../record/histogram.ts';
+import type { OperationTimelinePoint } from '../record/operation-timelines.ts';
 import type { KeyQuota } from '../record/quota-timeline.ts';
 import type { TimelinePoint } from '../record/timeline.ts';
 import type { BanReport, CapacityReport, TenantCapacity } from './capacity-types.ts';
@@ -24,6 +25,12 @@ export interface RunResult {
   overall: OperationSummary;
   operations: Record<string, OperationSummary & OperationInfo>;
   timeline: TimelinePoint[];
+  /**
+   * Per operation, over the timeline's seconds (those with a response of it): its responses and their
+   * service time p50 and p99 in ms. Only the busiest operations by requests are kept (at most
+   * OPERATION_TIMELINES_KEPT, src/record/operation-timelines.ts). Absent from results of older versions.
+   */
+  operationTimelines?: Record<string, OperationTimelinePoint[]>;
   /**
    * Per key (its label, the plan): over the timeline's seconds, the lowest and the last Remaining the
    * server announced, the requests and 429s, and the seconds a new window was seen (Remaining jumped

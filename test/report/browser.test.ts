@@ -167,7 +167,14 @@ describe.skipIf(SKIP)(
         expectSelfContained(o);
         const drawn = await charts(o.page);
         const expected = ['latency-overall', ...Object.keys(real.operations).map((id) => `latency:${id}`)];
-        expect(drawn.map((c) => c.id)).toEqual(['timeline', 'timeline:waits', 'quota:free', ...expected]);
+        expect(drawn.map((c) => c.id)).toEqual([
+          'timeline',
+          'timeline:waits',
+          'latency-by-operation:p99',
+          'latency-by-operation:p50',
+          'quota:free',
+          ...expected,
+        ]);
         for (const c of drawn) {
           expect(c.points, c.id).toBeGreaterThan(0);
           expect(c.canvases, c.id).toBeGreaterThan(0);
@@ -201,6 +208,7 @@ describe.skipIf(SKIP)(
           'verdict',
           'summary',
           'timeline',
+          'latency-by-operation',
           'quota',
           'operations',
           'statuses',
@@ -291,6 +299,67 @@ describe.skipIf(SKIP)(
         await o.page.click('[data-chart="quota:free"] .u-legend tr:has-text("window reset")');
         expect(await shaded()).toBeLessThan(50);
         expect(await marked()).toBe(0);
+        expect(o.errors).toEqual([]);
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('reads without a mouse: every legend gives the whole run, the cursor its second, and leaving restores it', async () => {
+      const o = await open('legends', real);
+      try {
+        const legend = (id: string) =>
+          o.page.$$eval(`[data-chart="${id}"] .u-legend tr`, (rows) =>
+            rows.map((r) => ({
+              label: r.querySelector('.u-label')?.textContent ?? '',
+              value: r.querySelector('.u-value')?.textContent ?? '',
+              off: r.classList.contains('u-off'),
+            })),
+          );
+        const ids = await o.page.$$eval('[data-chart] .u-legend', (ls) =>
+          ls.map((l) => l.closest('[data-chart]')?.getAttribute('data-chart') ?? ''),
+        );
+        expect(ids.length).toBeGreaterThan(5);
+        for (const id of ids)
+          for (const row of await legend(id))
+            expect(row.value, `${id}: ${row.label}`).not.toMatch(/^(–|--|)$/);
+        const requests = real.timeline.reduce((n, p) => n + p.requests, 0);
+        const timelineRequests = async () =>
+          (await legend('timeline')).find((r) => r.label === 'requests')?.value;
+        expect(await timelineRequests()).toBe(`${requests} in all`);
+        // One line per operation kept, the busiest five drawn, the rest a click away.
+        const byOperation = (await legend('latency-by-operation:p99')).slice(1);
+        expect(byOperation.map((r) => r.label)).toEqual(Object.keys(real.operationTimelines ?? {}));
+        expect(byOperation.filter((r) => !r.off)).toHaveLength(Math.min(5, byOperation.length));
+        const over = await o.page.$('[data-chart="timeline"] .u-over');
+        const box = await over?.boundingBox();
+        if (!box) throw new Error('the timeline has no plot area');
+        await o.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        expect(await timelineRequests()).toMatch(/^\d+$/);
+        await o.page.mouse.move(box.x + box.width / 2, box.y + box.height + 200);
+        expect(await timelineRequests()).toBe(`${requests} in all`);
+        expect(o.errors).toEqual([]);
+      } finally {
+        await o.page.close();
+      }
+    });
+
+    it('prints on A4 with every chart and table within the page, and to a PDF', async () => {
+      const o = await open('print', real);
+      try {
+        // A page narrower than the window the charts were drawn for, with no resize event to follow.
+        await o.page.evaluate("document.body.style.width = '700px'");
+        await o.page.emulateMedia({ media: 'print' });
+        const overflow = await o.page.$$eval('[data-chart] canvas, [data-chart] .uplot, table', (els) => {
+          const right = els[0]?.ownerDocument.body.getBoundingClientRect().right ?? 0;
+          return els.map((el) => el.getBoundingClientRect().right - right).filter((d) => d > 1);
+        });
+        expect(overflow).toEqual([]);
+        expect(await o.page.evaluate("getComputedStyle(document.getElementById('contents')).display")).toBe(
+          'none',
+        );
+        const pdf = await o.page.pdf({ format: 'A4' });
+        expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
         expect(o.errors).toEqual([]);
       } finally {
         await o.page.close();

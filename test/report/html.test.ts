@@ -57,6 +57,7 @@ describe('the report of a real run', () => {
       'data-verdict=',
       'id="summary"',
       'id="timeline"',
+      'id="latency-by-operation"',
       'id="quota"',
       'id="operations"',
       'id="statuses"',

@@ -7,7 +7,7 @@ import { counted } from '../format.ts';
  * Chart containers. Emptiness is decided here, in Node: an empty chart is a "no data" message in
  * the markup itself (data-points="0"), so it reads right even where the script does not run.
  */
-function chart(id: string, points: number, empty: string): SafeHtml {
+export function chart(id: string, points: number, empty: string): SafeHtml {
   if (points === 0)
     return html`<div class="chart" data-chart="${id}" data-points="0"><p class="no-data">no data: ${empty}</p></div>`;
   return html`<div class="chart" data-chart="${id}"><noscript><p class="no-data">charts need JavaScript</p></noscript></div>`;

@@ -3,6 +3,7 @@ import type { OperationInfo, OperationSummary, RunResult } from '../../result/ty
 import { html, type SafeHtml } from '../escape.ts';
 import { count, decimal } from '../format.ts';
 import { refusalStatuses } from '../refusals.ts';
+import { loadSpanText, runSpan, workloadRequests } from '../run-span.ts';
 import { countCell, numCell } from './cells.ts';
 
 function badges(op: OperationInfo): SafeHtml {
@@ -13,9 +14,9 @@ function badges(op: OperationInfo): SafeHtml {
   }`;
 }
 
-function cells(op: OperationSummary): SafeHtml {
+function cells(op: OperationSummary, seconds: number): SafeHtml {
   const r = op.response;
-  return html`${countCell(op.requests)}${numCell(decimal(op.rate))}${numCell(decimal(r.p50))}${numCell(
+  return html`${countCell(op.requests)}${countCell(workloadRequests(op, seconds))}${numCell(decimal(op.rate))}${numCell(decimal(r.p50))}${numCell(
     decimal(r.p95),
   )}${numCell(decimal(r.p99))}${countCell(op.rateLimited, true)}${countCell(errorCount(op), true)}${countCell(
     op.checkFailures,
@@ -26,23 +27,28 @@ function cells(op: OperationSummary): SafeHtml {
 export function operationsSection(result: RunResult): SafeHtml {
   // The column counts every refusal of the limiter: headed 429s only when each one was.
   const statuses = refusalStatuses(result.compliance);
+  const { seconds } = runSpan(result);
+  const span = loadSpanText(result);
   return html`<section id="operations"><h2>Operations</h2>
-    <p class="muted">Latency columns are response time in ms. Errors are 5xx responses and transport
+    <p class="muted" data-span-note>Requests count every request of the operation, setup and teardown
+    included; <em>in the load</em> counts those sent while the load ran, and the rate is those over
+    ${span} (setup and teardown apart). Latency columns are response time in ms. Errors are 5xx responses and transport
     errors; check failures count responses that failed at least one check.${
       statuses === undefined
         ? ''
         : html` Refused counts the limiter's refusals in every status (${statuses}).`
     }</p>
     <table data-table="operations"><thead><tr><th>operation</th><th>method</th><th>path</th>
-      <th class="num">requests</th><th class="num">rate (req/s)</th><th class="num">p50</th>
+      <th class="num">requests</th><th class="num">in the load</th><th class="num span">rate (req/s)<br><span class="muted">over ${span}</span></th><th class="num">p50</th>
       <th class="num">p95</th><th class="num">p99</th><th class="num">${statuses === undefined ? '429s' : 'refused'}</th><th class="num">errors</th>
       <th class="num">check failures</th></tr></thead>
     <tbody>${Object.entries(result.operations).map(
       ([id, op]) => html`<tr data-operation="${id}"><td><code>${id}</code>${badges(op)}</td>
-        <td class="mono">${op.method}</td><td class="mono">${op.path}</td>${cells(op)}</tr>`,
+        <td class="mono">${op.method}</td><td class="mono">${op.path}</td>${cells(op, seconds)}</tr>`,
     )}</tbody>
     <tfoot><tr><th colspan="3">all operations (${count(Object.keys(result.operations).length)})</th>${cells(
       result.overall,
+      seconds,
     )}</tr></tfoot></table></section>`;
 }
 

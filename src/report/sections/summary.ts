@@ -4,6 +4,7 @@ import { count, counted, decimal, ms, percent, perSecond } from '../format.ts';
 import { describeHeldByLimiter } from '../held-by-limiter.ts';
 import { admittedRate } from '../quota.ts';
 import { refusalNotes, refusalStatuses } from '../refusals.ts';
+import { loadSpanText, runSpan, workloadRequests } from '../run-span.ts';
 import { heldMostLine } from '../server-holds.ts';
 
 type Tone = 'good' | 'bad' | 'warn' | '';
@@ -19,8 +20,8 @@ export function summaryCards(result: RunResult): SafeHtml {
   const failures = result.checks.reduce((sum, c) => sum + c.failures, 0);
   const evaluated = passes + failures;
   return html`<section id="summary"><h2>Summary</h2><div class="cards">
-    ${card('requests', 'requests', count(overall.requests), `${count(compliance.admitted)} admitted, ${counted(overall.retries, 'retry', 'retries')}`)}
-    ${card('rate', 'rate', perSecond(overall.rate), `plan allows ${perSecond(compliance.planRate)}`)}
+    ${card('requests', 'requests', count(overall.requests), requestsNote(result))}
+    ${card('rate', 'rate', perSecond(overall.rate), `over ${loadSpanText(result)}; plan allows ${perSecond(compliance.planRate)}`)}
     ${card('p50', 'p50 response time', ms(overall.response.p50), `service ${ms(overall.service.p50)}`)}
     ${card('p99', 'p99 response time', ms(overall.response.p99), `service ${ms(overall.service.p99)}, max ${ms(overall.response.max)}`)}
     ${refusalCard(compliance)}
@@ -36,6 +37,42 @@ export function summaryCards(result: RunResult): SafeHtml {
     ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(admittedRate(result))} req/s the plan admits`)}
     ${card('violations', 'violations', count(compliance.violations), 'requests sent inside a Retry-After', compliance.violations > 0 ? 'bad' : 'good')}
   </div>${refusalNoteParagraphs(compliance)}${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}${heldMostParagraph(result)}</section>`;
+}
+
+/** What the limiter did not admit, by kind: those the run saw at all (setup and teardown included). */
+function notAdmittedKinds(result: RunResult): string {
+  const { compliance, overall } = result;
+  const transport = Object.values(overall.transportErrors).reduce((n, v) => n + v, 0);
+  const kinds = [
+    compliance.rateLimited > 0 ? 'refused by the limiter' : '',
+    (compliance.unexplained ?? 0) > 0 ? 'unexplained 503s' : '',
+    transport > 0 ? 'transport errors' : '',
+  ].filter(Boolean);
+  return kinds.length > 0 ? kinds.join(', ') : 'not answered';
+}
+
+/**
+ * What the requests were: those of the load (the rates' numerator) and what the limiter admitted of
+ * them, then setup and teardown's, which the total counts and the load's figures do not.
+ */
+function requestsNote(result: RunResult): string {
+  const { overall, compliance } = result;
+  const load = workloadRequests(overall, runSpan(result).seconds);
+  const refused = load - compliance.admitted;
+  const admitted =
+    refused > 0
+      ? `${count(compliance.admitted)} admitted, ${count(refused)} not (${notAdmittedKinds(result)})`
+      : load > 0
+        ? 'all admitted'
+        : 'none sent';
+  const aside = overall.requests - load;
+  return [
+    `${count(load)} in ${loadSpanText(result)}: ${admitted}`,
+    aside > 0 ? `${count(aside)} in setup and teardown` : '',
+    counted(overall.retries, 'retry', 'retries'),
+  ]
+    .filter(Boolean)
+    .join('; ');
 }
 
 /** A paced run its target's told budget held most of the time: said where the figures are read. */
