@@ -1,0 +1,284 @@
+import type { CapacityReport } from '../result/capacity-types.ts';
+import type { RunResult, ThresholdResult, TierSummary } from '../result/types.ts';
+import { count, counted, decimal, percent } from './format.ts';
+
+/**
+ * One verdict on every result, computed here once and shown as it is by every output (the HTML
+ * report's top box, the terminal summary, the markdown summary, JUnit): the thresholds where any
+ * were declared; a capacity probe's plans; a tenant ramp's number; otherwise the run's compliance,
+ * part by part. The exit code is not decided here: thresholds, probes, a baseline and isolation
+ * fail a run (exit 1) as they did, and a compliance part that fails says so without failing it.
+ */
+export interface Verdict {
+  kind: 'thresholds' | 'compliance' | 'capacity' | 'tenant-capacity';
+  passed: boolean;
+  /** `compliance: pass`, `thresholds: 1 of 2 failed`, `capacity: 4 of 4 plans passed`. */
+  headline: string;
+  /** What decides it: the thresholds, the compliance parts, the plans (and their thresholds). */
+  parts: VerdictPart[];
+  /** The other gates that fail a run: probes, a baseline's regressions, a tenant mix's isolation. */
+  gates: VerdictPart[];
+  /** With thresholds declared: the compliance parts, shown for reading (the thresholds decide). */
+  compliance?: VerdictPart[];
+}
+
+export interface VerdictPart {
+  /** `checks`, `violations`, `refusals`, `utilisation`; a threshold's expression; a plan's name. */
+  id: string;
+  passed: boolean;
+  /** One line: `checks: 21 of 21 passed`, `violations: 0`. */
+  text: string;
+  /** Why, line by line, where there is more than the line (a plan's reasons). */
+  reasons?: string[];
+}
+
+const failedCount = (parts: readonly VerdictPart[]) => parts.filter((p) => !p.passed).length;
+
+/** The verdict of a result: see Verdict. */
+export function verdictOf(result: RunResult): Verdict {
+  const gates = gateParts(result);
+  const gated = (v: Omit<Verdict, 'passed' | 'gates'>): Verdict => {
+    const passed = failedCount(v.parts) === 0 && failedCount(gates) === 0;
+    const failingGates = gates.filter((g) => !g.passed).map((g) => g.text);
+    const headline = [v.headline, ...failingGates].join('; ');
+    return { ...v, passed, headline, gates };
+  };
+  if (result.capacity !== undefined) return gated(capacityVerdict(result));
+  if (result.tenantCapacity !== undefined) return gated(tenantCapacityVerdict(result));
+  const thresholds = result.thresholds ?? [];
+  const compliance = complianceParts(result);
+  if (thresholds.length > 0) {
+    const parts = thresholds.map(thresholdPart);
+    const failed = failedCount(parts);
+    const headline =
+      failed === 0
+        ? `thresholds: ${parts.length} of ${parts.length} passed`
+        : `thresholds: ${failed} of ${parts.length} failed`;
+    return gated({ kind: 'thresholds', headline, parts, compliance });
+  }
+  const failing = compliance.filter((p) => !p.passed).map((p) => p.id);
+  const headline = failing.length === 0 ? 'compliance: pass' : `compliance: fail (${failing.join(', ')})`;
+  return gated({ kind: 'compliance', headline, parts: compliance });
+}
+
+function thresholdPart(t: ThresholdResult): VerdictPart {
+  const measured = t.actual === null ? 'nothing measured' : `measured ${decimal(t.actual)}`;
+  const detail = t.detail ? `: ${t.detail}` : '';
+  const aborted = t.aborted ? ' (ended the run early)' : '';
+  return {
+    id: t.expression,
+    passed: t.passed,
+    text: `${t.expression} (${t.source}), ${measured}${detail}${aborted}`,
+  };
+}
+
+/** Checks, violations, refusals, utilisation: what a compliance tool answers without thresholds. */
+export function complianceParts(result: RunResult): VerdictPart[] {
+  return [checksPart(result), violationsPart(result), refusalsPart(result), utilisationPart(result)];
+}
+
+function checksPart(result: RunResult): VerdictPart {
+  const { checks } = result;
+  const failed = checks.filter((c) => c.failures > 0);
+  if (checks.length === 0) return { id: 'checks', passed: true, text: 'checks: none evaluated' };
+  if (failed.length === 0)
+    return { id: 'checks', passed: true, text: `checks: ${checks.length} of ${checks.length} passed` };
+  const which = failed.map((c) => `${c.id} on ${counted(c.failures, 'response', 'responses')}`);
+  return {
+    id: 'checks',
+    passed: false,
+    text: `checks: ${failed.length} of ${checks.length} failed (${which.join(', ')})`,
+  };
+}
+
+function violationsPart(result: RunResult): VerdictPart {
+  const n = result.compliance.violations;
+  return n === 0
+    ? { id: 'violations', passed: true, text: 'violations: 0' }
+    : {
+        id: 'violations',
+        passed: false,
+        text: `violations: ${counted(n, 'request', 'requests')} sent inside a Retry-After`,
+      };
+}
+
+/** `429: 3, 503: 1` from the refusals by status; an older result's refusals were all 429s. */
+function byStatus(result: RunResult): string {
+  const c = result.compliance;
+  const entries = Object.entries(c.refusals ?? {}).filter(([, n]) => n > 0);
+  if (entries.length === 0) return `429: ${count(c.rateLimited)}`;
+  return entries
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([status, n]) => `${status}: ${count(n)}`)
+    .join(', ');
+}
+
+/**
+ * A paced client keeps within the plan, so every refusal it met is a finding: the target refused
+ * what its plan promised, or the pacing let through more than it should. Raw mode does not pace:
+ * the limiter's refusal is how it learns the limit, and what is judged is that it kept every pause
+ * the refusal asked for (the violations). A benchmark that met refusals measured the limiter. A
+ * tenant mix judges its paced tiers' refusals, not its raw groups'.
+ */
+function refusalsPart(result: RunResult): VerdictPart {
+  const { compliance: c, overall } = result;
+  const of = `${count(c.rateLimited)} of ${count(overall.requests)} (${byStatus(result)})`;
+  const tiers: TierSummary[] = [
+    ...Object.values(result.byPlan ?? {}),
+    ...Object.values(result.byTenantGroup ?? {}),
+  ];
+  if (tiers.length > 0) {
+    const paced = tiers.filter((t) => t.enforce).reduce((n, t) => n + t.rateLimited, 0);
+    const raw = tiers.filter((t) => !t.enforce).reduce((n, t) => n + t.rateLimited, 0);
+    const rawText = raw > 0 ? `; ${count(raw)} to raw-mode groups, expected` : '';
+    return {
+      id: 'refusals',
+      passed: paced === 0,
+      text: `refusals: ${of}: ${count(paced)} to paced tenants${paced > 0 ? ', whose plans promise none' : ''}${rawText}`,
+    };
+  }
+  if (c.rateLimited === 0) return { id: 'refusals', passed: true, text: `refusals: ${of}` };
+  if (result.meta.scenario.split(', ').includes('bench'))
+    return {
+      id: 'refusals',
+      passed: false,
+      text: `refusals: ${of}: the key's limiter held the benchmark back`,
+    };
+  if (result.config.enforce)
+    return {
+      id: 'refusals',
+      passed: false,
+      text: `refusals: ${of} to a paced client, which the plan's pace should draw none of`,
+    };
+  return {
+    id: 'refusals',
+    passed: true,
+    text: `refusals: ${of}, expected in raw mode (the pauses they asked for are the violations)`,
+  };
+}
+
+/**
+ * Utilisation is the admitted requests over the most the plan's windows admit over the run to a
+ * client that keeps them: over 100% the key got more than its plan allows, whoever let it through.
+ */
+function utilisationPart(result: RunResult): VerdictPart {
+  const c = result.compliance;
+  if (!(c.planRate > 0))
+    return {
+      id: 'utilisation',
+      passed: true,
+      text: 'utilisation: the plan sets no quota to measure against',
+    };
+  const share = percent(c.quotaUtilization);
+  return c.quotaUtilization <= 1
+    ? { id: 'utilisation', passed: true, text: `utilisation ${share} of the quota, within it` }
+    : {
+        id: 'utilisation',
+        passed: false,
+        text: `utilisation ${share} of the quota, over it: the key was admitted more than its plan allows`,
+      };
+}
+
+/** Probes, a baseline and a tenant mix's isolation: each fails a run (exit 1) whatever else decides. */
+function gateParts(result: RunResult): VerdictPart[] {
+  const gates: VerdictPart[] = [];
+  const probes = result.probes;
+  if (probes) {
+    const failed = probes.filter((p) => !p.passed);
+    gates.push({
+      id: 'probes',
+      passed: failed.length === 0,
+      text:
+        failed.length === 0
+          ? `probes: ${probes.length} of ${probes.length} passed`
+          : `probes: ${failed.length} of ${probes.length} failed (${failed.map((p) => p.id).join(', ')})`,
+    });
+  }
+  const baseline = result.baseline;
+  if (baseline) {
+    const n = baseline.regressions.length;
+    gates.push({
+      id: 'baseline',
+      passed: n === 0,
+      text: `baseline: ${n === 0 ? 'no regression' : counted(n, 'regression', 'regressions')} against ${baseline.file}`,
+    });
+  }
+  const isolation = result.isolation;
+  if (isolation)
+    gates.push({
+      id: 'isolation',
+      passed: isolation.passed,
+      text: `isolation ${isolation.passed ? 'held' : 'broken'}: ${isolation.detail}`,
+    });
+  return gates;
+}
+
+/** A capacity probe's verdict is its plans': each plan's, with its reasons, then its thresholds and ban probe. */
+function capacityVerdict(result: RunResult): Omit<Verdict, 'passed' | 'gates'> {
+  const reports = result.capacity ?? [];
+  const plans: VerdictPart[] = reports.map((r) => ({
+    id: r.plan,
+    passed: r.verdict === 'pass',
+    text: `${r.plan}: ${r.verdict} (${planFigures(r)})`,
+    reasons: r.reasons,
+  }));
+  const ban = result.banProbe;
+  const banPart: VerdictPart[] = ban
+    ? [
+        {
+          id: 'ban-probe',
+          passed: ban.verdict === 'pass',
+          text: `ban probe (${ban.plan}): ${ban.verdict}`,
+          reasons: ban.reasons,
+        },
+      ]
+    : [];
+  const parts = [...plans, ...banPart, ...(result.thresholds ?? []).map(thresholdPart)];
+  const failedPlans = plans.filter((p) => !p.passed).map((p) => p.id);
+  const headline =
+    plans.length === 0
+      ? 'capacity: no plan was measured'
+      : failedPlans.length === 0
+        ? `capacity: ${plans.length} of ${plans.length} plans passed`
+        : `capacity: ${failedPlans.length} of ${plans.length} plans failed (${failedPlans.join(', ')})`;
+  const others = failedCount([...banPart, ...parts.slice(plans.length + banPart.length)]);
+  return {
+    kind: 'capacity',
+    headline: others > 0 ? `${headline}; ${others} other check${others === 1 ? '' : 's'} failed` : headline,
+    parts:
+      plans.length === 0 ? [{ id: 'plans', passed: false, text: 'no plan was measured' }, ...parts] : parts,
+  };
+}
+
+/** `capacity --tenants`: the number that held (none: it fails, as its exit does), and its thresholds. */
+function tenantCapacityVerdict(result: RunResult): Omit<Verdict, 'passed' | 'gates'> {
+  const c = result.tenantCapacity;
+  const held = c !== undefined && c.held !== null;
+  const parts: VerdictPart[] = [
+    { id: 'tenants', passed: held, text: c?.sentence ?? 'no step ran', reasons: c?.reasons },
+    ...(result.thresholds ?? []).map(thresholdPart),
+  ];
+  const failed = failedCount(parts);
+  return {
+    kind: 'tenant-capacity',
+    headline: failed === 0 ? 'tenant capacity: pass' : `tenant capacity: fail (${failed} of ${parts.length})`,
+    parts,
+  };
+}
+
+/**
+ * The verdict as plain lines (the terminal's, JUnit's): its headline, then each part when `parts`
+ * (an output that lists the thresholds or the plans already shows the headline alone), then, with
+ * thresholds, the compliance parts for reading.
+ */
+export function verdictLines(v: Verdict, parts = true): string[] {
+  const mark = (p: VerdictPart) => `  ${p.passed ? 'ok  ' : 'FAIL'}  ${p.text}`;
+  const reasons = (p: VerdictPart) => (p.reasons ?? []).map((r) => `          ${r}`);
+  const lines = [`verdict: ${v.passed ? 'PASS' : 'FAIL'}, ${v.headline}`];
+  if (parts) for (const p of [...v.parts, ...v.gates]) lines.push(mark(p), ...(p.passed ? [] : reasons(p)));
+  if (v.compliance)
+    lines.push(
+      `  compliance, for reading (the thresholds decide): ${v.compliance.map((p) => `${p.text}${p.passed ? '' : ' (FAIL)'}`).join('; ')}`,
+    );
+  return lines;
+}
