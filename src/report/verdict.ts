@@ -213,6 +213,14 @@ function gateParts(result: RunResult): VerdictPart[] {
   return gates;
 }
 
+/** The figures the capacity table gives a plan first: what its windows admitted, and where the first 429 came. */
+function planFigures(r: CapacityReport): string {
+  const accepted = r.rate.acceptedPerWindow.join(', ') || 'none';
+  const first =
+    r.exhaust.first429At === null ? `no 429 in ${r.exhaust.sent}` : `first 429 at ${r.exhaust.first429At}`;
+  return `accepted ${accepted} per window of ${r.window.limit}; ${first}, want ${r.exhaust.expected429At}`;
+}
+
 /** A capacity probe's verdict is its plans': each plan's, with its reasons, then its thresholds and ban probe. */
 function capacityVerdict(result: RunResult): Omit<Verdict, 'passed' | 'gates'> {
   const reports = result.capacity ?? [];
