@@ -29,7 +29,7 @@ export function verdictBanner(result: RunResult): SafeHtml {
   const v = verdictOf(result);
   const state = v.passed ? 'passed' : 'failed';
   return html`<div class="banner ${state}" data-verdict="${state}" data-verdict-kind="${v.kind}">
-    <strong>${v.passed ? 'pass' : 'fail'}: ${v.headline}</strong> <span class="muted">(${WHAT_DECIDES[v.kind]})</span>
+    <strong>${v.passed ? 'PASS' : 'FAIL'} · ${v.headline}</strong> <span class="muted">(${WHAT_DECIDES[v.kind]})</span>
     <ul class="verdict-parts">${[...v.parts, ...v.gates].map(part)}</ul>${
       v.compliance
         ? html`<div class="muted" data-verdict-compliance>compliance, for reading: <ul>${v.compliance.map(part)}</ul></div>`
