@@ -48,22 +48,36 @@ export function verdictOf(result: RunResult): Verdict {
   if (result.tenantCapacity !== undefined) return gated(tenantCapacityVerdict(result));
   const thresholds = result.thresholds ?? [];
   const compliance = complianceParts(result);
+  // A run that did nothing passes nothing, whatever its figures of nothing say.
+  const idle = idlePart(result);
   if (thresholds.length > 0) {
-    const parts = thresholds.map(thresholdPart);
-    const failed = failedCount(parts);
-    const headline =
-      failed === 0
-        ? `thresholds: ${parts.length} of ${parts.length} passed`
-        : `thresholds: ${failed} of ${parts.length} failed`;
+    const judged = thresholds.map(thresholdPart);
+    const failed = failedCount(judged);
+    const headline = `thresholds: ${failed === 0 ? `${judged.length} of ${judged.length} passed` : `${failed} of ${judged.length} failed`}${idle.length > 0 ? '; no iteration completed' : ''}`;
+    const parts = [...idle, ...judged];
     return gated({ kind: 'thresholds', headline, parts, compliance });
   }
   // Named as their lines name them (`429s` when every refusal was one).
-  const failing = compliance.filter((p) => !p.passed).map((p) => p.text.split(/[: ]/)[0]);
+  const parts = [...idle, ...compliance];
+  const failing = parts.filter((p) => !p.passed).map((p) => p.text.split(/[: ]/)[0]);
   const headline =
     failing.length === 0
-      ? `compliance: ${compliance.length} of ${compliance.length} parts passed`
-      : `compliance: ${failing.length} of ${compliance.length} parts failed (${failing.join(', ')})`;
-  return gated({ kind: 'compliance', headline, parts: compliance });
+      ? `compliance: ${parts.length} of ${parts.length} parts passed`
+      : `compliance: ${failing.length} of ${parts.length} parts failed (${failing.join(', ')})`;
+  return gated({ kind: 'compliance', headline, parts });
+}
+
+/** A workload that completed no iteration (or sent nothing) judged nothing: a failing part, else none. */
+function idlePart(result: RunResult): VerdictPart[] {
+  if (result.workload.iterations > 0) return [];
+  const sent = counted(result.overall.requests, 'request', 'requests');
+  return [
+    {
+      id: 'iterations',
+      passed: false,
+      text: `iterations: none completed (${sent} sent): the run did not do its job`,
+    },
+  ];
 }
 
 function thresholdPart(t: ThresholdResult): VerdictPart {
