@@ -8,6 +8,7 @@ import { keysNeeded, MAX_BISECT_STEPS } from '../capacity/tenants/tenant-ramp.ts
 import { evaluateTenantCapacityThreshold } from '../capacity/tenants/tenant-thresholds.ts';
 import type { TenantRampConfig } from '../config/capacity.ts';
 import type { LiveMetricsOptions } from '../metrics/live-metrics.ts';
+import { verdictLines, verdictOf } from '../report/verdict.ts';
 import type { RunResult } from '../result/types.ts';
 import { type ServerProcess, spawnServer } from './embedded-server.ts';
 import { checkReachable } from './reachable.ts';
@@ -150,6 +151,7 @@ function finish(
     console.log(formatTenantCapacity(c));
     for (const t of result.thresholds ?? [])
       console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
+    console.log(verdictLines(verdictOf(result), false).join('\n'));
     console.log(written.join('\n'));
   }
   const interrupted = session.interrupt.aborted;

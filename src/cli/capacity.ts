@@ -15,6 +15,7 @@ import { printable } from '../config/capacity-print.ts';
 import { configJson } from '../config/print.ts';
 import type { LiveMetricsOptions } from '../metrics/live-metrics.ts';
 import { evaluateThresholds } from '../report/threshold-evaluate.ts';
+import { verdictLines, verdictOf } from '../report/verdict.ts';
 import type { RunResult } from '../result/types.ts';
 import { capacityTenants } from './capacity-tenants.ts';
 import { spawnServer } from './embedded-server.ts';
@@ -180,6 +181,8 @@ function finish(
     if (banReport) console.log(formatBanReport(banReport));
     for (const t of result.thresholds ?? [])
       console.log(`threshold ${t.expression}: ${t.passed ? 'pass' : `FAIL (${t.detail})`}`);
+    // The table above lists each plan's verdict: the one verdict of the result is its headline.
+    console.log(verdictLines(verdictOf(result), false).join('\n'));
     console.log(written.join('\n'));
   }
   const interrupted = session.interrupt.aborted;

@@ -8,6 +8,7 @@ import { admittedRate } from '../report/quota.ts';
 import { describeRefusals, noteLine, refusalNotes, refusalStatuses } from '../report/refusals.ts';
 import { describeHeldPastEnd, heldMostLine } from '../report/server-holds.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
+import { verdictLines, verdictOf } from '../report/verdict.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
 
@@ -32,6 +33,8 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
     ...thresholdLines(result),
     ...probeLines(result),
     ...(Object.values(result.operations).some((o) => o.deprecated) ? ['* deprecated operation'] : []),
+    // The thresholds are listed above with their figures: their verdict's headline is enough here.
+    ...verdictLines(verdictOf(result), !result.thresholds?.length),
     writtenLine(m, resultPath),
   ].join('\n');
 }

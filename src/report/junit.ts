@@ -1,5 +1,6 @@
 import type { RunResult } from '../result/types.ts';
 import { refusalLines } from './refusals.ts';
+import { verdictLines, verdictOf } from './verdict.ts';
 
 /** XML 1.0 text: the five entities, and no control characters (a server's error text may hold any). */
 function xml(text: string): string {
@@ -36,7 +37,7 @@ function suite(name: string, cases: Case[], timestamp: string, seconds: number):
 /**
  * JUnit XML, the format every CI system renders: one testcase per threshold, check, compliance
  * probe, baseline regression and tier of a tenant mix's isolation verdict, so a failed gate shows
- * in the pipeline's test view with the figure that failed it.
+ * in the pipeline's test view with the figure that failed it; and last, the result's one verdict.
  */
 export function renderJUnit(result: RunResult): string {
   const scenario = result.meta.scenario;
@@ -88,7 +89,8 @@ export function renderJUnit(result: RunResult): string {
   }
   const isolation = isolationCases(result);
   tellRefusals(result, [...thresholds, ...checks]);
-  const all = [...thresholds, ...checks, ...probes, ...baseline, ...isolation];
+  const verdict = [verdictCase(result)];
+  const all = [...thresholds, ...checks, ...probes, ...baseline, ...isolation, ...verdict];
   const failures = all.filter((c) => c.failure).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -98,9 +100,24 @@ export function renderJUnit(result: RunResult): string {
     ...(result.probes ? [suite(`${scenario} probes`, probes, timestamp, seconds)] : []),
     ...(result.baseline ? [suite(`${scenario} baseline`, baseline, timestamp, seconds)] : []),
     ...(result.isolation ? [suite(`${scenario} isolation`, isolation, timestamp, seconds)] : []),
+    suite(`${scenario} verdict`, verdict, timestamp, seconds),
     '</testsuites>',
     '',
   ].join('\n');
+}
+
+/**
+ * The result's one verdict (verdict.ts), as the report and the summaries show it: one case, named
+ * the same in every run so that a CI's test history follows it, failed when the verdict is, its
+ * parts in the text. Without thresholds it is the compliance verdict, which fails no exit code.
+ */
+function verdictCase(result: RunResult): Case {
+  const v = verdictOf(result);
+  const c: Case = { name: 'verdict', classname: `${result.meta.scenario}.verdict` };
+  const text = verdictLines(v).join('\n');
+  if (v.passed) c.out = text;
+  else c.failure = { message: v.headline, body: text };
+  return c;
 }
 
 /** A tenant mix's noisy-neighbour verdict: a testcase per plan whose compliant tenants were judged. */

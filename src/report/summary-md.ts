@@ -6,6 +6,7 @@ import { UNVERIFIED_LINE } from './network.ts';
 import { partialReason } from './partial-reason.ts';
 import { refusalNotes, refusalStatuses } from './refusals.ts';
 import { heldMostLine } from './server-holds.ts';
+import { type VerdictPart, verdictOf } from './verdict.ts';
 
 /**
  * Text into markdown: a pipe or a line break from a server's text must not break a table, and its
@@ -31,8 +32,8 @@ const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
  * then the figures a reviewer checks, then what failed and why.
  */
 export function renderSummaryMarkdown(result: RunResult): string {
-  const { meta, overall, compliance } = result;
-  const lines: string[] = [headline(result)];
+  const { meta, compliance } = result;
+  const lines: string[] = [...headline(result)];
   // The 429 figures count every refusal of the limiter: headed 429s only when each one was.
   const statuses = refusalStatuses(compliance);
   const refused = statuses === undefined ? '429s' : 'refused';
@@ -42,13 +43,13 @@ export function renderSummaryMarkdown(result: RunResult): string {
     '',
     `Plan **${cell(meta.plan)}** against ${code(meta.target)}${meta.embeddedTarget ? ' (embedded reference server)' : ''}, ${meta.durationSeconds} s from ${meta.startedAt}.`,
     '',
-    `| requests | rate | p50 | p95 | p99 | ${refused} | errors | checks failed | quota used | violations |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| ${overall.requests} | ${overall.rate.toFixed(1)}/s | ${ms(overall.response.p50)} | ${ms(overall.response.p95)} | ${ms(overall.response.p99)} | ${overall.rateLimited} (${pct(overall.rateLimitedRate)}${statuses === undefined ? '' : `; ${statuses}`}) | ${errorCount(overall)} | ${overall.checkFailures} | ${pct(compliance.quotaUtilization)} | ${compliance.violations} |`,
+    ...(result.capacity ? capacityFigures(result) : runFigures(result, refused, statuses)),
   );
   for (const n of refusalNotes(compliance))
     lines.push('', `> **${n.lead}: ${n.count}** — ${cell(n.why)}; ${code(n.flag)} ${cell(n.effect)}.`);
-  if (compliance.heldByLimiter) lines.push('', cell(describeHeldByLimiter(compliance.heldByLimiter)));
+  // A capacity probe's plans each have their own model (a queue among them), in their verdicts.
+  if (compliance.heldByLimiter && !result.capacity)
+    lines.push('', cell(describeHeldByLimiter(compliance.heldByLimiter)));
   const heldMost = heldMostLine(result);
   if (heldMost) lines.push('', `> ${cell(heldMost)}`);
   lines.push(...gateTables(result));
@@ -82,37 +83,50 @@ export function renderSummaryMarkdown(result: RunResult): string {
   return lines.join('\n');
 }
 
-/** The verdict line: an icon only when something gated the run, then each gate's tally. */
-function headline(result: RunResult): string {
-  const thresholds = result.thresholds ?? [];
-  const failed = thresholds.filter((t) => !t.passed);
-  const verdict =
-    thresholds.length === 0
-      ? 'no thresholds declared'
-      : failed.length === 0
-        ? `all ${thresholds.length} thresholds passed`
-        : `${failed.length} of ${thresholds.length} thresholds failed`;
-  const regressions = result.baseline?.regressions ?? [];
-  const failedProbes = (result.probes ?? []).filter((p) => !p.passed).length;
-  const isolation = result.isolation;
-  const gated =
-    thresholds.length > 0 ||
-    result.baseline !== undefined ||
-    result.probes !== undefined ||
-    isolation !== undefined;
-  const icon = !gated
-    ? 'ℹ️'
-    : failed.length === 0 && regressions.length === 0 && failedProbes === 0 && isolation?.passed !== false
-      ? '✅'
-      : '❌';
-  const probesVerdict = result.probes
-    ? `; ${failedProbes === 0 ? `all ${result.probes.length} probes passed` : `${failedProbes} of ${result.probes.length} probes failed`}`
-    : '';
-  const baselineVerdict = result.baseline
-    ? `; ${regressions.length === 0 ? 'no regression' : `${regressions.length} regression${regressions.length === 1 ? '' : 's'}`} against the baseline`
-    : '';
-  const isolationVerdict = isolation ? `; isolation ${isolation.passed ? 'held' : 'broken'}` : '';
-  return `### ${icon} petstore-load: ${cell(result.meta.scenario)}: ${verdict}${probesVerdict}${baselineVerdict}${isolationVerdict}`;
+/** A paced run's figures: the rate, and the quota it used of its plan. */
+function runFigures(result: RunResult, refused: string, statuses: string | undefined): string[] {
+  const { overall, compliance } = result;
+  return [
+    `| requests | rate | p50 | p95 | p99 | ${refused} | errors | checks failed | quota used | violations |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${overall.requests} | ${overall.rate.toFixed(1)}/s | ${ms(overall.response.p50)} | ${ms(overall.response.p95)} | ${ms(overall.response.p99)} | ${overall.rateLimited} (${pct(overall.rateLimitedRate)}${statuses === undefined ? '' : `; ${statuses}`}) | ${errorCount(overall)} | ${overall.checkFailures} | ${pct(compliance.quotaUtilization)} | ${compliance.violations} |`,
+  ];
+}
+
+/**
+ * A capacity probe drove every plan's key to its limit and past it: no run-wide rate or quota of
+ * one plan means anything, so each plan's figures stand in a row of their own.
+ */
+function capacityFigures(result: RunResult): string[] {
+  const show = (v: number | null | undefined) => (v === null || v === undefined ? '—' : String(v));
+  return [
+    '| plan | window (scaled) | accepted per window | first 429 at | reset error ms | model | verdict |',
+    '|---|---:|---:|---:|---:|---|---|',
+    ...(result.capacity ?? []).map(
+      (r) =>
+        `| ${cell(r.plan)} | ${r.window.limit} / ${r.window.seconds} s | ${r.rate.acceptedPerWindow.join(', ') || '—'} | ${r.exhaust.first429At ?? 'none'} (want ${r.exhaust.expected429At}) | ${show(r.recovery.resetErrorMs)} | ${cell(r.limiter.type)} | ${r.verdict === 'pass' ? '✅ pass' : `❌ ${cell(r.reasons.join('; ') || 'fail')}`} |`,
+    ),
+  ];
+}
+
+/** The verdict line, as every output words it (verdict.ts), and its parts beneath. */
+function headline(result: RunResult): string[] {
+  const v = verdictOf(result);
+  const icon = (passed: boolean) => (passed ? '✅' : '❌');
+  const part = (p: VerdictPart) =>
+    `- ${icon(p.passed)} ${cell(p.text)}${p.passed || !p.reasons?.length ? '' : `: ${cell(p.reasons.join('; '))}`}`;
+  // The thresholds have a table of their own below; listed here as well they would say it twice.
+  const listed = v.kind === 'thresholds' ? v.gates : [...v.parts, ...v.gates];
+  return [
+    `### ${icon(v.passed)} petstore-load: ${cell(result.meta.scenario)}: ${cell(v.headline)}`,
+    ...(listed.length > 0 ? ['', ...listed.map(part)] : []),
+    ...(v.compliance
+      ? [
+          '',
+          `Compliance, for reading (the thresholds decide): ${v.compliance.map((p) => `${icon(p.passed)} ${cell(p.text)}`).join('; ')}`,
+        ]
+      : []),
+  ];
 }
 
 /** The gates' own tables, each only when it has rows: thresholds, probes, regressions against the baseline. */

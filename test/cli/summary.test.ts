@@ -63,8 +63,14 @@ describe('the terminal summary', () => {
     result.compliance.limiter = { model: 'gcra', given: false, gapMs: 1025, rateCuts: 0 };
     expect(formatSummary(result, 'result.json')).toContain('limiter: gcra (learned from');
     delete result.compliance.limiter;
-    // Only that phrase differs: the rest of the summary reads the same in both modes.
-    const without = (text: string) => text.replace(/; waited .*$/m, '');
+    // Paced, the 429 is a finding; raw, it is how the client learns the limit.
+    expect(enforced).toContain(
+      "FAIL  429s: 1 of 1 to a paced client, which the plan's pace should draw none of",
+    );
+    expect(raw).toContain('ok    429s: 1 of 1, expected in raw mode');
+    // Only that phrase and the verdict differ: the rest of the summary reads the same in both modes.
+    const without = (text: string) =>
+      text.replace(/; waited .*$/m, '').replace(/^verdict: [\s\S]*?(?=^result written)/m, '');
     expect(without(raw)).toBe(without(enforced));
   });
 });

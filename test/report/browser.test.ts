@@ -181,7 +181,7 @@ describe.skipIf(SKIP)(
           expect(c.seriesPixels, `${c.id}: series drawn`).toBeGreaterThan(20);
           expect(c.noData, c.id).toBeNull();
         }
-        expect(await o.page.textContent('[data-verdict]')).toContain('1 of 2 thresholds failed');
+        expect(await o.page.textContent('[data-verdict]')).toContain('thresholds: 1 of 2 failed');
         // The report's script keeps its names to itself; uPlot's, read the same way, shows the read works.
         expect(await o.page.evaluate('typeof uPlot')).toBe('function');
         for (const name of ['drawCharts', 'BUILD', 'COLORS', 'drawn'])

@@ -390,32 +390,37 @@ describe('no data', () => {
     expect(chartTag(page, 'timeline')).toContain('data-points="0"');
     expect(page).toContain('no response was recorded');
     expect(page).toContain('<div class="value">–</div>');
-    expect(page).toContain('no thresholds declared');
+    expect(page).toContain('iterations: none completed (0 requests sent)');
+    expect(page).toContain('data-verdict="failed"');
   });
 });
 
 describe('the verdict banner', () => {
-  const banner = (r: RunResult) =>
-    renderHtmlReport(r).match(/<div class="banner [^"]*" data-verdict=.*?<\/div>/s)?.[0];
+  const banner = (r: RunResult) => renderHtmlReport(r).match(/<section id="verdict">.*?<\/section>/s)?.[0];
 
-  it('none declared: neutral', () => {
-    expect(banner(copy())).toMatch(/class="banner neutral" data-verdict="none".*no thresholds declared/s);
-    expect(banner(copy((r) => (r.thresholds = [])))).toContain('no thresholds declared');
+  it('none declared: the compliance verdict, red here for the check the header fault fails', () => {
+    const b = banner(copy()) as string;
+    expect(b).toMatch(/class="banner failed" data-verdict="failed" data-verdict-kind="compliance"/);
+    expect(b).toMatch(/FAIL · compliance: \d of 4 parts failed \(checks[,)]/);
+    expect(b).toMatch(/data-part="checks" data-passed="false">.*ratelimit-remaining-bounds/);
+    expect(b).toContain('violations: 0');
+    expect(banner(copy((r) => (r.thresholds = [])))).toContain('data-verdict-kind="compliance"');
+    expect(b).not.toContain('nothing to pass or fail');
   });
 
   it('all passed: green', () => {
     const b = banner(copy((r) => (r.thresholds = [THRESHOLDS[0]!])));
-    expect(b).toMatch(/class="banner passed" data-verdict="passed".*thresholds passed/s);
+    expect(b).toMatch(/class="banner passed" data-verdict="passed".*thresholds: 1 of 1 passed/s);
     expect(b).toContain('p99&lt;500ms');
   });
 
   it('some failed: red, naming the failed ones', () => {
     const b = banner(copy((r) => (r.thresholds = THRESHOLDS))) as string;
-    expect(b).toMatch(/class="banner failed" data-verdict="failed".*1 of 2 thresholds failed/s);
-    const listed = b.match(/<ul>.*<\/ul>/s)?.[0];
-    expect(listed).toContain('checks&gt;99.9%');
-    expect(listed).toContain('97.4% of checks passed, below 99.9%');
-    expect(listed).not.toContain('p99&lt;500ms');
+    expect(b).toMatch(/class="banner failed" data-verdict="failed".*thresholds: 1 of 2 failed/s);
+    const failed = b.match(/<li data-part="[^"]*" data-passed="false">.*?<\/li>/gs) ?? [];
+    expect(failed.join('')).toContain('checks&gt;99.9%');
+    expect(failed.join('')).toContain('97.4% of checks passed, below 99.9%');
+    expect(failed.join('')).not.toContain('p99&lt;500ms');
   });
 
   it('a partial run says so, with what interrupted it', () => {

@@ -56,7 +56,8 @@ describe('JUnit XML', () => {
       result.checks.filter((c) => c.failures > 0).map((c) => c.id),
     );
     expect(failing[0].failure['#text']).toContain('bad <x> & "y"');
-    expect(doc.testsuites.tests).toBe(String(2 + result.checks.length));
+    // The result's one verdict is the last case.
+    expect(doc.testsuites.tests).toBe(String(2 + result.checks.length + 1));
     expect(doc.testsuites.name).toBe('petstore-load gate <&> "test"');
   });
 
@@ -78,7 +79,7 @@ describe('JUnit XML', () => {
     const xml = renderJUnit(regressed);
     expect(XMLValidator.validate(xml)).toBe(true);
     const suites = parse(xml).testsuites.testsuite;
-    expect(suites).toHaveLength(3);
+    expect(suites).toHaveLength(4);
     expect(suites[2].testcase[0]).toMatchObject({ name: 'all p99', failure: expect.any(Object) });
     const clean = parse(renderJUnit({ ...regressed, baseline: { ...regressed.baseline, regressions: [] } }));
     expect(clean.testsuites.testsuite[2].testcase[0].name).toBe('no regression against base.json');
@@ -121,7 +122,7 @@ describe('JUnit XML', () => {
     expect(probes.testcase[0].failure).toBeUndefined();
     expect(probes.testcase[1].failure.message).toBe('expected 400 Error; got 500 Error');
     const md = renderSummaryMarkdown(probed);
-    expect(md.split('\n')[0]).toMatch(/1 of 2 probes failed/);
+    expect(md.split('\n')[0]).toMatch(/probes: 1 of 2 failed \(invalid-json\)/);
     expect(md).toContain('| `invalid-json` | 400 Error | 500 Error | ❌ a server error |');
   });
 
@@ -136,7 +137,7 @@ describe('JUnit XML', () => {
 describe('markdown summary', () => {
   it('leads with the verdict and keeps tables intact around hostile text', () => {
     const md = renderSummaryMarkdown(result);
-    expect(md.split('\n')[0]).toMatch(/❌ .*1 of 2 thresholds failed/);
+    expect(md.split('\n')[0]).toMatch(/❌ .*thresholds: 1 of 2 failed/);
     // '<' is an entity outside code spans: GitHub shows it as '<', never as the start of a tag.
     expect(md).toContain('| `errors<1%` | scenario | 4.762 | ❌ errors was 4.762%, wanted &lt; 1% |');
     // The pipes of the sample are escaped, so its table row keeps its columns.
@@ -160,14 +161,21 @@ describe('markdown summary', () => {
     });
     expect(md).not.toContain('<img');
     expect(md).toContain('&lt;img src=x onerror=alert(1)&gt; \\*\\*bold\\*\\* \\`code\\`');
-    expect(md.split('\n')[0]).toMatch(/❌ .*1 of 2 thresholds failed; 1 regression against the baseline/);
+    expect(md.split('\n')[0]).toMatch(
+      /❌ .*thresholds: 1 of 2 failed; baseline: 1 regression against base.json/,
+    );
     expect(md).toContain('| listPets p99 | 10.00 | 20.00 |');
   });
 
-  it('says when no thresholds were declared, or all passed', () => {
+  it('gives the compliance verdict when no thresholds were declared, and says when all passed', () => {
     const passed = { ...result, thresholds: [result.thresholds?.[0]] } as RunResult;
-    expect(renderSummaryMarkdown(passed).split('\n')[0]).toMatch(/✅ .*all 1 thresholds passed/);
+    expect(renderSummaryMarkdown(passed).split('\n')[0]).toMatch(/✅ .*thresholds: 1 of 1 passed/);
     const { thresholds: _, ...none } = result;
-    expect(renderSummaryMarkdown(none as RunResult).split('\n')[0]).toMatch(/no thresholds declared/);
+    // None declared: the compliance verdict, part by part (a check failed here).
+    const paced = structuredClone(none) as RunResult;
+    paced.compliance.quotaUtilization = 0.5;
+    const md = renderSummaryMarkdown(paced).split('\n');
+    expect(md[0]).toMatch(/❌ .*compliance: 1 of 4 parts failed \(checks\)$/);
+    expect(md).toContain('- ✅ violations: 0');
   });
 });

@@ -74,7 +74,7 @@ describe('the markdown summary of a tenant mix', () => {
   it('tables the tiers, then the verdict per tier, and puts the verdict in the headline', () => {
     const md = renderSummaryMarkdown(mix({ broken: true }));
     expect(md.split('\n')[0]).toBe(
-      '### ❌ petstore-load: synthetic: no thresholds declared; isolation broken',
+      '### ❌ petstore-load: synthetic: compliance: 1 of 4 parts failed (429s); isolation broken: pro: 37 429s after abusive started (0 before)',
     );
     expect(md).toContain('| free | 198/200 | 12000 | 1200.0/s |');
     expect(md).toContain('| abusive _(group, raw)_ | 5/5 | 900 |');

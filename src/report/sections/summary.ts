@@ -15,25 +15,15 @@ function card(id: string, label: string, value: string, note: string, tone: Tone
 }
 
 export function summaryCards(result: RunResult): SafeHtml {
+  if (result.capacity) return capacityCards(result);
   const { overall, compliance } = result;
-  const passes = result.checks.reduce((sum, c) => sum + c.passes, 0);
-  const failures = result.checks.reduce((sum, c) => sum + c.failures, 0);
-  const evaluated = passes + failures;
   return html`<section id="summary"><h2>Summary</h2><div class="cards">
     ${card('requests', 'requests', count(overall.requests), requestsNote(result))}
     ${card('rate', 'rate', perSecond(overall.rate), `over ${loadSpanText(result)}; plan allows ${perSecond(compliance.planRate)}`)}
     ${card('p50', 'p50 response time', ms(overall.response.p50), `service ${ms(overall.service.p50)}`)}
     ${card('p99', 'p99 response time', ms(overall.response.p99), `service ${ms(overall.service.p99)}, max ${ms(overall.response.max)}`)}
     ${refusalCard(compliance)}
-    ${card(
-      'checks',
-      'check pass rate',
-      evaluated === 0 ? '–' : percent(passes / evaluated),
-      evaluated === 0
-        ? 'no check evaluated'
-        : `${counted(failures, 'failure', 'failures')} of ${count(evaluated)}`,
-      evaluated === 0 ? '' : failures > 0 ? 'bad' : 'good',
-    )}
+    ${checksCard(result)}
     ${card('quota', 'quota utilisation', percent(compliance.quotaUtilization), `of ${decimal(admittedRate(result))} req/s the plan admits`)}
     ${card('violations', 'violations', count(compliance.violations), 'requests sent inside a Retry-After', compliance.violations > 0 ? 'bad' : 'good')}
   </div>${refusalNoteParagraphs(compliance)}${compliance.heldByLimiter ? html`<p class="muted" data-held-by-limiter>${describeHeldByLimiter(compliance.heldByLimiter)}</p>` : ''}${heldMostParagraph(result)}</section>`;
@@ -73,6 +63,42 @@ function requestsNote(result: RunResult): string {
   ]
     .filter(Boolean)
     .join('; ');
+}
+
+function checksCard(result: RunResult): SafeHtml {
+  const passes = result.checks.reduce((sum, c) => sum + c.passes, 0);
+  const failures = result.checks.reduce((sum, c) => sum + c.failures, 0);
+  const evaluated = passes + failures;
+  return card(
+    'checks',
+    'check pass rate',
+    evaluated === 0 ? '–' : percent(passes / evaluated),
+    evaluated === 0
+      ? 'no check evaluated'
+      : `${counted(failures, 'failure', 'failures')} of ${count(evaluated)}`,
+    evaluated === 0 ? '' : failures > 0 ? 'bad' : 'good',
+  );
+}
+
+/**
+ * A capacity probe drove every plan's key at once, each to its own limit and past it on purpose:
+ * a run-wide rate or a utilisation of one plan's quota means nothing there, so its cards are the
+ * plans' verdicts and the figures that hold across plans; per plan, the table below says the rest.
+ */
+function capacityCards(result: RunResult): SafeHtml {
+  const reports = result.capacity ?? [];
+  const passed = reports.filter((r) => r.verdict === 'pass').length;
+  const { overall } = result;
+  const violations = reports.reduce((n, r) => n + r.violations, 0);
+  return html`<section id="summary"><h2>Summary</h2><div class="cards">
+    ${card('plans', 'plans passed', `${passed} of ${reports.length}`, "each plan's verdict in the capacity table", passed === reports.length && reports.length > 0 ? 'good' : 'bad')}
+    ${card('requests', 'requests', count(overall.requests), `sent by the probes of ${counted(reports.length, 'plan', 'plans')}`)}
+    ${card('p50', 'p50 response time', ms(overall.response.p50), `service ${ms(overall.service.p50)}, all plans`)}
+    ${card('p99', 'p99 response time', ms(overall.response.p99), `service ${ms(overall.service.p99)}, max ${ms(overall.response.max)}`)}
+    ${card('rate-limited', 'refusals', count(overall.rateLimited), "drawn on purpose: each plan's window exhausted to its first 429")}
+    ${checksCard(result)}
+    ${card('violations', 'violations', count(violations), 'requests sent before a Retry-After elapsed, all plans', violations > 0 ? 'bad' : 'good')}
+  </div>${refusalNoteParagraphs(result.compliance)}</section>`;
 }
 
 /** A paced run its target's told budget held most of the time: said where the figures are read. */

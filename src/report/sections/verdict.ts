@@ -1,37 +1,40 @@
-import type { RunResult, ThresholdResult } from '../../result/types.ts';
+import type { RunResult } from '../../result/types.ts';
 import { html, type SafeHtml } from '../escape.ts';
 import { decimal } from '../format.ts';
 import { UNVERIFIED_LINE } from '../network.ts';
 import { partialReason } from '../partial-reason.ts';
 import { refusalStatuses } from '../refusals.ts';
+import { type Verdict, type VerdictPart, verdictOf } from '../verdict.ts';
 
-const actual = (t: ThresholdResult) =>
-  t.actual === null ? 'nothing measured' : `measured ${decimal(t.actual)}`;
-
-function item(t: ThresholdResult): SafeHtml {
-  return html`<li><code>${t.expression}</code> <span class="muted">(${t.source})</span>: ${actual(t)}${
-    t.detail ? html`, ${t.detail}` : ''
-  }${t.aborted ? html` <strong>(ended the run early)</strong>` : ''}</li>`;
+function part(p: VerdictPart): SafeHtml {
+  return html`<li data-part="${p.id}" data-passed="${String(p.passed)}"><span class="badge ${p.passed ? 'pass' : 'fail'}">${p.passed ? 'pass' : 'fail'}</span> ${p.text}${
+    !p.passed && p.reasons && p.reasons.length > 0
+      ? html`<ul class="samples">${p.reasons.map((why) => html`<li>${why}</li>`)}</ul>`
+      : ''
+  }</li>`;
 }
 
-/** The first thing a reader (or a CI job's artefact viewer) needs: did the run meet its thresholds. */
+const WHAT_DECIDES: Record<Verdict['kind'], string> = {
+  thresholds: 'the thresholds declared decide',
+  compliance: 'no thresholds declared: judged on compliance, which changes no exit code',
+  capacity: "each plan's verdict, as in the capacity table below",
+  'tenant-capacity': 'the largest number of tenants that held at their quota',
+};
+
+/**
+ * The first thing a reader (or a CI job's artefact viewer) needs: did the run pass, and on what. The
+ * verdict is computed once (verdict.ts) and shown here as the terminal, markdown and JUnit show it.
+ */
 export function verdictBanner(result: RunResult): SafeHtml {
-  const thresholds = result.thresholds ?? [];
-  const failed = thresholds.filter((t) => !t.passed);
-  const passed = thresholds.filter((t) => t.passed);
-  if (thresholds.length === 0) {
-    // Probes and a baseline are verdicts of their own, shown beside this one.
-    const other = result.probes !== undefined || result.baseline !== undefined;
-    return html`<div class="banner neutral" data-verdict="none"><strong>no thresholds declared</strong>
-      <span>${other ? '.' : ': nothing to pass or fail; the figures below are for reading.'}</span></div>`;
-  }
-  if (failed.length === 0) {
-    return html`<div class="banner passed" data-verdict="passed"><strong>thresholds passed</strong>
-      <span>(${thresholds.length} of ${thresholds.length})</span><ul>${passed.map(item)}</ul></div>`;
-  }
-  return html`<div class="banner failed" data-verdict="failed">
-    <strong>${failed.length} of ${thresholds.length} thresholds failed</strong><ul>${failed.map(item)}</ul>
-    ${passed.length > 0 ? html`<div class="muted">passed: ${passed.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t.expression}</code>`)}</div>` : ''}
+  const v = verdictOf(result);
+  const state = v.passed ? 'passed' : 'failed';
+  return html`<div class="banner ${state}" data-verdict="${state}" data-verdict-kind="${v.kind}">
+    <strong>${v.passed ? 'PASS' : 'FAIL'} · ${v.headline}</strong> <span class="muted">(${WHAT_DECIDES[v.kind]})</span>
+    <ul class="verdict-parts">${[...v.parts, ...v.gates].map(part)}</ul>${
+      v.compliance
+        ? html`<div class="muted" data-verdict-compliance>compliance, for reading: <ul>${v.compliance.map(part)}</ul></div>`
+        : ''
+    }
   </div>`;
 }
 
