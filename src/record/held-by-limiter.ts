@@ -22,7 +22,7 @@ import { ServiceSpread } from './service-spread.ts';
  * its own work (answers back to back, each as slow as the first) is not taken for one. Steady gaps
  * are also what a quick service gives sends at a steady rate (a paced run, a capacity probe): half a
  * window's answers must have been held beyond the service's own spread (service-spread.ts: 10 ms, or
- * three times the p99 of the holds under it), or its timing is the sends', and a few loopback
+ * three times the p99 of the holds under it, 150 ms at most), or its timing is the sends', and a few loopback
  * jitters are not a queue releasing 175/s. A hold under that margin, or under half the interval or
  * step, is noise, and so is a slow-down's step under 30 ms (holds are allowed
  * 15 ms of a busy machine's timer lateness). Cost: a ring of WINDOW answers per key, two sorts of seven

@@ -340,6 +340,19 @@ describe('HeldByLimiter, a hold against the service spread', () => {
   });
 });
 
+describe('HeldByLimiter, a queue whose holds cover every length', () => {
+  it('names a queue filled slowly, its holds growing 5 ms a request to 2 s: the margin does not run away', () => {
+    // Sends every 45 ms into releases every 50 ms: holds of 0, 5, 10 ... up to 40 releases, then a
+    // refusal for every tenth send. Holds under the margin must not raise it past the ones above.
+    const attempts = openLoop(45, 30, queue(50, 40, 0.07, loopbackJitter(8)));
+    const held = detect(attempts);
+    expect(held?.kind).toBe('queue');
+    expect(held?.responses).toBeGreaterThan(delayedBy(attempts, 200) * 0.85);
+    expect(held?.intervalMs).toBeGreaterThan(49);
+    expect(held?.intervalMs).toBeLessThan(51);
+  });
+});
+
 describe('ServiceSpread', () => {
   it('keeps its floor for a quick service, and rises to three times the p99 of a jittery one', () => {
     const quick = new ServiceSpread();
@@ -357,6 +370,16 @@ describe('ServiceSpread', () => {
     const r = random(10);
     for (let i = 0; i < 10_000; i++) spread.observe(i % 10 === 0 ? 500 + r() * 2000 : r() * 2);
     expect(spread.marginMs).toBe(HOLD_MARGIN_FLOOR_MS);
+  });
+
+  it('stays under 150 ms whatever the holds under it: a queue filled slowly over and over', () => {
+    // Holds of every length up to 300 ms: each margin has holds just under it, which would raise it
+    // threefold at each reading, past every hold, were the holds it reads not capped.
+    const spread = new ServiceSpread();
+    const r = random(11);
+    for (let i = 0; i < 50_000; i++) spread.observe(r() * 300);
+    expect(spread.marginMs).toBeGreaterThan(140);
+    expect(spread.marginMs).toBeLessThanOrEqual(150);
   });
 
   it('reads no p99 from a run of few answers: its first slow ones do not set the bar', () => {
