@@ -1,6 +1,7 @@
 import { keepsAway } from '../api/responses.ts';
 import type { AttemptRecord } from './attempt.ts';
 import { type Histogram, newHistogram } from './histogram.ts';
+import { ServiceSpread } from './service-spread.ts';
 
 /**
  * Responses a delaying limiter held (nginx `limit_req` with a burst and no `nodelay`, which queues
@@ -18,10 +19,15 @@ import { type Histogram, newHistogram } from './histogram.ts';
  * the two apart (#cappedClimb), as does a slow-down's cap (#atCap). A slow service does neither:
  * every answer slow gives holds near 0, and jitter gives neither steady gaps nor steady steps. A
  * queue's interval must also be at least twice the fastest answer, so that a service serialising
- * its own work (answers back to back, each as slow as the first) is not taken for one. A hold under
- * half the interval or step is noise, and so is a slow-down's step under 30 ms (holds are allowed
+ * its own work (answers back to back, each as slow as the first) is not taken for one. Steady gaps
+ * are also what a quick service gives sends at a steady rate (a paced run, a capacity probe): half a
+ * window's answers must have been held beyond the service's own spread (service-spread.ts: 10 ms, or
+ * three times the p99 of the holds under it, 150 ms at most), or its timing is the sends', and a few loopback
+ * jitters are not a queue releasing 175/s. A hold under that margin, or under half the interval or
+ * step, is noise, and so is a slow-down's step under 30 ms (holds are allowed
  * 15 ms of a busy machine's timer lateness). Cost: a ring of WINDOW answers per key, two sorts of seven
- * numbers per answer, no allocation (about 0.4 µs an answer, histogram included).
+ * numbers and a histogram entry per answer, no allocation (about 0.5 µs an answer, histograms included:
+ * the service spread added a third).
  */
 
 export type HeldKind = 'queue' | 'slow-down' | 'both' | 'unknown';
@@ -129,6 +135,8 @@ export class HeldByLimiter {
   readonly #order = new Int32Array(WINDOW);
   #totalMs = 0;
   #longestMs = 0;
+  /** The target's own latency spread: a hold must stand clear of it (service-spread.ts). */
+  readonly #spread = new ServiceSpread();
   /**
    * Service time of the responses known not to be held: those never judged (refusals, errors), and
    * those that left a key's ring uncounted (a response is counted, if ever, while in its ring).
@@ -147,6 +155,7 @@ export class HeldByLimiter {
     }
     const latency = a.receivedAt - a.sentAt;
     const hold = Math.max(0, latency - this.#baseline(key, a.operation.id, latency, a.status < 400));
+    this.#spread.observe(hold);
     const at = (key.seen % WINDOW) * FIELDS;
     if (key.seen >= WINDOW && key.ring[at + COUNTED] === 0)
       this.#unheld.recordValue(serviceUs(key.ring[at + SENT]!, key.ring[at + RECEIVED]!));
@@ -192,6 +201,9 @@ export class HeldByLimiter {
       verdict = Verdict.SlowDown;
       unit = key.climbStep;
     }
+    // Steady gaps alone are what sends at a steady rate give a quick service: half the window must
+    // also have waited beyond the service's own spread, or its timing is the sends', not a limiter's.
+    if (this.#heldBeyond(key, unit) < WINDOW / 2) return false;
     if (verdict === Verdict.Either) {
       key.climbGap = gap;
       key.climbStep = step;
@@ -231,7 +243,7 @@ export class HeldByLimiter {
   #count(key: KeyState, at: number, verdict: Verdict, unit: number): void {
     const ring = key.ring;
     const hold = ring[at + HOLD]!;
-    if (ring[at + COUNTED] === 1 || hold < unit / 2) return;
+    if (ring[at + COUNTED] === 1 || hold < this.#heldFrom(unit)) return;
     ring[at + COUNTED] = 1;
     this.#totalMs += hold;
     if (hold > this.#longestMs) this.#longestMs = hold;
@@ -244,6 +256,19 @@ export class HeldByLimiter {
       key.slowStep = unit;
       key.slowCap = Math.max(key.slowCap, hold);
     } else key.either++;
+  }
+
+  /** The least hold that counts as held: half a limiter's unit, and clear of the service's spread. */
+  #heldFrom(unit: number): number {
+    return Math.max(unit / 2, this.#spread.marginMs);
+  }
+
+  /** The window's answers held at least `#heldFrom(unit)`. */
+  #heldBeyond(key: KeyState, unit: number): number {
+    const from = this.#heldFrom(unit);
+    let held = 0;
+    for (let at = 0; at < WINDOW * FIELDS; at += FIELDS) if (key.ring[at + HOLD]! >= from) held++;
+    return held;
   }
 
   /**

@@ -79,6 +79,8 @@ describe('nginx limit_conn 2 per key over a 300 ms upstream', () => {
 
 describe('nginx limit_req 2r/s burst=5 without nodelay: a limiter that queues', () => {
   it('holds 5 and releases them at 2 a second (within 2%)', () => {
+    const { limiter } = get('queue').report;
+    console.log(`nginx queue: ${limiter.queue} held, released at ${limiter.sustainedPerSecond}/s`);
     expectQueueFound(get('queue'), { queue: QUEUE, perSecond: QUEUE_RATE_PER_S, plan: QUEUE_PLAN });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyResponse } from '../../src/api/responses.ts';
 import type { AttemptRecord } from '../../src/record/attempt.ts';
 import { HeldByLimiter, type HeldSnapshot } from '../../src/record/held-by-limiter.ts';
+import { HOLD_MARGIN_FLOOR_MS, ServiceSpread } from '../../src/record/service-spread.ts';
 
 /**
  * Synthetic runs: closed-loop users (each sends again as soon as it is answered) against a service
@@ -288,5 +289,102 @@ describe('HeldByLimiter, the service latency it holds answers against', () => {
     // standing backlog of 198 ms, fed at its rate), and it is read as one.
     const quickSuccess = attempts.map((a, i) => (i === 0 ? { ...a, status: 200 } : a));
     expect(detect(quickSuccess)?.kind).toBe('queue');
+  });
+});
+
+/**
+ * The pet store server on loopback, two busy-looping processes on two cores, as a `capacity` run
+ * measured it: service time p50 0.35 ms, p90 2.5, p99 8.4, the longest 34 ms. Now and then the
+ * machine slows every answer alike for a stretch (`stretchMs` more for `stretch` answers in a row).
+ */
+function loopbackUnderLoad(seed: number, stretchMs = 0, stretch = 0): Target {
+  const jitter = loopbackJitter(seed);
+  let answered = 0;
+  return (sentAt) => {
+    const slowed = stretch > 0 && answered++ % 500 < stretch ? stretchMs : 0;
+    return { receivedAt: sentAt + 0.07 + jitter() + slowed, status: 200 };
+  };
+}
+
+/** The service time beyond its fastest of that loaded loopback, ms. */
+function loopbackJitter(seed: number): () => number {
+  const r = random(seed);
+  return () => {
+    const u = r();
+    return u < 0.7 ? r() * 0.6 : u < 0.9 ? 0.6 + r() * 2.4 : u < 0.99 ? 3 + r() * 5 : 8 + r() * 26;
+  };
+}
+
+describe('HeldByLimiter, a hold against the service spread', () => {
+  it.each([
+    ['its own jitter', 0, 0],
+    ['a stretch of every answer 4 ms slower', 4, 40],
+    ['a stretch of every answer 8 ms slower', 8, 40],
+  ])('names nothing held by a quick service paced at 175/s with %s', (_, stretchMs, stretch) => {
+    // The sends' steady interval comes back as steady gaps between answers: no queue of the target's.
+    for (const seed of [1, 2, 3, 4]) {
+      const attempts = openLoop(1000 / 175, 20, loopbackUnderLoad(seed, stretchMs, stretch));
+      expect(detect(attempts), `seed ${seed}`).toBeUndefined();
+    }
+  });
+
+  it('names a queue releasing 20 a second behind that jittery service, at its rate', () => {
+    const attempts = closedLoop(4, 15, queue(50, 5, 0.07, loopbackJitter(6)));
+    const held = detect(attempts);
+    const admitted = attempts.filter((a) => a.status === 200).length;
+    expect(held?.kind).toBe('queue');
+    // An answer late by more than a few ms breaks the steady gaps of the windows it is in.
+    expect(held?.responses).toBeGreaterThan(admitted * 0.7);
+    expect(held?.intervalMs).toBeGreaterThan(45);
+    expect(held?.intervalMs).toBeLessThan(55);
+  });
+});
+
+describe('HeldByLimiter, a queue whose holds cover every length', () => {
+  it('names a queue filled slowly, its holds growing 5 ms a request to 2 s: the margin does not run away', () => {
+    // Sends every 45 ms into releases every 50 ms: holds of 0, 5, 10 ... up to 40 releases, then a
+    // refusal for every tenth send. Holds under the margin must not raise it past the ones above.
+    const attempts = openLoop(45, 30, queue(50, 40, 0.07, loopbackJitter(8)));
+    const held = detect(attempts);
+    expect(held?.kind).toBe('queue');
+    expect(held?.responses).toBeGreaterThan(delayedBy(attempts, 200) * 0.85);
+    expect(held?.intervalMs).toBeGreaterThan(49);
+    expect(held?.intervalMs).toBeLessThan(51);
+  });
+});
+
+describe('ServiceSpread', () => {
+  it('keeps its floor for a quick service, and rises to three times the p99 of a jittery one', () => {
+    const quick = new ServiceSpread();
+    const r = random(9);
+    for (let i = 0; i < 10_000; i++) quick.observe(r() * 2);
+    expect(quick.marginMs).toBe(HOLD_MARGIN_FLOOR_MS);
+    const jittery = new ServiceSpread();
+    for (let i = 0; i < 10_000; i++) jittery.observe(r() * 8);
+    expect(jittery.marginMs).toBeGreaterThan(3 * 7.8);
+    expect(jittery.marginMs).toBeLessThan(3 * 8.1);
+  });
+
+  it("is not raised by a limiter's waits: holds above the margin never enter it", () => {
+    const spread = new ServiceSpread();
+    const r = random(10);
+    for (let i = 0; i < 10_000; i++) spread.observe(i % 10 === 0 ? 500 + r() * 2000 : r() * 2);
+    expect(spread.marginMs).toBe(HOLD_MARGIN_FLOOR_MS);
+  });
+
+  it('stays under 150 ms whatever the holds under it: a queue filled slowly over and over', () => {
+    // Holds of every length up to 300 ms: each margin has holds just under it, which would raise it
+    // threefold at each reading, past every hold, were the holds it reads not capped.
+    const spread = new ServiceSpread();
+    const r = random(11);
+    for (let i = 0; i < 50_000; i++) spread.observe(r() * 300);
+    expect(spread.marginMs).toBeGreaterThan(140);
+    expect(spread.marginMs).toBeLessThanOrEqual(150);
+  });
+
+  it('reads no p99 from a run of few answers: its first slow ones do not set the bar', () => {
+    const spread = new ServiceSpread();
+    for (let i = 0; i < 100; i++) spread.observe(i < 3 ? 9 : 0.5);
+    expect(spread.marginMs).toBe(HOLD_MARGIN_FLOOR_MS);
   });
 });

@@ -295,6 +295,23 @@ async function steppedUntilRefused(
   return [alone, ...(await Promise.all(pending))];
 }
 
+/** Releases a queue's timer and ours may put off its interval by this much, or a quarter of it. */
+const RELEASE_SLACK_MS = 15;
+
+/**
+ * A gap between consecutive answers (in the order answered) that a queue releasing one per
+ * `interval` would not leave, if any: a busy machine's pause delays answers and then lets them go
+ * together, a queue spaces every one of them by its interval.
+ */
+export function strayRelease(ok: readonly ProbeReply[], interval: number): number | undefined {
+  const slack = Math.max(RELEASE_SLACK_MS, interval / 4);
+  for (let i = 1; i < ok.length; i++) {
+    const gap = (ok[i] as ProbeReply).receivedAt - (ok[i - 1] as ProbeReply).receivedAt;
+    if (Math.abs(gap - interval) > slack) return gap;
+  }
+  return undefined;
+}
+
 /** The queue and its release interval, from the stepped requests' answers: those held were queued. */
 function readRelease(ramp: Ramp, answers: ProbeReply[], step: number): Ramp {
   const out = ramp.exhausted;
@@ -317,14 +334,23 @@ function readRelease(ramp: Ramp, answers: ProbeReply[], step: number): Ramp {
     );
     return ramp;
   }
-  ramp.queue = queued.length;
   const first = ok[0] as ProbeReply;
   const last = ok[ok.length - 1] as ProbeReply;
   if (ok.length < 2) {
+    ramp.queue = queued.length;
     ramp.evidence.push(`${apart}: one held, the rest refused: a queue of 1, its release rate unseen`);
     return ramp;
   }
-  ramp.releaseIntervalMs = (last.receivedAt - first.receivedAt) / (ok.length - 1);
+  const interval = (last.receivedAt - first.receivedAt) / (ok.length - 1);
+  const stray = strayRelease(ok, interval);
+  if (stray !== undefined) {
+    ramp.evidence.push(
+      `${apart}: ${queued.length} answered late, but not one per interval (${Math.round(stray)} ms apart where a queue's releases would be ${Math.round(interval)}): no queue (the machine was busy), and these requests are the burst from rest`,
+    );
+    return ramp;
+  }
+  ramp.queue = queued.length;
+  ramp.releaseIntervalMs = interval;
   ramp.lastReleaseAt = last.receivedAt;
   ramp.evidence.push(
     `${apart}: ${ok.length - queued.length} answered at once, ${queued.length} held and released one per ${Math.round(ramp.releaseIntervalMs * 10) / 10} ms, ${answers.length - ok.length} refused: a limiter that queues ${queued.length} and releases them at its rate (held answers are not requests in flight)`,
