@@ -78,6 +78,13 @@ ${baselineBanner(result)}
  * The run as one self-contained HTML page: verdict, summary, latency and timeline charts, tables,
  * configuration. It opens offline from a file (CI artefact, e-mail attachment) and requests nothing.
  */
+/** A capacity probe drives several plans' keys at once: the header names them, not "a,b plan". */
+function planLine(result: RunResult): string {
+  const plans = result.capacity?.map((r) => r.plan) ?? [];
+  if (plans.length > 1) return `plans ${plans.join(', ')}`;
+  return `${plans[0] ?? result.meta.plan} plan`;
+}
+
 export function renderHtmlReport(result: RunResult): string {
   const { uplotJs, uplotCss, clientJs, css } = assets();
   const charts = chartData(result);
@@ -100,7 +107,7 @@ export function renderHtmlReport(result: RunResult): string {
 <body>
 <header>
 <h1>petstore-load report: <code>${m.scenario}</code></h1>
-<p class="subtitle">${m.description ? html`${m.description}<br>` : ''}${m.plan} plan · <span class="mono">${m.target}</span> ·
+<p class="subtitle">${m.description ? html`${m.description}<br>` : ''}${planLine(result)} · <span class="mono">${m.target}</span> ·
 ${m.startedAt} · ${decimal(m.durationSeconds)} s</p>
 </header>
 ${partialBanner(result)}

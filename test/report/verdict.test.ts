@@ -272,6 +272,8 @@ describe('the verdict at the top of the report', () => {
     expect(summary).not.toContain('data-card="rate"');
     expect(summary).not.toContain('plan allows');
     expect(page).not.toContain('quota utilisation');
+    // The header names the plans probed, not one plan called "free,pro".
+    expect(page).toMatch(/class="subtitle">plans free, pro ·/);
   });
 });
 
