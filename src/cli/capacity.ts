@@ -20,7 +20,7 @@ import { capacityTenants } from './capacity-tenants.ts';
 import { spawnServer } from './embedded-server.ts';
 import { checkReachable } from './reachable.ts';
 import { exitCodeOf, type Outputs, type Session, withSession } from './session.ts';
-import { writeResultAndReportTo } from './write-output.ts';
+import { checkOutputDir, writeResultAndReportTo } from './write-output.ts';
 
 type CapacityOutputs = ReturnType<typeof writeResultAndReportTo>;
 
@@ -33,6 +33,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     process.stdout.write(configJson(printable(config)));
     return EXIT.OK;
   }
+  checkOutputDir(config.out);
   return config.mode === 'tenants' ? capacityTenants(config) : probePlans(config);
 }
 

@@ -21,6 +21,7 @@ import { type OutputOptions, resultDir, runExitCode, writeRunOutputs } from './r
 import { type Ending, judge, tell } from './run-verdict.ts';
 import { type Session, withSession } from './session.ts';
 import { failsForGood } from './thresholds.ts';
+import { checkOutputDir } from './write-output.ts';
 
 /** A mix as worker threads take it: plain data, the keys in tenant order (in memory only). */
 function tenantJob(mix: TenantMix): NonNullable<WorkerJob['tenants']> {
@@ -135,6 +136,7 @@ export function execute(
   given: RunConfig,
   resolveShard: (shard: string) => Promise<RunConfig>,
 ): Promise<number> {
+  checkOutputDir(given.outputs.out);
   const { outputs, soFar, checkpoints, write } = runOutputs(given);
   return withSession({ label: '', quiet: given.quiet, write }, async (session) => {
     const baseUrl = await startTarget(given, session);
