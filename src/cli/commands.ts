@@ -14,7 +14,7 @@ import {
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
 3 target or quota store unreachable (or a fleet short of a generator), 4 cannot listen, 5 a run that
-completed no iteration, 70 internal error, 73 an output could not be written, 130 interrupted.`;
+completed no iteration or sent nothing, 70 internal error, 73 an output could not be written, 130 interrupted.`;
 
 /**
  * The commands and their help, apart from the process they run in (main.ts): what `--help` says is
