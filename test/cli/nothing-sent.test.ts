@@ -29,7 +29,7 @@ const answers: Transport = async () => {
 };
 
 async function run(
-  flow: Flow['run'],
+  flow: Flow<unknown>['run'],
   o: { duration?: string; setup?: boolean; limit?: number } = {},
 ): Promise<RunResult> {
   const scenario = defineScenario({
