@@ -62,7 +62,7 @@ async function run(
 const exitOf = (result: RunResult) =>
   runExitCode(result, { interrupted: false, setupFailed: false, writeFailed: false });
 
-const think = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const think = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What `tell` says on stderr for a quiet run. */
 function toldOnStderr(result: RunResult, exitCode: number): string[] {
