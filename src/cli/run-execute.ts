@@ -20,6 +20,7 @@ import type { FleetRun } from './run-fleet.ts';
 import { type OutputOptions, resultDir, runExitCode, writeRunOutputs } from './run-output.ts';
 import { type Ending, judge, tell } from './run-verdict.ts';
 import { type Session, withSession } from './session.ts';
+import { keyHint } from './setup-failure.ts';
 import { failsForGood } from './thresholds.ts';
 import { checkOutputDir } from './write-output.ts';
 
@@ -189,7 +190,7 @@ async function measure(run: RunState): Promise<number> {
     result = await traffic(run);
   } catch (error) {
     if (!(error instanceof SetupError)) throw error;
-    setupFailure = `scenario ${config.scenario.name}: ${error.message}`;
+    setupFailure = `scenario ${config.scenario.name}: ${error.message}${keyHint(config, error.message, error.result)}`;
     // Setup's requests were measured: with them, the run's outputs are written as for any run.
     if (!error.result) {
       const unreachable = !config.embedded && !(await reachable(run.baseUrl, config.network.options));
