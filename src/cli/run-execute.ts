@@ -16,6 +16,7 @@ import type { WorkerJob } from '../scenario/worker-job.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { spawnServer } from './embedded-server.ts';
 import { checkReachable, reachable } from './reachable.ts';
+import { pacedPreparationLine } from './run-announce.ts';
 import type { FleetRun } from './run-fleet.ts';
 import { type OutputOptions, resultDir, runExitCode, writeRunOutputs } from './run-output.ts';
 import { type Ending, judge, tell } from './run-verdict.ts';
@@ -177,6 +178,8 @@ export function execute(
       fleet: fleet?.fleet,
       fleetFinish: fleet ? await import('./fleet-finish.ts') : undefined,
     };
+    const paced = config.quiet ? undefined : pacedPreparationLine(config);
+    if (paced) process.stderr.write(`petstore-load: ${paced}\n`);
     return measure(run);
   });
 }
