@@ -23,5 +23,5 @@ export function pacedPreparationLine(
   const phases = setup && teardown ? 'setup and teardown' : setup ? 'setup' : 'teardown';
   const gap = gapMs < 1000 ? `${Math.round(gapMs)} ms` : `${(gapMs / 1000).toFixed(1)} s`;
   const send = phases === 'setup and teardown' ? 'send' : 'sends';
-  return `${phases} ${send} at plan ${config.planName}'s pace, one request every ${gap}: each of their requests adds about ${gap} to the run's wall time, beyond the load's ${humanDuration(config.workload.durationMs)} (the summary gives each span)`;
+  return `${phases} ${send} at plan ${config.planName}'s pace, one request every ${gap}: each of their requests adds about ${gap} to the run's wall time, beyond the load's ${humanDuration(config.workload.durationMs)}`;
 }

@@ -83,9 +83,13 @@ describe('wall time around the load', () => {
     expect(formatSummary(result, 'r.json').split('\n')[1]).toBe(line);
   });
 
-  it('no setup or teardown to speak of: no line', () => {
-    const meta = { setupSeconds: 0.001, teardownSeconds: 0, durationSeconds: 5 };
+  it("setup and teardown short beside the load (the embedded server's tenfold time), or none: no line", () => {
+    const meta = { setupSeconds: 0.7, teardownSeconds: 0.3, durationSeconds: 10.8 };
     expect(wallTimeLine({ meta } as RunResult)).toBeUndefined();
+    const longer = { setupSeconds: 4, teardownSeconds: 1.5, durationSeconds: 60 };
+    expect(wallTimeLine({ meta: longer } as RunResult)).toBe(
+      'wall time 65.5 s: setup 4.0 s, load 60.0 s, teardown 1.5 s',
+    );
     expect(wallTimeLine({ meta: { durationSeconds: 5 } } as RunResult)).toBeUndefined();
   });
 
@@ -103,7 +107,7 @@ describe('wall time around the load', () => {
 describe('said before the run starts', () => {
   it('a real-time plan of one a second: the pace, and that each request adds to the wall time', () => {
     expect(pacedPreparationLine(config(scenario, 1))).toBe(
-      "setup and teardown send at plan free's pace, one request every 1.0 s: each of their requests adds about 1.0 s to the run's wall time, beyond the load's 5 s (the summary gives each span)",
+      "setup and teardown send at plan free's pace, one request every 1.0 s: each of their requests adds about 1.0 s to the run's wall time, beyond the load's 5 s",
     );
     const setupOnly = { ...scenario, teardown: undefined };
     expect(pacedPreparationLine(config(setupOnly, 2))).toMatch(
