@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
  * Here that answer is an error in words. The directories made are added to `made`, outermost first
  * (those made before a failure too).
  */
-export function makeDirectories(dir: string, made: string[] = []): string[] {
+export function makeDirectories(dir: string, made: string[] = [], again = true): string[] {
   const missing: string[] = [];
   for (let at = resolve(dir); !exists(at); at = dirname(at)) {
     missing.unshift(at);
@@ -31,6 +31,8 @@ export function makeDirectories(dir: string, made: string[] = []): string[] {
       // Made meanwhile by another process: as good as made here.
       if (code === 'EEXIST' && statSync(at).isDirectory()) continue;
       if (code === 'ENOENT' && exists(dirname(at))) Object.assign(error as Error, { refusal: NO_DIRECTORY });
+      // A parent removed meanwhile (another process's trial of the same folder): once more from the top.
+      else if (code === 'ENOENT' && again) return makeDirectories(dir, made, false);
       throw error;
     }
   }
