@@ -131,7 +131,7 @@ export function nothingSentLine(result: RunResult): string | undefined {
   if (workloadRequests(result.overall, seconds) > 0) return undefined;
   const n = result.workload.iterations;
   const around = result.overall.requests > 0 ? ` (setup and teardown sent ${result.overall.requests})` : '';
-  return `the workload sent no request in ${result.meta.durationSeconds.toFixed(1)} s${around}: its ${n} iteration${n === 1 ? '' : 's'} completed without calling the API, so the run measured nothing of the target`;
+  return `the workload sent no request in ${result.meta.durationSeconds.toFixed(1)} s${around}: its ${n} iteration${n === 1 ? '' : 's'} completed without one, so the run measured nothing of the target`;
 }
 
 /**

@@ -88,7 +88,7 @@ describe('a run that sent nothing', () => {
     expect(noIterationLine(result)).toBeUndefined();
     expect(exitOf(result)).toBe(EXIT.NO_ITERATIONS);
     expect(nothingSentLine(result)).toMatch(
-      /^the workload sent no request in 3\.\d s: its \d+ iterations completed without calling the API, so the run measured nothing of the target$/,
+      /^the workload sent no request in 3\.\d s: its \d+ iterations completed without one, so the run measured nothing of the target$/,
     );
     expect(toldOnStderr(result, EXIT.NO_ITERATIONS)).toEqual([`petstore-load: ${nothingSentLine(result)}\n`]);
   });
