@@ -20,13 +20,18 @@ export function authRefusal(failure: string, result: RunResult | undefined): 401
  * any other failure.
  */
 export function keyHint(
-  config: Pick<RunConfig, 'apiKey' | 'tenants'>,
+  config: Pick<RunConfig, 'apiKey' | 'tenants' | 'embedded' | 'planName'>,
   failure: string,
   result: RunResult | undefined,
 ): string {
   const status = authRefusal(failure, result);
   if (status === undefined) return '';
-  const sources = `a key is given with --api-key or in PETSTORE_API_KEY${config.tenants?.file ? ` (a tenant's in --tenants ${config.tenants.file})` : ''}`;
+  const tenants = config.tenants?.file ? ` (a tenant's in --tenants ${config.tenants.file})` : '';
+  // A key exported for one's own target reaches the embedded server too, which knows only its demo keys.
+  const demo = config.embedded
+    ? `; without either, the embedded server's demo key for ${config.planName} is used`
+    : '';
+  const sources = `a key is given with --api-key or in PETSTORE_API_KEY${tenants}${demo}`;
   const refused =
     status === 401
       ? config.apiKey

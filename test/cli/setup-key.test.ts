@@ -64,4 +64,15 @@ describe.concurrent('setup refused for its key', () => {
     },
     90_000,
   );
+
+  it('a wrong PETSTORE_API_KEY sent to the embedded server: the line says its demo key is used without one', async () => {
+    const out = join(dir, 'embedded');
+    const r = await runCli(['run', 'catalogue-browse', '--duration', '2s', '--out', out, '--quiet'], 60_000, {
+      PETSTORE_API_KEY: 'meant-for-my-own-target',
+    });
+    expect(r.code, context(r)).toBe(2);
+    expect(nonEmptyLines(r.stderr)).toEqual([
+      `petstore-load: scenario catalogue-browse: setup failed: createCategory answered 401: the target did not accept the key from PETSTORE_API_KEY; ${SOURCES}; without either, the embedded server's demo key for free is used`,
+    ]);
+  }, 90_000);
 });
