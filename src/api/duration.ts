@@ -29,3 +29,12 @@ export function formatInstant(ms: number): string {
   if (Number.isNaN(date.getTime())) return ms > 0 ? 'a date beyond the year 275760' : 'an unknown time';
   return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
+
+/** `35 s`, `1 min 52 s`, `2 h 14 min`: how long, as a person reads it before deciding to wait. */
+export function humanDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60} min` : ''}`;
+}

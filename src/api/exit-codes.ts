@@ -14,7 +14,8 @@ export const EXIT = {
   LISTEN_FAILED: 4,
   /**
    * `run`: the workload completed no iteration (every flow was held past the run's end, by a pause
-   * or the server's told budget, or none finished in time): its figures measure nothing of a flow.
+   * or the server's told budget, or none finished in time), or whose iterations sent no request: its
+   * figures measure nothing of a flow.
    */
   NO_ITERATIONS: 5,
   /** A bug of ours (sysexits' EX_SOFTWARE), never a verdict on the target. */

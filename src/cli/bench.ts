@@ -22,7 +22,7 @@ import { spawnServer } from './embedded-server.ts';
 import { checkReachable, reachable } from './reachable.ts';
 import { exitCodeOf, type Session, withSession } from './session.ts';
 import { failureLine, formatSummary } from './summary.ts';
-import { writeResultAndReportTo } from './write-output.ts';
+import { checkOutputDir, writeResultAndReportTo } from './write-output.ts';
 
 /** Parse, resolve, (print,) execute, write outputs. */
 export async function bench(args: BenchArgs): Promise<number> {
@@ -33,6 +33,7 @@ export async function bench(args: BenchArgs): Promise<number> {
     return EXIT.OK;
   }
   for (const warning of config.warnings) process.stderr.write(`petstore-load: ${warning}\n`);
+  checkOutputDir(config.out);
   return executeBench(config);
 }
 

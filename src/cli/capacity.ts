@@ -1,4 +1,4 @@
-import { parseDuration } from '../api/duration.ts';
+import { humanDuration, parseDuration } from '../api/duration.ts';
 import { EXIT } from '../api/exit-codes.ts';
 import { scalePlan, shortestWindow } from '../api/plans.ts';
 import { DEFAULT_MAX_STRIKES } from '../capacity/measure/ban-probe.ts';
@@ -21,7 +21,7 @@ import { capacityTenants } from './capacity-tenants.ts';
 import { spawnServer } from './embedded-server.ts';
 import { checkReachable } from './reachable.ts';
 import { exitCodeOf, type Outputs, type Session, withSession } from './session.ts';
-import { writeResultAndReportTo } from './write-output.ts';
+import { checkOutputDir, writeResultAndReportTo } from './write-output.ts';
 
 type CapacityOutputs = ReturnType<typeof writeResultAndReportTo>;
 
@@ -34,6 +34,7 @@ export async function capacity(args: CapacityArgs): Promise<number> {
     process.stdout.write(configJson(printable(config)));
     return EXIT.OK;
   }
+  checkOutputDir(config.out);
   return config.mode === 'tenants' ? capacityTenants(config) : probePlans(config);
 }
 
@@ -202,13 +203,4 @@ function finish(
     failure: why.length > 0 ? EXIT.THRESHOLDS_FAILED : undefined,
     writeFailed,
   });
-}
-
-/** `35 s`, `1 min 52 s`, `2 h 14 min`: how long, as a person reads it before deciding to wait. */
-export function humanDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
-  const m = Math.round(s / 60);
-  return `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60} min` : ''}`;
 }

@@ -1,4 +1,5 @@
 import yargs, { type Argv } from 'yargs';
+import { nearest } from '../api/nearest-name.ts';
 import { TOOL_VERSION } from '../api/version.ts';
 import {
   benchOptions,
@@ -14,7 +15,7 @@ import {
 
 const EPILOGUE = `Exit codes: 0 success, 1 failed thresholds or a regression, 2 bad usage or input,
 3 target or quota store unreachable (or a fleet short of a generator), 4 cannot listen, 5 a run that
-completed no iteration, 70 internal error, 73 an output could not be written, 130 interrupted.`;
+completed no iteration or sent nothing, 70 internal error, 73 an output could not be written, 130 interrupted.`;
 
 /**
  * The commands and their help, apart from the process they run in (main.ts): what `--help` says is
@@ -32,6 +33,7 @@ export function commands(argv: string[], fail: (message: string) => never): Argv
     .usage('$0 <command> [options]');
   testingCommands(parser);
   typedApiCommands(parser);
+  knownCommand(argv, parser, fail);
   return parser
     .middleware((args) => givenOnce(args, parser, fail), true)
     .demandCommand(1, 'name a command (see --help)')
@@ -127,7 +129,29 @@ function typedApiCommands(parser: Argv): void {
 
 /** yargs' internals this file reaches into, missing from its type declarations. */
 interface YargsInternals {
-  getInternalMethods?(): { getUsageInstance(): { cacheHelpMessage(): void } };
+  getInternalMethods?(): {
+    getUsageInstance(): { cacheHelpMessage(): void };
+    getCommandInstance(): { getCommands(): string[] };
+  };
+}
+
+/**
+ * A first word that names no command is refused with the nearest command and the list (yargs would
+ * say `Unknown argument: rn`, which reads as a flag's error and names none).
+ */
+function knownCommand(argv: string[], parser: Argv, fail: (message: string) => never): void {
+  const [first] = argv;
+  if (first === undefined || first.startsWith('-')) return;
+  const names = (parser as unknown as YargsInternals)
+    .getInternalMethods?.()
+    .getCommandInstance()
+    .getCommands();
+  if (!names || names.includes(first)) return;
+  const near = nearest(first, names);
+  const list = `${names.join(', ')} (see --help)`;
+  fail(
+    `unknown command ${first}${near ? `: did you mean ${near}? Commands: ${list}` : `; commands: ${list}`}`,
+  );
 }
 
 /**

@@ -16,11 +16,14 @@ import type { WorkerJob } from '../scenario/worker-job.ts';
 import { Checkpoints } from './checkpoint.ts';
 import { spawnServer } from './embedded-server.ts';
 import { checkReachable, reachable } from './reachable.ts';
+import { pacedPreparationLine } from './run-announce.ts';
 import type { FleetRun } from './run-fleet.ts';
 import { type OutputOptions, resultDir, runExitCode, writeRunOutputs } from './run-output.ts';
 import { type Ending, judge, tell } from './run-verdict.ts';
 import { type Session, withSession } from './session.ts';
+import { keyHint } from './setup-failure.ts';
 import { failsForGood } from './thresholds.ts';
+import { checkOutputDir } from './write-output.ts';
 
 /** A mix as worker threads take it: plain data, the keys in tenant order (in memory only). */
 function tenantJob(mix: TenantMix): NonNullable<WorkerJob['tenants']> {
@@ -135,6 +138,7 @@ export function execute(
   given: RunConfig,
   resolveShard: (shard: string) => Promise<RunConfig>,
 ): Promise<number> {
+  checkOutputDir(given.outputs.out);
   const { outputs, soFar, checkpoints, write } = runOutputs(given);
   return withSession({ label: '', quiet: given.quiet, write }, async (session) => {
     const baseUrl = await startTarget(given, session);
@@ -174,6 +178,8 @@ export function execute(
       fleet: fleet?.fleet,
       fleetFinish: fleet ? await import('./fleet-finish.ts') : undefined,
     };
+    const paced = config.quiet ? undefined : pacedPreparationLine(config);
+    if (paced) process.stderr.write(`petstore-load: ${paced}\n`);
     return measure(run);
   });
 }
@@ -187,7 +193,7 @@ async function measure(run: RunState): Promise<number> {
     result = await traffic(run);
   } catch (error) {
     if (!(error instanceof SetupError)) throw error;
-    setupFailure = `scenario ${config.scenario.name}: ${error.message}`;
+    setupFailure = `scenario ${config.scenario.name}: ${error.message}${keyHint(config, error.message, error.result)}`;
     // Setup's requests were measured: with them, the run's outputs are written as for any run.
     if (!error.result) {
       const unreachable = !config.embedded && !(await reachable(run.baseUrl, config.network.options));

@@ -4,6 +4,7 @@ import { EXIT } from '../api/exit-codes.ts';
 import { answeredCount, describeTransportErrors } from '../record/errors.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
+import { runSpan, workloadRequests } from '../report/run-span.ts';
 import { describeHeldPastEnd } from '../report/server-holds.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
@@ -119,6 +120,21 @@ export function noIterationLine(result: RunResult): string | undefined {
 }
 
 /**
+ * The line a run whose workload sent no request ends with (exit 5, as for no iteration: its figures
+ * measure nothing of the target), though its iterations completed: flows that call nothing, or
+ * whose calls were all held. Undefined when one was sent, or when no iteration completed (that line
+ * says it). Setup's and teardown's requests are not the workload's.
+ */
+export function nothingSentLine(result: RunResult): string | undefined {
+  if (result.workload.iterations === 0) return undefined;
+  const { seconds } = runSpan(result);
+  if (workloadRequests(result.overall, seconds) > 0) return undefined;
+  const n = result.workload.iterations;
+  const around = result.overall.requests > 0 ? ` (setup and teardown sent ${result.overall.requests})` : '';
+  return `the workload sent no request in ${result.meta.durationSeconds.toFixed(1)} s${around}: its ${n} iteration${n === 1 ? '' : 's'} completed without one, so the run measured nothing of the target`;
+}
+
+/**
  * The run's exit code, most telling first: an interruption (the user's word), a target that never
  * answered, a setup that failed, a workload that completed no iteration, a failed gate (thresholds,
  * baseline, probes), a file not written.
@@ -138,7 +154,7 @@ export function runExitCode(
       ? EXIT.UNREACHABLE
       : how.setupFailed
         ? EXIT.USAGE
-        : noIterationLine(result)
+        : noIterationLine(result) || nothingSentLine(result)
           ? EXIT.NO_ITERATIONS
           : gateFailed
             ? EXIT.THRESHOLDS_FAILED

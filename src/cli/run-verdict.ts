@@ -5,7 +5,7 @@ import { evaluateThresholds } from '../report/threshold-evaluate.ts';
 import type { RunResult, ThresholdResult } from '../result/types.ts';
 import { probeResultsOf } from '../scenario/probes.ts';
 import { baselineVerdict, compareWithBaseline } from './compare.ts';
-import { neverAnsweredLine, noIterationLine, storeLostLine } from './run-output.ts';
+import { neverAnsweredLine, noIterationLine, nothingSentLine, storeLostLine } from './run-output.ts';
 import { failureLine, formatSummary } from './summary.ts';
 
 /** What a run's end is judged with. */
@@ -57,7 +57,7 @@ export function tell(
       : exitCode === EXIT.USAGE && o.setupFailure
         ? o.setupFailure
         : exitCode === EXIT.NO_ITERATIONS
-          ? noIterationLine(result)
+          ? (noIterationLine(result) ?? nothingSentLine(result))
           : exitCode === EXIT.THRESHOLDS_FAILED
             ? failureLine(result)
             : undefined;

@@ -9,6 +9,7 @@ import { describeRefusals, noteLine, refusalNotes, refusalStatuses } from '../re
 import { describeHeldPastEnd, heldMostLine } from '../report/server-holds.ts';
 import { describeStoreOutage } from '../report/store-outages.ts';
 import { verdictLines, verdictOf } from '../report/verdict.ts';
+import { wallTimeLine } from '../report/wall-time.ts';
 import type { IsolationVerdict, LimiterSeen, RunResult, TierSummary } from '../result/types.ts';
 import { describeP } from '../stats/isolation.ts';
 
@@ -24,6 +25,7 @@ export function formatSummary(result: RunResult, resultPath: string | undefined)
   return [
     `${m.scenario} against ${m.target}${m.embeddedTarget ? ' (embedded reference server)' : ''}, plan ${m.plan}, ${fmt(m.durationSeconds)} s${m.fleet ? `, fleet ${m.fleet.name} of ${m.fleet.generators} generators` : ''}${m.partial ? ` (PARTIAL: ${partialReason(m)})` : ''}`,
     ...describeNetwork(result),
+    ...[wallTimeLine(result) ?? []].flat(),
     ...operationTable(result),
     ...tierLines(result),
     ...(result.isolation ? isolationLines(result.isolation) : []),

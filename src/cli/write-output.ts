@@ -1,6 +1,8 @@
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { appendFileAtomic, writeFileAtomic, writeRefusal } from '../io/atomic-write.ts';
+import { EXIT } from '../api/exit-codes.ts';
+import { InputError } from '../api/input-error.ts';
+import { appendFileAtomic, tryWritableDirectory, writeFileAtomic, writeRefusal } from '../io/atomic-write.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
@@ -75,4 +77,22 @@ export function outputDir(out: string | undefined, name: string, result: RunResu
 export function writeResultAndReportTo(out: string | undefined, name: string, result: RunResult) {
   const dir = outputDir(out, name, result);
   return writeResultAndReport(dir, result, basename(dir));
+}
+
+/**
+ * Refuses, before anything is started or sent, a directory the outputs cannot go to (`--out`, else
+ * reports/): exit 73 in one line, in well under the time a run would spend before finding out. The
+ * end's write is still guarded (a disk that fills meanwhile): the result then goes to $TMPDIR.
+ */
+export function checkOutputDir(out: string | undefined): void {
+  const dir = resolve(out ?? 'reports');
+  try {
+    tryWritableDirectory(dir);
+  } catch (error) {
+    const where = out === undefined ? `the reports folder ${dir}` : `--out ${out}`;
+    throw new InputError(
+      `cannot write to ${where}: ${writeRefusal(error)}; nothing was started or sent`,
+      EXIT.WRITE_FAILED,
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import { InputError } from '../api/input-error.ts';
+import { nearest } from '../api/nearest-name.ts';
 import type { Operation, OperationParameter } from '../api/operations.ts';
 import { describeProbed, type ProbedOperation, petStoreProbe } from '../capacity/probed-operation.ts';
 
@@ -184,31 +185,4 @@ function listed(operations: readonly Operation[]): string {
   const ids = operations.slice(0, LISTED).map((op) => op.id);
   const more = operations.length - ids.length;
   return `operations: ${ids.join(', ') || 'none'}${more > 0 ? ` and ${more} more` : ''}`;
-}
-
-/** The id nearest to a misspelt one: within a third of its length in edits (at least 2), case aside. */
-export function nearest(typed: string, ids: readonly string[]): string | undefined {
-  const wanted = typed.toLowerCase();
-  let best: { id: string; distance: number } | undefined;
-  for (const id of ids) {
-    const distance = editDistance(wanted, id.toLowerCase());
-    if (!best || distance < best.distance) best = { id, distance };
-  }
-  return best && best.distance <= Math.max(2, Math.floor(typed.length / 3)) ? best.id : undefined;
-}
-
-/** Levenshtein's distance: insertions, deletions and substitutions. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(
-        (row[j] as number) + 1,
-        (next[j - 1] as number) + 1,
-        (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    row = next;
-  }
-  return row[b.length] as number;
 }

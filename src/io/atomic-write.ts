@@ -1,5 +1,79 @@
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+/**
+ * `mkdir -p`, one directory at a time: Node's own recursive mkdir loops for ever, at full CPU and
+ * deaf to signals, where mkdir answers ENOENT under a directory that exists (procfs: `/proc/x`).
+ * Here that answer is an error in words. The directories made are added to `made`, outermost first
+ * (those made before a failure too).
+ */
+export function makeDirectories(dir: string, made: string[] = [], again = true): string[] {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !exists(at); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const at of missing) {
+    try {
+      mkdirSync(at);
+      made.push(at);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Made meanwhile by another process: as good as made here.
+      if (code === 'EEXIST' && statSync(at).isDirectory()) continue;
+      if (code === 'ENOENT' && exists(dirname(at))) Object.assign(error as Error, { refusal: NO_DIRECTORY });
+      // A parent removed meanwhile (another process's trial of the same folder): once more from the top.
+      else if (code === 'ENOENT' && again) return makeDirectories(dir, made, false);
+      throw error;
+    }
+  }
+  return made;
+}
+
+const NO_DIRECTORY = 'the file system makes no directory there';
+
+/** Whether anything (a directory, a file) is at the path; a path through a file has nothing. */
+function exists(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+const PROBE_BYTES = Buffer.alloc(64 * 1024);
+
+/**
+ * Whether files can be written in `dir`, tried before a run sends anything: the directory made, a
+ * file written and removed in it, then the directories made for the trial removed, so that the
+ * trial leaves the disk as it found it. Throws the system's error; `writeRefusal` says it in words.
+ */
+export function tryWritableDirectory(dir: string): void {
+  const made: string[] = [];
+  try {
+    makeDirectories(dir, made);
+    const probe = join(dir, `.petstore-load-probe.${process.pid}.tmp`);
+    // Some bytes, not none: a full disk still makes an empty file (an inode), and refuses these.
+    writeFileSync(probe, PROBE_BYTES);
+    rmSync(probe, { force: true });
+  } finally {
+    // Innermost first, and only while empty: a directory someone else has written in meanwhile stays.
+    for (const at of made.reverse()) {
+      try {
+        rmdirSync(at);
+      } catch {}
+    }
+  }
+}
 
 /**
  * Every file the toolkit writes goes through here: the text to a temporary file in the same
@@ -10,7 +84,7 @@ import { dirname } from 'node:path';
 export function writeFileAtomic(path: string, text: string): void {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirectories(dirname(path));
     writeFileSync(temporary, text);
     renameSync(temporary, path);
   } catch (error) {
@@ -26,7 +100,7 @@ export function writeFileAtomic(path: string, text: string): void {
 export function createFileAtomic(path: string, text: string): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirectories(dirname(path));
     writeFileSync(temporary, text);
     try {
       linkSync(temporary, path);
@@ -78,5 +152,7 @@ const REFUSALS: Record<string, string> = {
 export function writeRefusal(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === undefined) return 'it could not be written';
+  const refusal = (error as { refusal?: unknown }).refusal;
+  if (typeof refusal === 'string') return `${refusal} (${code})`;
   return `${REFUSALS[code] ?? 'the system refused it'} (${code})`;
 }

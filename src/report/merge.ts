@@ -298,6 +298,21 @@ function mergeMeta(results: RunResult[], start: number, end: number): ResultMeta
     ...(interruptedBy ? { interruptedBy } : {}),
     // A part that is a checkpoint makes the whole one: its run may have gone on past it.
     ...(results.some((r) => r.meta.checkpoint) ? { checkpoint: true } : {}),
+    ...longestPhases(results),
+  };
+}
+
+/** Parts that ran side by side (threads, a fleet) wait for one setup and one teardown: the longest part's. */
+function longestPhases(results: RunResult[]): Pick<ResultMeta, 'setupSeconds' | 'teardownSeconds'> {
+  const longest = (pick: (m: ResultMeta) => number | undefined) => {
+    const spans = results.flatMap((r) => (pick(r.meta) === undefined ? [] : [pick(r.meta) as number]));
+    return spans.length > 0 ? Math.max(...spans) : undefined;
+  };
+  const setupSeconds = longest((m) => m.setupSeconds);
+  const teardownSeconds = longest((m) => m.teardownSeconds);
+  return {
+    ...(setupSeconds === undefined ? {} : { setupSeconds }),
+    ...(teardownSeconds === undefined ? {} : { teardownSeconds }),
   };
 }
 

@@ -206,6 +206,13 @@ export interface ResultMeta {
    * to `endedAt`. Found on disk after the run, it means the run never wrote its result (killed).
    */
   checkpoint?: boolean;
+  /**
+   * Wall time around the workload (`startedAt` to `endedAt`): seconds setup took before it (a
+   * fleet's wait for its generators included) and teardown after it. Paced at the plan's rate, as
+   * they are, they can outlast the load against a real-time target. Absent from older results.
+   */
+  setupSeconds?: number;
+  teardownSeconds?: number;
   /** `--shard I/N`: this result is part I of N generators' run (1-based). */
   shard?: { index: number; count: number };
   /** `--quota-store`: where the key's quota was shared with other generators (no credentials). */

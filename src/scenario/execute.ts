@@ -335,13 +335,14 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
         input.onWorkload?.(running);
       },
     });
-    return resultOf(
+    const result = resultOf(
       output.workload,
       output.startedAt,
       output.endedAt,
       output.interrupted,
       input.interruptedBy?.(),
     );
+    return withPhases(result, output.startedAt - runStartedAt, now() - output.endedAt);
   } catch (error) {
     // Setup's requests were measured: the run keeps them, with why it went no further.
     if (error instanceof SetupError)
@@ -351,6 +352,13 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
     ticker.stop();
     await client.close();
   }
+}
+
+/** The wall time setup and teardown took around the workload, in the result's meta. */
+function withPhases(result: RunResult, setupMs: number, teardownMs: number): RunResult {
+  result.meta.setupSeconds = Math.max(0, Math.round(setupMs) / 1000);
+  result.meta.teardownSeconds = Math.max(0, Math.round(teardownMs) / 1000);
+  return result;
 }
 
 /** The limiter as the run met it, when it was given or taught the client something. */

@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InputError } from '../api/input-error.ts';
+import { nearest } from '../api/nearest-name.ts';
 import { NODE_STRIPS, registerScenarioHooks, strippedBySucrase } from '../runtime/typescript.ts';
 import { builtScenario } from './built-scenario.ts';
 import type { Scenario, ThresholdOption } from './define.ts';
@@ -18,6 +19,26 @@ export function scenarioPath(nameOrPath: string): string {
 
 function fail(source: string, problem: string): never {
   throw new InputError(`scenario ${source}: ${problem}`);
+}
+
+/** The scenarios shipped in scenarios/, by name. */
+export function builtInScenarios(): string[] {
+  return readdirSync(SCENARIOS_DIR)
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => file.slice(0, -'.ts'.length))
+    .sort();
+}
+
+/**
+ * A scenario that is not there: a name, with the nearest built-in one, those that exist and how a
+ * file of one's own is named; a path, as the path it is.
+ */
+function noSuchScenario(nameOrPath: string, path: string): string {
+  if (scenarioPath(nameOrPath) !== resolve(SCENARIOS_DIR, `${nameOrPath}.ts`))
+    return `scenario '${nameOrPath}': no such file (${path})`;
+  const names = builtInScenarios();
+  const near = nearest(nameOrPath, names);
+  return `scenario '${nameOrPath}': no such scenario${near ? `; did you mean ${near}?` : ''} (built in: ${names.join(', ')}; one of your own is named by its path: ./load/mine.ts)`;
 }
 
 /** Checks the parts a scenario file can get wrong before any request is sent. */
@@ -75,9 +96,7 @@ export function validateScenario(value: unknown, source: string): Scenario {
  */
 export async function loadScenario(nameOrPath: string, told?: (note: string) => void): Promise<Scenario> {
   const path = scenarioPath(nameOrPath);
-  if (!existsSync(path)) {
-    throw new InputError(`scenario '${nameOrPath}': no such file (${path})`);
-  }
+  if (!existsSync(path)) throw new InputError(noSuchScenario(nameOrPath, path));
   let module: Record<string, unknown>;
   try {
     module = await importScenario(path, (why) =>

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { humanDuration } from '../../src/api/duration.ts';
 import {
   applyPlanOverrides,
   DEFAULT_PLANS,
@@ -9,7 +10,6 @@ import {
 import { loadSpec } from '../../src/api/spec.ts';
 import { dailyEstimateMs, dailyWindow, judgeDaily } from '../../src/capacity/measure/daily.ts';
 import { runCapacity } from '../../src/capacity/run-capacity.ts';
-import { humanDuration } from '../../src/cli/capacity.ts';
 import { evaluateThresholds } from '../../src/report/threshold-evaluate.ts';
 import { parseThreshold } from '../../src/report/threshold-parse.ts';
 import type { DailyWalk } from '../../src/result/capacity-types.ts';

@@ -2,10 +2,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { writeOutput, writeResultFile } from '../../src/cli/write-output.ts';
+import { checkOutputDir, writeOutput, writeResultFile } from '../../src/cli/write-output.ts';
 import {
   appendFileAtomic,
   createFileAtomic,
+  makeDirectories,
+  tryWritableDirectory,
   writeFileAtomic,
   writeRefusal,
 } from '../../src/io/atomic-write.ts';
@@ -76,6 +78,66 @@ describe('createFileAtomic', () => {
     expect(readFileSync(path, 'utf8')).toBe('ours');
     expect(readdirSync(join(dir, 'new'))).toEqual(['first.ts']);
     expect(() => createFileAtomic(join(file, 'x.ts'), 'text')).toThrow(/ENOTDIR/);
+  });
+});
+
+describe('makeDirectories and tryWritableDirectory', () => {
+  const refusal = (act: () => unknown): string => {
+    try {
+      act();
+    } catch (error) {
+      return writeRefusal(error);
+    }
+    return 'no refusal';
+  };
+
+  it('procfs, where mkdir answers ENOENT under a directory that exists: a refusal in words at once, not a loop', () => {
+    // Node's recursive mkdir spins for ever on it (the test would time out, not fail).
+    const started = Date.now();
+    expect(refusal(() => makeDirectories('/proc/petstore-load-x/y'))).toBe(
+      'the file system makes no directory there (ENOENT)',
+    );
+    expect(refusal(() => writeFileAtomic('/proc/petstore-load-x/result.json', '{}'))).toBe(
+      'the file system makes no directory there (ENOENT)',
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('makes what is missing, outermost first, and lists only what it made', () => {
+    const base = mkdtempSync(join(dir, 'made-'));
+    expect(makeDirectories(join(base, 'a', 'b'))).toEqual([join(base, 'a'), join(base, 'a', 'b')]);
+    expect(makeDirectories(join(base, 'a', 'b'))).toEqual([]);
+    expect(refusal(() => makeDirectories(join(file, 'x')))).toBe(
+      'a part of the path is a file, not a directory (ENOTDIR)',
+    );
+  });
+
+  it('a writable directory is tried and the disk left as it was; an unwritable one throws', () => {
+    const base = mkdtempSync(join(dir, 'tried-'));
+    tryWritableDirectory(join(base, 'out', 'run'));
+    expect(readdirSync(base)).toEqual([]);
+    const existing = mkdtempSync(join(dir, 'existing-'));
+    writeFileSync(join(existing, 'kept.json'), '{}');
+    tryWritableDirectory(existing);
+    expect(readdirSync(existing)).toEqual(['kept.json']);
+    expect(refusal(() => tryWritableDirectory(join(file, 'run')))).toBe(
+      'a part of the path is a file, not a directory (ENOTDIR)',
+    );
+    expect(refusal(() => tryWritableDirectory(file))).toBe(
+      'a part of the path is a file, not a directory (ENOTDIR)',
+    );
+  });
+});
+
+describe('checkOutputDir', () => {
+  it('an unwritable --out is an InputError of exit 73 in one line', () => {
+    expect(() => checkOutputDir('/proc/petstore-load-x')).toThrow(
+      expect.objectContaining({
+        exitCode: 73,
+        message:
+          'cannot write to --out /proc/petstore-load-x: the file system makes no directory there (ENOENT); nothing was started or sent',
+      }),
+    );
   });
 });
 

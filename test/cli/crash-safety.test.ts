@@ -16,7 +16,7 @@ import {
   spawnCli,
   withTimeout,
 } from '../helpers/integration-cli.ts';
-import { childPids, endsWithin } from '../helpers/processes.ts';
+import { childPids, endsWithin, processEnded } from '../helpers/processes.ts';
 
 /**
  * A run that survives its own faults, from the command line: checkpoints while it runs (one process,
@@ -95,9 +95,7 @@ describe.concurrent('run writes checkpoints', () => {
         try {
           await checkpointOf(cli, out, 2);
           const pid = cli.child.pid as number;
-          const server = childPids(pid).find((child) =>
-            readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('serve'),
-          );
+          const server = serverOf(pid);
           expect(server, 'the embedded server among the run’s children').toBeDefined();
           // The run alone: its process group (and so the server) is left to fend for itself.
           process.kill(pid, 'SIGKILL');
@@ -119,29 +117,97 @@ describe.concurrent('run writes checkpoints', () => {
   );
 });
 
+/** The processes still in a CLI's process group (it leads its own): any server it started stays in it. */
+function groupMembers(pgid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        // Field 5 of stat is the process group; the command name before it may hold spaces.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter((pid) => !processEnded(pid));
+}
+
 describe.concurrent('an output that cannot be written', () => {
+  it.each([
+    [
+      'procfs, where mkdir answers ENOENT under a directory that exists',
+      () => '/proc/petstore-load-x',
+      'the file system makes no directory there (ENOENT)',
+    ],
+    [
+      'a path under a file',
+      () => join(blockerFile(), 'run'),
+      'a part of the path is a file, not a directory (ENOTDIR)',
+    ],
+  ])(
+    'run --out on %s: exit 73 in one line before anything starts, no process left, nothing kept',
+    (_, outOf, words) =>
+      parallel(async () => {
+        const tmp = fresh('tmp');
+        const out = outOf();
+        const cli = spawnCli(['run', SHARED_BROWSE, '--duration', '2s', '--out', out], { TMPDIR: tmp });
+        const started = Date.now();
+        try {
+          // Before, Node's recursive mkdir spun on /proc for ever: a bound, not a hang, is what fails.
+          const { code } = await withTimeout(cli.exited, 30_000, 'the refused run');
+          const elapsedMs = Date.now() - started;
+          expect(code, cli.stderr()).toBe(73);
+          expect(lines(cli.stderr())).toEqual([
+            `petstore-load: cannot write to --out ${out}: ${words}; nothing was started or sent`,
+          ]);
+          expect(cli.stdout()).toBe('');
+          // A CLI start is ~1.5 s of CPU through tsx; a run, its server and its setup would be seconds more.
+          expect(elapsedMs).toBeLessThan(5_000);
+          // Nothing was started; a helper of the CLI's own start (tsx's esbuild, where the sources
+          // run) may outlive it by moments, so the group is given a few seconds to empty.
+          const pid = cli.child.pid as number;
+          await until(() => groupMembers(pid).length === 0, 5_000, 'its process group').catch(() => {});
+          expect(groupMembers(pid)).toEqual([]);
+          expect(existsSync(join(tmp, 'petstore-load'))).toBe(false);
+        } finally {
+          killCli(cli);
+        }
+      }),
+    TEST_TIMEOUT_MS,
+  );
+
   it(
-    'run --out under a file: one line in words, exit 73, the result and report in $TMPDIR',
+    'run --out that becomes unwritable during the run: one line in words, exit 73, the result and report in $TMPDIR',
     () =>
       parallel(async () => {
         const tmp = fresh('tmp');
-        const blocker = join(fresh('blocked'), 'a-file');
-        writeFileSync(blocker, 'not a directory');
-        const out = join(blocker, 'run');
-        const r = await runCli(['run', SHARED_BROWSE, '--duration', '2s', '--out', out, '--quiet'], 60_000, {
+        const parent = join(fresh('blocked'), 'later-a-file');
+        const out = join(parent, 'run');
+        const cli = spawnCli(['run', SHARED_BROWSE, '--duration', '3s', '--out', out, '--quiet'], {
           TMPDIR: tmp,
         });
-        expect(r.code, context(r)).toBe(73);
-        const [line] = lines(r.stderr);
-        expect(lines(r.stderr), context(r)).toHaveLength(1);
-        expect(line).toMatch(
-          /^petstore-load: cannot write the result to .*: a part of the path is a file, not a directory \(ENOTDIR\); it is in (.*)$/,
-        );
-        const kept = (/it is in (.*)$/.exec(line as string)?.[1] ?? '') as string;
-        expect(kept.startsWith(join(tmp, 'petstore-load'))).toBe(true);
-        expect(resultProblem(readJson(kept))).toBeUndefined();
-        expect(existsSync(join(kept, '..', 'report.html'))).toBe(true);
-        expect(r.stdout.trim()).toBe(kept);
+        try {
+          // Its server is started after --out was tried: from then on the run is under way.
+          await until(() => serverOf(cli.child.pid as number) !== undefined, 30_000, 'the embedded server');
+          writeFileSync(parent, 'not a directory');
+          const { code } = await withTimeout(cli.exited, 60_000, 'the run');
+          const r = { code, signal: null, stdout: cli.stdout(), stderr: cli.stderr() };
+          expect(code, context(r)).toBe(73);
+          const [line] = lines(r.stderr);
+          expect(lines(r.stderr), context(r)).toHaveLength(1);
+          expect(line).toMatch(
+            /^petstore-load: cannot write the result to .*: a part of the path is a file, not a directory \(ENOTDIR\); it is in (.*)$/,
+          );
+          const kept = (/it is in (.*)$/.exec(line as string)?.[1] ?? '') as string;
+          expect(kept.startsWith(join(tmp, 'petstore-load'))).toBe(true);
+          expect(resultProblem(readJson(kept))).toBeUndefined();
+          expect(existsSync(join(kept, '..', 'report.html'))).toBe(true);
+          expect(r.stdout.trim()).toBe(kept);
+        } finally {
+          killCli(cli);
+        }
       }),
     TEST_TIMEOUT_MS,
   );
@@ -169,24 +235,43 @@ describe.concurrent('an output that cannot be written', () => {
   );
 
   it(
-    'bench --out under a file: one line, exit 73, the result in $TMPDIR',
+    'bench --out under a file: exit 73 in one line before the bench starts',
     () =>
       parallel(async () => {
-        const tmp = fresh('bench-tmp');
-        const blocker = join(fresh('bench-blocked'), 'a-file');
-        writeFileSync(blocker, 'not a directory');
-        const r = await runCli(
-          ['bench', '--duration', '1s', '--out', join(blocker, 'b'), '--quiet'],
-          60_000,
-          {
-            TMPDIR: tmp,
-          },
-        );
+        const out = join(blockerFile(), 'b');
+        const r = await runCli(['bench', '--duration', '1s', '--out', out, '--quiet'], 60_000);
         expect(r.code, context(r)).toBe(73);
-        expect(lines(r.stderr), context(r)).toHaveLength(1);
-        expect(r.stderr).toMatch(/cannot write the result to .*\(ENOTDIR\); it is in .*result\.json\n$/);
-        expect(resultProblem(readJson(r.stdout.trim()))).toBeUndefined();
+        expect(lines(r.stderr)).toEqual([
+          `petstore-load: cannot write to --out ${out}: a part of the path is a file, not a directory (ENOTDIR); nothing was started or sent`,
+        ]);
       }),
     TEST_TIMEOUT_MS,
   );
 });
+
+/** A regular file in a fresh directory: no user, root included, may write under it. */
+function blockerFile(): string {
+  const blocker = join(fresh('blocked'), 'a-file');
+  writeFileSync(blocker, 'not a directory');
+  return blocker;
+}
+
+/** The embedded server among a run's children (tsx's esbuild may be another). */
+function serverOf(pid: number): number | undefined {
+  return childPids(pid).find((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('serve');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Waits until `ready()` holds, polled every 50 ms. */
+async function until(ready: () => boolean, ms: number, what: string): Promise<void> {
+  const start = Date.now();
+  while (!ready()) {
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { InputError } from '../../src/api/input-error.ts';
+import { nearest } from '../../src/api/nearest-name.ts';
 import { capacityOptions } from '../../src/cli/command-options.ts';
 import { type PlanProbeConfig, resolveCapacityConfig } from '../../src/config/capacity.ts';
 import type { CapacityArgs } from '../../src/config/capacity-flags.ts';
-import { nearest } from '../../src/config/capacity-operation.ts';
 import { printable } from '../../src/config/capacity-print.ts';
 
 /**

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/api/input-error.ts';
-import { loadScenario, SCENARIOS_DIR, scenarioPath, validateScenario } from '../../src/scenario/load.ts';
+import {
+  builtInScenarios,
+  loadScenario,
+  SCENARIOS_DIR,
+  scenarioPath,
+  validateScenario,
+} from '../../src/scenario/load.ts';
 import { resolveWorkload } from '../../src/scenario/workload.ts';
 
 const SIX = [
@@ -142,7 +148,15 @@ describe('loadScenario: malformed files', () => {
       `scenario '${missing}': no such file (${missing})`,
     );
     expect(await inputError(() => loadScenario('no-such-scenario'))).toBe(
-      `scenario 'no-such-scenario': no such file (${resolve(SCENARIOS_DIR, 'no-such-scenario.ts')})`,
+      `scenario 'no-such-scenario': no such scenario (built in: ${builtInScenarios().join(', ')}; one of your own is named by its path: ./load/mine.ts)`,
+    );
+  });
+
+  it('a misspelt name: the nearest built-in scenario, and those that exist', async () => {
+    expect(builtInScenarios()).toContain('catalogue-browse');
+    expect(builtInScenarios()).not.toContain('lib');
+    expect(await inputError(() => loadScenario('catalog-browse'))).toMatch(
+      /^scenario 'catalog-browse': no such scenario; did you mean catalogue-browse\? \(built in: catalogue-browse, compliance, .*mixed-traffic, .*; one of your own is named by its path: \.\/load\/mine\.ts\)$/,
     );
   });
 });
