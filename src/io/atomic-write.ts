@@ -59,13 +59,23 @@ const PROBE_BYTES = Buffer.alloc(64 * 1024);
  */
 export function tryWritableDirectory(dir: string): void {
   const made: string[] = [];
+  const probe = join(dir, `.petstore-load-probe.${process.pid}.tmp`);
   try {
     makeDirectories(dir, made);
-    const probe = join(dir, `.petstore-load-probe.${process.pid}.tmp`);
     // Some bytes, not none: a full disk still makes an empty file (an inode), and refuses these.
-    writeFileSync(probe, PROBE_BYTES);
-    rmSync(probe, { force: true });
+    try {
+      writeFileSync(probe, PROBE_BYTES);
+    } catch (error) {
+      // Another run's trial of the same new directory may have removed it meanwhile: made again, once.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      makeDirectories(dir, made);
+      writeFileSync(probe, PROBE_BYTES);
+    }
   } finally {
+    // A write refused half-way (a full disk) still made the file: it goes whatever happened.
+    try {
+      rmSync(probe, { force: true });
+    } catch {}
     // Innermost first, and only while empty: a directory someone else has written in meanwhile stays.
     for (const at of made.reverse()) {
       try {

@@ -65,6 +65,8 @@ export function mergeOperationTimelines(
   parts: OperationTimelinesPart[],
   start: number,
 ): Record<string, OperationTimelinePoint[]> | undefined {
+  // A part written before results kept them would leave its seconds out of a chart of the whole load.
+  if (parts.some((p) => p.operationTimelines === undefined)) return undefined;
   const ids = new Set(parts.flatMap((p) => Object.keys(p.operationTimelines ?? {})));
   if (ids.size === 0) return undefined;
   const merged = [...ids].map((id): [string, OperationTimelinePoint[]] => {

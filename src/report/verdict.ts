@@ -2,6 +2,7 @@ import type { CapacityReport } from '../result/capacity-types.ts';
 import type { RunResult, ThresholdResult, TierSummary } from '../result/types.ts';
 import { count, counted, decimal, percent } from './format.ts';
 import { refusalStatuses } from './refusals.ts';
+import { runSpan, workloadRequests } from './run-span.ts';
 
 /**
  * One verdict on every result, computed here once and shown as it is by every output (the HTML
@@ -69,15 +70,15 @@ export function verdictOf(result: RunResult): Verdict {
 
 /** A workload that completed no iteration (or sent nothing) judged nothing: a failing part, else none. */
 function idlePart(result: RunResult): VerdictPart[] {
-  if (result.workload.iterations > 0) return [];
-  const sent = counted(result.overall.requests, 'request', 'requests');
-  return [
-    {
-      id: 'iterations',
-      passed: false,
-      text: `iterations: none completed (${sent} sent): the run did not do its job`,
-    },
-  ];
+  const n = result.workload.iterations;
+  if (n === 0) {
+    const sent = counted(result.overall.requests, 'request', 'requests');
+    const text = `iterations: none completed (${sent} sent): the run did not do its job`;
+    return [{ id: 'iterations', passed: false, text }];
+  }
+  if (workloadRequests(result.overall, runSpan(result).seconds) > 0) return [];
+  const text = `requests: the workload sent none in its ${counted(n, 'iteration', 'iterations')}: the run measured nothing of the target`;
+  return [{ id: 'requests', passed: false, text }];
 }
 
 function thresholdPart(t: ThresholdResult): VerdictPart {
@@ -184,7 +185,9 @@ function utilisationPart(result: RunResult): VerdictPart {
   if (c.quotaUtilization <= 1) return { id, passed: true, text: `${share}, within it` };
   const tiers = [...Object.values(result.byPlan ?? {}), ...Object.values(result.byTenantGroup ?? {})];
   if (tiers.length > 0) {
-    const over = tiers.filter((t) => t.enforce && t.utilization.overall > 1).map((t) => t.plan);
+    const over = tiers
+      .filter((t) => t.enforce && !withinSlack(t.admitted, t.utilization.overall))
+      .map((t) => t.plan);
     return over.length === 0
       ? { id, passed: true, text: `${share}, over the even pace only in raw-mode groups` }
       : { id, passed: false, text: `${share}: paced tiers over theirs (${[...new Set(over)].join(', ')})` };
@@ -218,6 +221,7 @@ function utilisationPart(result: RunResult): VerdictPart {
  */
 const PACED_SLACK = 0.01;
 function withinSlack(admitted: number, utilisation: number): boolean {
+  if (!(utilisation > 1)) return true;
   const most = admitted / utilisation;
   return admitted <= Math.max(most * (1 + PACED_SLACK), most + 1);
 }

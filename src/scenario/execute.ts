@@ -342,7 +342,12 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
       output.interrupted,
       input.interruptedBy?.(),
     );
-    return withPhases(result, output.startedAt - runStartedAt, now() - output.endedAt);
+    const { setup, teardown } = input.scenario;
+    return withPhases(
+      result,
+      setup ? output.startedAt - runStartedAt : undefined,
+      teardown ? now() - output.endedAt : undefined,
+    );
   } catch (error) {
     // Setup's requests were measured: the run keeps them, with why it went no further.
     if (error instanceof SetupError)
@@ -354,10 +359,14 @@ export async function executeScenario<D>(input: ExecuteInput<D>): Promise<RunRes
   }
 }
 
-/** The wall time setup and teardown took around the workload, in the result's meta. */
-function withPhases(result: RunResult, setupMs: number, teardownMs: number): RunResult {
-  result.meta.setupSeconds = Math.max(0, Math.round(setupMs) / 1000);
-  result.meta.teardownSeconds = Math.max(0, Math.round(teardownMs) / 1000);
+/** The wall time setup and teardown took around the workload, in the result's meta: those the scenario has. */
+function withPhases(
+  result: RunResult,
+  setupMs: number | undefined,
+  teardownMs: number | undefined,
+): RunResult {
+  if (setupMs !== undefined) result.meta.setupSeconds = Math.max(0, Math.round(setupMs) / 1000);
+  if (teardownMs !== undefined) result.meta.teardownSeconds = Math.max(0, Math.round(teardownMs) / 1000);
   return result;
 }
 

@@ -5,6 +5,7 @@ import { noIterationLine, nothingSentLine, runExitCode } from '../../src/cli/run
 import { tell } from '../../src/cli/run-verdict.ts';
 import type { Transport } from '../../src/client/client.ts';
 import type { RunConfig } from '../../src/config/run.ts';
+import { verdictOf } from '../../src/report/verdict.ts';
 import type { RunResult } from '../../src/result/types.ts';
 import { resultProblem } from '../../src/result/validate.ts';
 import { defineScenario, type Flow } from '../../src/scenario/define.ts';
@@ -91,6 +92,11 @@ describe('a run that sent nothing', () => {
       /^the workload sent no request in 3\.\d s: its \d+ iterations completed without one, so the run measured nothing of the target$/,
     );
     expect(toldOnStderr(result, EXIT.NO_ITERATIONS)).toEqual([`petstore-load: ${nothingSentLine(result)}\n`]);
+    // Every output's verdict agrees with the exit: no green on a run that measured nothing.
+    expect(verdictOf(result)).toMatchObject({
+      passed: false,
+      headline: expect.stringContaining('(requests)'),
+    });
   });
 
   it("setup's requests are not the workload's: still exit 5, the line counts them apart", async () => {
@@ -128,6 +134,7 @@ describe('a run that sent nothing', () => {
     expect(result.overall.requests).toBeGreaterThan(0);
     expect(nothingSentLine(result)).toBeUndefined();
     expect(exitOf(result)).toBe(EXIT.OK);
+    expect(verdictOf(result).parts.find((p) => p.id === 'requests' || p.id === 'iterations')).toBeUndefined();
     expect(toldOnStderr(result, EXIT.OK)).toEqual([]);
   });
 });

@@ -93,6 +93,10 @@ describe('wall time around the load', () => {
       'wall time 65.5 s: setup 4.0 s, load 60.0 s, teardown 1.5 s',
     );
     expect(wallTimeLine({ meta: { durationSeconds: 5 } } as RunResult)).toBeUndefined();
+    // A scenario with a setup and no teardown: the phases it has.
+    expect(wallTimeLine({ meta: { setupSeconds: 0.3, durationSeconds: 5 } } as RunResult)).toBe(
+      'wall time 5.3 s: setup 0.3 s, load 5.0 s',
+    );
   });
 
   it('merged parts that ran side by side keep the longest span of each', async () => {

@@ -109,6 +109,16 @@ describe('the result keeps each operation’s seconds', () => {
     ]);
     expect(Object.keys(merged ?? {})).toHaveLength(OPERATION_TIMELINES_KEPT);
     expect(mergeOperationTimelines([{ operationTimelines: undefined, start: T0 }], T0)).toBeUndefined();
+    // One part written before results kept them: no chart that claims the whole load from the rest.
+    expect(
+      mergeOperationTimelines(
+        [
+          { operationTimelines: a, start: T0 },
+          { operationTimelines: undefined, start: T0 },
+        ],
+        T0,
+      ),
+    ).toBeUndefined();
   });
 });
 

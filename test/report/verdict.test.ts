@@ -6,7 +6,7 @@ import { renderJUnit } from '../../src/report/junit.ts';
 import { renderSummaryMarkdown } from '../../src/report/summary-md.ts';
 import { verdictOf } from '../../src/report/verdict.ts';
 import type { CapacityReport } from '../../src/result/capacity-types.ts';
-import type { RunResult } from '../../src/result/types.ts';
+import type { RunResult, TierSummary } from '../../src/result/types.ts';
 import { ladder, mixedRefusals, syntheticResult } from '../helpers/synthetic-result.ts';
 import { THRESHOLDS } from './real-run.ts';
 
@@ -166,6 +166,20 @@ describe('the verdict of a result', () => {
     expect(verdictOf(burst).parts.find((p) => p.id === 'utilisation')).toMatchObject({ passed: false });
   });
 
+  it("a tenant mix's paced tier gets the same slack; a raw-mode group is not judged", () => {
+    const tier = (enforce: boolean, admitted: number, overall: number) =>
+      ({ plan: 'free', enforce, admitted, utilization: { overall, min: 0, p50: 0, max: 0 } }) as TierSummary;
+    const part = (tiers: TierSummary[]) =>
+      verdictOf(
+        copy((r) => {
+          r.compliance.quotaUtilization = 1.2;
+          r.byPlan = Object.fromEntries(tiers.map((t, i) => [`t${i}`, t]));
+        }),
+      ).parts.find((p) => p.id === 'utilisation');
+    expect(part([tier(true, 229, 1.004), tier(false, 500, 3)])).toMatchObject({ passed: true });
+    expect(part([tier(true, 1000, 1.05)])).toMatchObject({ passed: false });
+  });
+
   it("a paced run a fraction over 100% is within the span's measure; 2% over is not", () => {
     const part = (admitted: number, utilisation: number) =>
       verdictOf(
@@ -183,6 +197,15 @@ describe('the verdict of a result', () => {
       passed: false,
       headline: 'compliance: 1 of 5 parts failed (iterations)',
     });
+    // Iterations that completed without a request (setup's alone were sent): exit 5, and no green.
+    const silent = copy((r) => (r.overall.rate = 0));
+    expect(verdictOf(silent)).toMatchObject({
+      passed: false,
+      headline: 'compliance: 1 of 5 parts failed (requests)',
+    });
+    expect(verdictOf(silent).parts[0]?.text).toMatch(
+      /^requests: the workload sent none in its \d+ iterations?/,
+    );
   });
 
   it('with thresholds: the thresholds decide, the compliance parts are for reading', () => {
