@@ -4,7 +4,7 @@ import { EXIT } from '../api/exit-codes.ts';
 import { answeredCount, describeTransportErrors } from '../record/errors.ts';
 import { renderHtmlReport } from '../report/html.ts';
 import { renderJUnit } from '../report/junit.ts';
-import { runSpan, workloadRequests } from '../report/run-span.ts';
+import { workloadSentNothing } from '../report/run-span.ts';
 import { describeHeldPastEnd } from '../report/server-holds.ts';
 import { renderSummaryMarkdown } from '../report/summary-md.ts';
 import type { RunResult } from '../result/types.ts';
@@ -126,9 +126,7 @@ export function noIterationLine(result: RunResult): string | undefined {
  * says it). Setup's and teardown's requests are not the workload's.
  */
 export function nothingSentLine(result: RunResult): string | undefined {
-  if (result.workload.iterations === 0) return undefined;
-  const { seconds } = runSpan(result);
-  if (workloadRequests(result.overall, seconds) > 0) return undefined;
+  if (!workloadSentNothing(result)) return undefined;
   const n = result.workload.iterations;
   const around = result.overall.requests > 0 ? ` (setup and teardown sent ${result.overall.requests})` : '';
   return `the workload sent no request in ${result.meta.durationSeconds.toFixed(1)} s${around}: its ${n} iteration${n === 1 ? '' : 's'} completed without one, so the run measured nothing of the target`;

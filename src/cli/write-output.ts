@@ -7,6 +7,9 @@ import { renderHtmlReport } from '../report/html.ts';
 import type { RunResult } from '../result/types.ts';
 import { writeResult } from '../result/write.ts';
 
+/** Where outputs go when no --out is given: one folder per run under it. */
+const REPORTS_DIR = 'reports';
+
 /**
  * Writes one of a command's outputs (report, JUnit, markdown, a merged result), atomically. A
  * failure is one line on stderr, in words, and `false`: one bad path must not cost the others.
@@ -70,7 +73,7 @@ export function writeResultAndReport(
 
 /** Where a command's outputs go: `--out`, else reports/<name>-<start time>/. */
 export function outputDir(out: string | undefined, name: string, result: RunResult): string {
-  return resolve(out ?? join('reports', `${name}-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
+  return resolve(out ?? join(REPORTS_DIR, `${name}-${result.meta.startedAt.replace(/[:.]/g, '-')}`));
 }
 
 /** `writeResultAndReport` into `--out`, else reports/<name>-<start time>/: `capacity`'s and `bench`'s outputs. */
@@ -85,7 +88,7 @@ export function writeResultAndReportTo(out: string | undefined, name: string, re
  * end's write is still guarded (a disk that fills meanwhile): the result then goes to $TMPDIR.
  */
 export function checkOutputDir(out: string | undefined): void {
-  const dir = resolve(out ?? 'reports');
+  const dir = resolve(out ?? REPORTS_DIR);
   try {
     tryWritableDirectory(dir);
   } catch (error) {

@@ -120,7 +120,7 @@ export class Recorder implements AttemptSink {
   #timeline: Timeline;
   /** Each operation's seconds, on the timeline's clock (from `timelineStart`). */
   #operationTimelines = new Map<string, OperationTimeline>();
-  private timelineStart: number;
+  #timelineStart: number;
   /** Per key: the Remaining announced, the resets and the pauses after 429s, over the same seconds. */
   #quota: QuotaTimeline;
   /**
@@ -203,7 +203,7 @@ export class Recorder implements AttemptSink {
     if (on && this.options.workloadOnly && !this.measuring) {
       this.#timeline = new Timeline(at);
       this.#operationTimelines = new Map();
-      this.timelineStart = at;
+      this.#timelineStart = at;
       this.#quota = new QuotaTimeline(at);
     }
     if (on && !this.measuring) this.#tenants?.start(at);
@@ -219,7 +219,7 @@ export class Recorder implements AttemptSink {
       options.clientChecks ?? clientChecks(),
     );
     this.#timeline = new Timeline(options.startedAt);
-    this.timelineStart = options.startedAt;
+    this.#timelineStart = options.startedAt;
     this.#quota = new QuotaTimeline(options.startedAt);
     this.#tenants = options.tenants ? new TenantTally(options.tenants) : undefined;
   }
@@ -311,7 +311,7 @@ export class Recorder implements AttemptSink {
   private operationTimeline(id: string): OperationTimeline {
     let timeline = this.#operationTimelines.get(id);
     if (!timeline) {
-      timeline = new OperationTimeline(this.timelineStart);
+      timeline = new OperationTimeline(this.#timelineStart);
       this.#operationTimelines.set(id, timeline);
     }
     return timeline;

@@ -16,6 +16,11 @@ export function workloadRequests(summary: OperationSummary, seconds: number): nu
   return Math.round(summary.rate * seconds);
 }
 
+/** Iterations completed, yet the workload sent no request (setup's and teardown's are not its own). */
+export function workloadSentNothing(result: RunResult): boolean {
+  return result.workload.iterations > 0 && workloadRequests(result.overall, runSpan(result).seconds) === 0;
+}
+
 /**
  * The span every rate of a run is over, as the page names it: the load, from its start to its last
  * answer, setup and teardown apart (their requests count in the totals, not in the rates).

@@ -2,7 +2,7 @@ import type { CapacityReport } from '../result/capacity-types.ts';
 import type { RunResult, ThresholdResult, TierSummary } from '../result/types.ts';
 import { count, counted, decimal, percent } from './format.ts';
 import { refusalStatuses } from './refusals.ts';
-import { runSpan, workloadRequests } from './run-span.ts';
+import { workloadSentNothing } from './run-span.ts';
 
 /**
  * One verdict on every result, computed here once and shown as it is by every output (the HTML
@@ -33,6 +33,15 @@ export interface VerdictPart {
   /** Why, line by line, where there is more than the line (a plan's reasons). */
   reasons?: string[];
 }
+
+/** A `bench` result (or a merge of them): its refusals measured the limiter, not the API. */
+export const isBench = (result: RunResult): boolean => result.meta.scenario.split(', ').includes('bench');
+
+/** A tenant mix's tiers: its plans' and its named groups'. */
+const tiersOf = (result: RunResult): TierSummary[] => [
+  ...Object.values(result.byPlan ?? {}),
+  ...Object.values(result.byTenantGroup ?? {}),
+];
 
 const failedCount = (parts: readonly VerdictPart[]) => parts.filter((p) => !p.passed).length;
 
@@ -76,7 +85,7 @@ function idlePart(result: RunResult): VerdictPart[] {
     const text = `iterations: none completed (${sent} sent): the run did not do its job`;
     return [{ id: 'iterations', passed: false, text }];
   }
-  if (workloadRequests(result.overall, runSpan(result).seconds) > 0) return [];
+  if (!workloadSentNothing(result)) return [];
   const text = `requests: the workload sent none in its ${counted(n, 'iteration', 'iterations')}: the run measured nothing of the target`;
   return [{ id: 'requests', passed: false, text }];
 }
@@ -134,10 +143,7 @@ function refusalsPart(result: RunResult): VerdictPart {
   // Named 429s when every refusal was one, as every output names them (refusals.ts).
   const statuses = refusalStatuses(c);
   const of = `${statuses === undefined ? '429s' : 'refusals'}: ${count(c.rateLimited)} of ${count(overall.requests)}${statuses === undefined ? '' : ` (${statuses})`}`;
-  const tiers: TierSummary[] = [
-    ...Object.values(result.byPlan ?? {}),
-    ...Object.values(result.byTenantGroup ?? {}),
-  ];
+  const tiers = tiersOf(result);
   if (tiers.length > 0) {
     const paced = tiers.filter((t) => t.enforce).reduce((n, t) => n + t.rateLimited, 0);
     const raw = tiers.filter((t) => !t.enforce).reduce((n, t) => n + t.rateLimited, 0);
@@ -149,7 +155,7 @@ function refusalsPart(result: RunResult): VerdictPart {
     };
   }
   if (c.rateLimited === 0) return { id: 'refusals', passed: true, text: `${of}` };
-  if (result.meta.scenario.split(', ').includes('bench'))
+  if (isBench(result))
     return {
       id: 'refusals',
       passed: false,
@@ -183,7 +189,7 @@ function utilisationPart(result: RunResult): VerdictPart {
     return { id, passed: true, text: 'utilisation: the plan sets no quota to measure against' };
   const share = `utilisation ${percent(c.quotaUtilization)} of the quota`;
   if (c.quotaUtilization <= 1) return { id, passed: true, text: `${share}, within it` };
-  const tiers = [...Object.values(result.byPlan ?? {}), ...Object.values(result.byTenantGroup ?? {})];
+  const tiers = tiersOf(result);
   if (tiers.length > 0) {
     const over = tiers
       .filter((t) => t.enforce && !withinSlack(t.admitted, t.utilization.overall))

@@ -4,7 +4,7 @@ import { decimal } from '../format.ts';
 import { UNVERIFIED_LINE } from '../network.ts';
 import { partialReason } from '../partial-reason.ts';
 import { refusalStatuses } from '../refusals.ts';
-import { type Verdict, type VerdictPart, verdictOf } from '../verdict.ts';
+import { isBench, type Verdict, type VerdictPart, verdictOf } from '../verdict.ts';
 
 function part(p: VerdictPart): SafeHtml {
   return html`<li data-part="${p.id}" data-passed="${String(p.passed)}"><span class="badge ${p.passed ? 'pass' : 'fail'}">${p.passed ? 'pass' : 'fail'}</span> ${p.text}${
@@ -76,7 +76,7 @@ export function partialBanner(result: RunResult): SafeHtml | '' {
  */
 export function benchRateLimitedBanner(result: RunResult): SafeHtml | '' {
   const { rateLimited, requests } = result.overall;
-  if (!result.meta.scenario.split(', ').includes('bench') || rateLimited === 0) return '';
+  if (!isBench(result) || rateLimited === 0) return '';
   const statuses = refusalStatuses(result.compliance);
   return html`<div class="banner failed" data-rate-limited="true"><strong>${rateLimited} of ${requests} responses were ${statuses === undefined ? '429' : `the limiter's refusals (${statuses})`}</strong>
     (${decimal((rateLimited / Math.max(1, requests)) * 100)}%): the ${result.meta.plan} key's rate limit held this
